@@ -1,0 +1,52 @@
+# parbench: the two commands a new user needs.
+#
+#   make paper   set up, measure on this machine (conf/local.yaml) and render the paper
+#   make test    set up and run the whole test suite (what .ci/run runs)
+#
+# Both create the Python environment in .venv from requirements.lock first; run again,
+# they redo only what changed (pip only when the lock file changed, Snakemake only the
+# cells, builds and figures whose inputs changed).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SNAKEMAKE := $(VENV)/bin/snakemake
+# Snakemake cores: cells always run one at a time (each claims every core), builds
+# and figures use what is left.
+CORES ?= all
+PROFILE ?= local
+
+.PHONY: paper test env rerun native-test clean-env help
+
+help:
+	@sed -n '3,5p' Makefile
+
+paper: env
+	$(SNAKEMAKE) --cores $(CORES) report --configfile conf/$(PROFILE).yaml
+
+test: env
+	$(PY) -m pytest
+
+# Rerun one algorithm's cells and re-aggregate, leaving every other cell untouched:
+#   make rerun ALG=Ed25519 [PROFILE=local]
+rerun: env
+	@test -n "$(ALG)" || { echo "make rerun: name the algorithm, e.g. make rerun ALG=Ed25519" >&2; exit 2; }
+	$(PY) -m parbench rerun --profile $(PROFILE) --cores $(CORES) "$(ALG)"
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || { \
+	  echo "parbench needs Python >= 3.11; '$(PYTHON)' is $$($(PYTHON) --version 2>&1)." >&2; \
+	  echo "Install one (Debian 12: apt-get install python3) or run: make PYTHON=/path/to/python3.11" >&2; exit 1; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
+	  echo "'$(PYTHON)' cannot create virtual environments: install the venv module (Debian: apt-get install python3-venv)." >&2; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+clean-env:
+	rm -rf $(VENV)
