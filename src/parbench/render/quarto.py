@@ -1,0 +1,75 @@
+"""Render with Quarto when it is installed: ``quarto render <paper_dir>``."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .errors import QuartoNotFoundError, RenderError
+from .project import PaperProject
+
+INSTALL_HINT = (
+    "install Quarto from conda-forge (`conda install -c conda-forge quarto`) "
+    "or from https://quarto.org/docs/get-started/, or use --renderer pandoc"
+)
+
+_FIG_ID = re.compile(r"""\bid=["'](fig-[^"']+)["']""")
+
+
+def find_quarto() -> str | None:
+    """The ``quarto`` executable on PATH, or None."""
+    return shutil.which("quarto")
+
+
+def require_quarto() -> str:
+    exe = find_quarto()
+    if exe is None:
+        raise QuartoNotFoundError(f"renderer 'quarto' requested but quarto is not on PATH: {INSTALL_HINT}")
+    return exe
+
+
+def quarto_version(exe: str) -> str:
+    try:
+        proc = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RenderError(f"cannot run {exe} --version: {exc}") from exc
+    if proc.returncode != 0:
+        raise RenderError(f"{exe} --version failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else "unknown"
+
+
+def _unique(matches: list[str]) -> list[str]:
+    return list(dict.fromkeys(matches))
+
+
+def render_with_quarto(exe: str, project: PaperProject, output: Path) -> tuple[list[str], list[str]]:
+    """Run Quarto; copy its HTML to ``output`` if that is not where Quarto writes it.
+    Returns (figure ids, warnings)."""
+    produced = project.default_output
+    if produced.exists():
+        produced.unlink()  # so that a stale file is never mistaken for this render's
+    try:
+        proc = subprocess.run([exe, "render", str(project.paper_dir)], capture_output=True, text=True)
+    except OSError as exc:
+        raise RenderError(f"cannot run {exe}: {exc}") from exc
+    log = (proc.stdout + proc.stderr).strip()
+    if proc.returncode != 0:
+        tail = "\n".join(log.splitlines()[-40:])
+        raise RenderError(f"quarto render {project.paper_dir} failed (exit {proc.returncode}):\n{tail}")
+    if not produced.is_file():
+        raise RenderError(f"quarto render {project.paper_dir} succeeded but did not write {produced}")
+    warnings = [line.strip() for line in log.splitlines() if "WARN" in line]
+    output = Path(output)
+    if output.resolve() != produced.resolve():
+        output.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(produced, output)
+        support = produced.with_name(produced.stem + "_files")
+        if support.is_dir():
+            warnings.append(
+                f"{produced} uses supporting files in {support}; the copy at {output} may not "
+                "display them (set embed-resources: true)"
+            )
+    html = produced.read_text(encoding="utf-8", errors="replace")
+    return _unique(_FIG_ID.findall(html)), warnings

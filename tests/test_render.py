@@ -1,0 +1,306 @@
+"""Tests of the paper renderer (parbench.render): the pandoc fallback on a small
+Quarto project fixture, and the choice between Quarto and pandoc."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from parbench.render import (
+    CrossRefError,
+    MissingIncludeError,
+    QuartoNotFoundError,
+    RenderError,
+    UnsupportedSyntaxError,
+    find_quarto,
+    render_paper,
+)
+from parbench.render.__main__ import main as cli_main
+
+FIXTURE = Path(__file__).parent / "fixtures" / "paper"
+
+
+def _text(page: str) -> str:
+    """The visible text of an HTML page, whitespace collapsed."""
+    page = re.sub(r"<(style|script|math)\b.*?</\1>", " ", page, flags=re.S)
+    page = re.sub(r"</?(?:p|div|h\d|li|ul|nav|header|figure|figcaption|caption|table|tr|td|th)\b[^>]*>", " ", page)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page))).strip()
+
+
+@pytest.fixture
+def no_quarto(monkeypatch, tmp_path):
+    """A PATH without quarto (pandoc comes from pypandoc-binary by absolute path)."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert find_quarto() is None
+
+
+@pytest.fixture
+def paper(tmp_path) -> Path:
+    dest = tmp_path / "paper"
+    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns("_output", ".quarto"))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """The fixture rendered once with the pandoc renderer: (result, html, log lines)."""
+    dest = tmp_path_factory.mktemp("rendered") / "paper"
+    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns("_output", ".quarto"))
+    lines: list[str] = []
+    result = render_paper(dest, renderer="pandoc", log=lines.append)
+    return result, result.output_path.read_text(encoding="utf-8"), lines
+
+
+def _write_paper(root: Path, body: str, files: dict[str, str] | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "index.qmd").write_text("---\ntitle: T\n---\n\n" + body, encoding="utf-8")
+    for name, text in (files or {}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+# --- the pandoc renderer on the fixture ----------------------------------------------
+
+def test_pandoc_output_location_and_result(rendered):
+    result, _, lines = rendered
+    assert result.renderer == "pandoc"
+    assert re.fullmatch(r"3(\.\d+)+", result.renderer_version)
+    assert result.output_path.name == "index.html"
+    assert result.output_path.parent.name == "_output"  # output-dir from _quarto.yml
+    assert result.figures == ["fig-scaling", "fig-speedup"]
+    assert result.warnings == []
+    assert lines[0].startswith("paper: rendered ")
+    assert f"with pandoc {result.renderer_version} (pandoc renderer requested)" in lines[0]
+
+
+def test_pandoc_output_is_self_contained(rendered):
+    _, page, _ = rendered
+    srcs = re.findall(r"""\bsrc=["']([^"']*)["']""", page)
+    assert len(srcs) == 2
+    assert all(s.startswith("data:") for s in srcs), srcs
+    assert "data:image/svg+xml;base64," in page
+    assert "data:image/png;base64," in page
+    assert not re.search(r"<link\b[^>]*stylesheet", page)  # the CSS is inlined
+    assert "max-width: 50em" in page
+
+
+def test_figures_tables_and_numbering(rendered):
+    _, page, _ = rendered
+    assert 'id="fig-scaling"' in page and 'id="fig-speedup"' in page
+    assert 'id="tbl-summary"' in page
+    text = _text(page)
+    assert "Figure 1: Scaling of sigpar with threads." in text
+    assert "Figure 2: Speedup of telemetry with processes." in text
+    assert "Table 1: Summary of the runs." in text
+    # figures numbered in order of appearance: fig-scaling comes first
+    assert page.index('id="fig-scaling"') < page.index('id="fig-speedup"')
+
+
+def test_cross_references_resolved(rendered):
+    _, page, _ = rendered
+    text = _text(page)
+    assert "see Figure 1 for threads and Figure 2 for processes" in text
+    assert "Table 1 summarises the runs and Section 2 discusses them" in text
+    assert "defined in Equation 1" in text
+    assert "As 1 and see Table 1 show" in text  # [-@fig-x] and [see @tbl-x]
+    assert '<a href="#fig-scaling" class="quarto-xref">Figure 1</a>' in page
+    assert 'href="#tbl-summary"' in page and 'href="#sec-results"' in page
+    assert 'id="eq-speedup"' in page
+    assert "@fig-" not in text and "@tbl-" not in text and "@sec-" not in text
+
+
+def test_includes_metadata_sections_callouts(rendered):
+    _, page, _ = rendered
+    text = _text(page)
+    assert "{{<" not in page
+    assert "telemetry 8 3.40" in text  # from the included _generated/results.md
+    assert 'id="fig-speedup"' in page  # from the nested include
+    # title block from the front matter, toc and numbered sections from _quarto.yml
+    assert '<h1 class="title">Fixture paper</h1>' in page
+    assert "A test of the paper renderer" in text
+    assert "Ada Lovelace" in text and "Charles Babbage" in text
+    assert "May 1, 2024" in text
+    assert "<strong>parbench</strong>" in page
+    assert 'id="TOC"' in page
+    assert "2 Results" in text and "3 Discussion" in text
+    assert 'class="callout callout-note"' in page and "Note Figures and tables" in text
+    assert 'class="callout callout-warning"' in page and "Caveat One machine only." in text
+    assert '<span class="raw-marker">raw</span>' in page
+
+
+def test_output_option_and_cli(paper, tmp_path, no_quarto, capsys):
+    out = tmp_path / "elsewhere" / "paper.html"
+    assert cli_main([str(paper), "--renderer", "pandoc", "--output", str(out)]) == 0
+    assert out.is_file() and 'id="fig-scaling"' in out.read_text(encoding="utf-8")
+    assert not (paper / "_output").exists()
+    assert "paper: rendered" in capsys.readouterr().out
+
+    (paper / "index.qmd").write_text("See @fig-nope.\n", encoding="utf-8")
+    assert cli_main([str(paper), "--renderer", "pandoc", "--output", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "error" in err and "fig-nope" in err
+
+
+# --- errors -------------------------------------------------------------------------
+
+def test_missing_include_names_the_file(tmp_path):
+    root = _write_paper(tmp_path / "p", "Text.\n\n{{< include _generated/absent.md >}}\n")
+    with pytest.raises(MissingIncludeError, match=r"_generated/absent\.md"):
+        render_paper(root, renderer="pandoc", log=None)
+    assert not (root / "_output" / "index.html").exists()
+
+
+def test_missing_nested_include_names_the_file(tmp_path):
+    root = _write_paper(
+        tmp_path / "p", "{{< include _generated/a.md >}}\n",
+        {"_generated/a.md": "A\n\n{{< include b.md >}}\n"},
+    )
+    with pytest.raises(MissingIncludeError, match=r"_generated/b\.md"):
+        render_paper(root, renderer="pandoc", log=None)
+
+
+def test_include_cycle(tmp_path):
+    root = _write_paper(tmp_path / "p", "{{< include a.md >}}\n", {"a.md": "{{< include a.md >}}\n"})
+    with pytest.raises(RenderError, match="include cycle"):
+        render_paper(root, renderer="pandoc", log=None)
+
+
+def test_unknown_cross_reference_names_it(tmp_path):
+    root = _write_paper(
+        tmp_path / "p",
+        "![A figure.](a.svg){#fig-known}\n\nSee @fig-knwon and @tbl-nothing.\n",
+        {"a.svg": (FIXTURE / "figures" / "scaling.svg").read_text()},
+    )
+    with pytest.raises(CrossRefError) as info:
+        render_paper(root, renderer="pandoc", log=None)
+    message = str(info.value)
+    assert "@fig-knwon" in message and "did you mean @fig-known" in message
+    assert "@tbl-nothing" in message
+
+
+def test_unsupported_reference_type_and_citation(tmp_path):
+    root = _write_paper(tmp_path / "p", "See @lst-code.\n")
+    with pytest.raises(CrossRefError, match=r"@lst-code.*not supported"):
+        render_paper(root, renderer="pandoc", log=None)
+    root = _write_paper(tmp_path / "q", "As @smith2020 showed.\n")
+    with pytest.raises(CrossRefError, match=r"@smith2020"):
+        render_paper(root, renderer="pandoc", log=None)
+
+
+def test_missing_image_names_it(tmp_path):
+    root = _write_paper(tmp_path / "p", "![Gone.](../figures/local/gone.svg){#fig-gone}\n")
+    with pytest.raises(RenderError, match=r"gone\.svg"):
+        render_paper(root, renderer="pandoc", log=None)
+
+
+def test_unsupported_syntax_fails_loudly(tmp_path):
+    root = _write_paper(tmp_path / "p", "{{< video https://example.com/v.mp4 >}}\n")
+    with pytest.raises(UnsupportedSyntaxError, match="video"):
+        render_paper(root, renderer="pandoc", log=None)
+    root = _write_paper(tmp_path / "q", "```{python}\nprint(1)\n```\n")
+    with pytest.raises(UnsupportedSyntaxError, match="executable code cell"):
+        render_paper(root, renderer="pandoc", log=None)
+
+
+def test_div_figures_images_outside_the_paper_dir_and_shortcodes(tmp_path):
+    figures = tmp_path / "figures" / "local"
+    figures.mkdir(parents=True)
+    shutil.copy(FIXTURE / "figures" / "scaling.svg", figures / "s.svg")
+    root = _write_paper(
+        tmp_path / "paper",
+        "Title is {{< meta title >}}, literal {{{< include x.md >}}}; see @fig-div and @tbl-div.\n\n"
+        "::: {#fig-div}\n![](../figures/local/s.svg)\n\nA div figure.\n:::\n\n"
+        "::: {#tbl-div}\n<table><tr><td>raw table</td></tr></table>\n\nA div table.\n:::\n",
+    )
+    result = render_paper(root, renderer="pandoc", log=None)
+    page = result.output_path.read_text(encoding="utf-8")
+    text = _text(page)
+    assert result.figures == ["fig-div"]
+    assert "Title is T, literal {{< include x.md >}}; see Figure 1 and Table 1." in text
+    assert "Figure 1: A div figure." in text and "Table 1: A div table." in text
+    assert 'id="tbl-div"' in page and "data:image/svg+xml;base64," in page
+
+
+# --- choosing the renderer ------------------------------------------------------------
+
+def test_quarto_renderer_without_quarto_is_a_clear_error(paper, no_quarto):
+    with pytest.raises(QuartoNotFoundError) as info:
+        render_paper(paper, renderer="quarto", log=None)
+    message = str(info.value)
+    assert "quarto" in message and "conda-forge" in message
+    assert "https://quarto.org/docs/get-started/" in message
+
+
+def test_auto_without_quarto_uses_pandoc_and_says_so(paper, no_quarto):
+    lines: list[str] = []
+    result = render_paper(paper, log=lines.append)
+    assert result.renderer == "pandoc"
+    assert result.output_path == paper / "_output" / "index.html"
+    assert result.output_path.is_file()
+    assert "with pandoc" in lines[0] and "(Quarto not found on PATH)" in lines[0]
+
+
+def test_unknown_renderer(paper):
+    with pytest.raises(RenderError, match="unknown renderer"):
+        render_paper(paper, renderer="latex", log=None)
+
+
+FAKE_QUARTO = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo 1.6.40; exit 0; fi
+if [ "$1" = "render" ]; then
+  echo "$@" > "$2/quarto-args.txt"
+  if [ -n "$FAKE_QUARTO_FAIL" ]; then echo "ERROR: something broke" >&2; exit 1; fi
+  mkdir -p "$2/_output"
+  printf '<html><body><div id="fig-scaling" class="quarto-float"></div><div id="fig-speedup"></div></body></html>' > "$2/_output/index.html"
+  exit 0
+fi
+exit 2
+"""
+
+
+@pytest.fixture
+def fake_quarto(tmp_path, monkeypatch) -> Path:
+    if sys.platform == "win32":
+        pytest.skip("the fake quarto is a shell script")
+    bindir = tmp_path / "fake-bin"
+    bindir.mkdir()
+    exe = bindir / "quarto"
+    exe.write_text(FAKE_QUARTO)
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    monkeypatch.setenv("PATH", str(bindir) + os.pathsep + os.environ.get("PATH", ""))
+    return exe
+
+
+def test_auto_uses_quarto_when_on_path(paper, fake_quarto, tmp_path):
+    assert find_quarto() == str(fake_quarto)
+    lines: list[str] = []
+    result = render_paper(paper, log=lines.append)
+    assert result.renderer == "quarto"
+    assert result.renderer_version == "1.6.40"
+    assert result.output_path == paper / "_output" / "index.html"
+    assert result.figures == ["fig-scaling", "fig-speedup"]
+    assert (paper / "quarto-args.txt").read_text().split() == ["render", str(paper)]
+    assert "with Quarto 1.6.40" in lines[0]
+
+    out = tmp_path / "copy" / "paper.html"
+    result = render_paper(paper, out, renderer="quarto", log=None)
+    assert result.output_path == out and 'id="fig-scaling"' in out.read_text()
+
+    result = render_paper(paper, renderer="pandoc", log=None)  # forced fallback
+    assert result.renderer == "pandoc"
+
+
+def test_quarto_failure_is_reported(paper, fake_quarto, monkeypatch):
+    monkeypatch.setenv("FAKE_QUARTO_FAIL", "1")
+    with pytest.raises(RenderError, match="something broke"):
+        render_paper(paper, log=None)
