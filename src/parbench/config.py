@@ -1,0 +1,221 @@
+"""Compose, resolve and validate a parbench config.
+
+Hydra is the one source of truth for parameters: a profile is a Hydra primary config
+in `conf/` (`conf/local.yaml` = profile `local`), composed with Hydra overrides into one
+plain dict, then checked against `workflow/schemas/config.schema.yaml` plus the checks
+that span keys. Snakemake (workflow/rules/common.smk) and every cell command load the
+config through `load()`, so both see the same values.
+
+Errors are `ConfigError`s whose message names the bad value, where it is, and what is
+allowed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+from pathlib import Path
+
+import yaml
+
+from parbench import project
+
+DEFAULT_PROFILE = "local"
+
+
+class ConfigError(ValueError):
+    """The config cannot be used; the message says what is wrong and what is allowed."""
+
+
+# --- resolvers used by the profiles --------------------------------------------------------
+
+def available_cpus() -> list[int]:
+    """Logical CPUs this process may run on, in order."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
+def usable_cores() -> int:
+    return len(available_cpus())
+
+
+def worker_sweep(cores: int | None = None) -> list[int]:
+    """1, 2, 4, ... below `cores`, then `cores` itself: [1, 2] on 2 cores, [1, 2, 4, 8, 12]
+    on 12."""
+    cores = usable_cores() if cores is None else int(cores)
+    counts, n = [], 1
+    while n < cores:
+        counts.append(n)
+        n *= 2
+    counts.append(cores)
+    return counts
+
+
+def thread_range(cores: int | None = None) -> list[int]:
+    """1, 2, ..., cores."""
+    cores = usable_cores() if cores is None else int(cores)
+    return list(range(1, cores + 1))
+
+
+def _register_resolvers() -> None:
+    from omegaconf import OmegaConf
+
+    for name, fn in {
+        "available_cpus": lambda: available_cpus(),
+        "cores": lambda: usable_cores(),
+        "worker_sweep": lambda cores=None: worker_sweep(cores),
+        "thread_range": lambda cores=None: thread_range(cores),
+    }.items():
+        if not OmegaConf.has_resolver(name):
+            OmegaConf.register_new_resolver(name, fn)
+
+
+# --- composition -------------------------------------------------------------------------
+
+def profile_from_path(path: str | os.PathLike, conf_dir: Path | None = None) -> str:
+    """The profile name of a `--configfile` path; it must be a file directly in conf/."""
+    path = Path(path)
+    conf_dir = Path(conf_dir or project.conf_dir())
+    if path.suffix not in (".yaml", ".yml"):
+        raise ConfigError(f"config file {str(path)!r} is not a YAML profile; use one of "
+                          f"{', '.join(list_profiles(conf_dir))} in {conf_dir}/")
+    if not path.exists():
+        raise ConfigError(f"config file {str(path)!r} does not exist; profiles: "
+                          f"{', '.join(list_profiles(conf_dir))} (in {conf_dir}/)")
+    if path.resolve().parent != conf_dir.resolve():
+        raise ConfigError(f"profile {str(path)!r} must live in {conf_dir}/ (it extends "
+                          f"{conf_dir}/config.yaml through Hydra); copy it there")
+    return path.stem
+
+
+def list_profiles(conf_dir: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in Path(conf_dir or project.conf_dir()).glob("*.yaml") if p.stem != "config")
+
+
+def compose(profile: str, overrides: list[str] | tuple[str, ...] = (),
+            conf_dir: Path | None = None) -> dict:
+    """Compose profile + overrides with Hydra and resolve it to a plain dict."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    _register_resolvers()
+    conf_dir = Path(conf_dir or project.conf_dir()).resolve()
+    if profile not in list_profiles(conf_dir):
+        raise ConfigError(f"unknown profile {profile!r}; allowed: {', '.join(list_profiles(conf_dir))} "
+                          f"(files in {conf_dir}/)")
+    if isinstance(overrides, str):
+        raise ConfigError(f"overrides must be a list of Hydra overrides, got the string {overrides!r}")
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
+            cfg = hydra_compose(config_name=profile, overrides=list(overrides))
+        resolved = OmegaConf.to_container(cfg, resolve=True)
+    except (HydraException, OmegaConfBaseException) as exc:
+        # Hydra appends its search path to "not found" messages; the options list before it
+        # is what a user needs.
+        message = str(exc).split("\nConfig search path:")[0].rstrip()
+        raise ConfigError(f"profile {profile!r} with overrides {list(overrides)}: {message}") from None
+    finally:
+        GlobalHydra.instance().clear()
+    resolved["profile"] = profile
+    return resolved
+
+
+# --- validation --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def schema() -> dict:
+    from parbench.sigpar.algorithms import CATALOG
+
+    with open(project.schema_path()) as fh:
+        doc = yaml.safe_load(fh)
+    doc["$defs"]["sigpar_algorithm"]["enum"] = list(CATALOG)
+    return doc
+
+
+def _where(path) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _schema_at(path) -> dict:
+    """The schema node describing the object at `path` (for listing allowed keys)."""
+    node = schema()
+    for part in path:
+        if "$ref" in node:
+            node = schema()["$defs"][node["$ref"].rsplit("/", 1)[1]]
+        node = node["items"] if isinstance(part, int) else node.get("properties", {}).get(part, {})
+    return node
+
+
+def _describe(error) -> str:
+    v, kind, arg = error.instance, error.validator, error.validator_value
+    if kind == "enum":
+        return f"{v!r} is not allowed; allowed: {', '.join(map(str, arg))}"
+    if kind == "additionalProperties":
+        allowed = sorted(_schema_at(error.absolute_path).get("properties", {}))
+        unknown = sorted(set(v) - set(allowed))
+        hints = [f"{u!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, allowed, 1)) else repr(u)
+                 for u in unknown]
+        return f"unknown key {', '.join(hints)}; allowed keys: {', '.join(allowed)}"
+    if kind == "required":
+        return error.message.replace("is a required property", "is missing (required)")
+    if kind == "minimum":
+        return f"{v!r} is too small; allowed: >= {arg}"
+    if kind == "exclusiveMinimum":
+        return f"{v!r} is too small; allowed: > {arg}"
+    if kind == "maximum":
+        return f"{v!r} is too large; allowed: <= {arg}"
+    if kind == "type":
+        return f"{v!r} has the wrong type; allowed: {arg}"
+    if kind == "minItems":
+        return f"{v!r} must have at least {arg} entr{'y' if arg == 1 else 'ies'}"
+    if kind == "uniqueItems":
+        return f"{v!r} lists an entry twice; entries must be unique"
+    if kind == "pattern":
+        return f"{v!r} does not match {arg}"
+    return error.message
+
+
+def _cross_key_errors(cfg: dict) -> list[str]:
+    errors = []
+    sp = cfg.get("sigpar", {})
+    window, duration = sp.get("analysis_window_sec"), sp.get("duration_sec")
+    if isinstance(window, (int, float)) and isinstance(duration, (int, float)) and window > duration:
+        errors.append(f"sigpar.analysis_window_sec: {window!r} is longer than sigpar.duration_sec "
+                      f"({duration!r}); allowed: 0 < analysis_window_sec <= duration_sec")
+    workers = sp.get("workers")
+    if isinstance(workers, list) and workers and all(isinstance(w, int) for w in workers) and 1 not in workers:
+        errors.append(f"sigpar.workers: {workers!r} must include 1, the base of scaling efficiency "
+                      f"(ops(N) / (N x ops(1)))")
+    return errors
+
+
+def validate(cfg: dict, source: str = "config") -> dict:
+    """Check `cfg` against the schema and the cross-key rules; raise ConfigError listing
+    every problem found."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    problems = [f"{_where(e.absolute_path)}: {_describe(e)}"
+                for e in sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))]
+    problems += _cross_key_errors(cfg)
+    if problems:
+        raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(problems))
+    return cfg
+
+
+def load(profile: str = DEFAULT_PROFILE, overrides: list[str] | tuple[str, ...] = (),
+         conf_dir: Path | None = None) -> dict:
+    """Compose and validate; the dict every part of parbench works from."""
+    cfg = compose(profile, overrides, conf_dir)
+    source = f"config (profile {profile!r}" + (f", overrides {list(overrides)}" if overrides else "") + ")"
+    return validate(cfg, source)
