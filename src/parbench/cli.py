@@ -1,0 +1,34 @@
+"""The `parbench` command (also `python -m parbench`): what the Snakemake rules run.
+
+Each subcommand is a thin shell over one module of the package; `parbench <cmd> -h`
+shows its arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _sigpar_cell(sub):
+    from parbench.sigpar import run_cell
+
+    p = sub.add_parser("sigpar-cell", help="measure one sigpar cell")
+    run_cell.add_arguments(p)
+    p.set_defaults(func=run_cell.main)
+
+
+COMMANDS = [_sigpar_cell]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="parbench", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub)
+    args = parser.parse_args(argv)
+    return args.func(args) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""Turn sigpar cell records into tidy tables and the seed's processed files.
+
+Tables (Parquet, one row per observation; the schema is documented in docs/data.md):
+
+- cells:   one row per cell (algorithm x operation x mode x workers), with throughput,
+           scaling efficiency, latency percentiles, telemetry, status and provenance;
+- workers: one row per worker of a cell;
+- latency: one row per retained latency sample.
+
+Seed files: `parallelism_<mode>.json` (nested by algorithm, keyed by worker count),
+`parallelism_summary.csv` (the seed's columns plus `mode`), and one
+`parallelism_summary_<mode>.csv` per mode with exactly the seed's columns.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from parbench import stats
+from parbench.sigpar.plan import format_duration
+
+KEYS = ["algorithm", "operation", "mode", "workers"]
+PROVENANCE_COLUMNS = [
+    "timestamp_utc", "config_hash", "git_commit", "git_dirty", "hostname", "cpu_model", "cpu_vendor", "arch",
+    "logical_cores", "physical_cores", "performance_cores", "efficiency_cores", "smt_active", "cpufreq_governor",
+    "turbo_enabled", "virtualized", "memory_total_bytes", "os_name", "os_release", "kernel", "python_version",
+    "python_implementation", "cryptography_version", "openssl_version", "liboqs_version", "liboqs_python_version",
+    "psutil_version",
+]
+RESULT_COLUMNS = [
+    "analysis_ops", "ops_total", "ops_per_sec", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
+    "mean_latency_ms", "latency_samples", "avg_cpu_utilization", "avg_rss_bytes", "system_cpu_percent",
+    "cpu_temperature_c", "energy_joules", "avg_power_w", "energy_per_op_j", "energy_source",
+]
+SEED_SUMMARY_COLUMNS = ["algorithm", "operation", "worker_count", "ops_per_sec", "scaling_efficiency",
+                        "p99_latency_ms"]
+
+
+def read_records(paths) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def cell_row(record: dict) -> dict:
+    cell, algo, params, result = record["cell"], record["algorithm"], record.get("parameters", {}), record["result"]
+    prov = record.get("provenance", {})
+    row = {
+        "study": "sigpar", "profile": record["profile"],
+        **{k: cell[k] for k in KEYS},
+        "family": algo["family"], "kind": algo["kind"], "library": algo["library"],
+        "library_version": algo.get("library_version"),
+        "security_bits": algo["security_bits"], "nist_level": algo["nist_level"],
+        "status": record["status"], "failure": record["failure"],
+        **{c: result.get(c) for c in RESULT_COLUMNS},
+        "warmup_sec": params.get("warmup_sec"), "duration_sec": params.get("duration_sec"),
+        "analysis_window_sec": params.get("analysis_window_sec"),
+        "message_bytes": params.get("message_bytes"), "max_latency_samples": params.get("max_latency_samples"),
+        "sample_interval_sec": params.get("sample_interval_sec"),
+        "started_unix": record["started_unix"], "elapsed_sec": record["elapsed_sec"],
+        **{c: prov.get(c) for c in PROVENANCE_COLUMNS},
+    }
+    if record["status"] != "ok":  # a failed or skipped cell contributes no measurement
+        for c in RESULT_COLUMNS:
+            row[c] = None
+    return row
+
+
+def add_efficiency(cells: pd.DataFrame) -> pd.DataFrame:
+    """scaling_efficiency = ops(N) / (N x ops(1)) within each (algorithm, operation, mode)."""
+    cells = cells.copy()
+    ok = cells["status"] == "ok"
+    base = (cells[ok & (cells["workers"] == 1)]
+            .set_index(["algorithm", "operation", "mode"])["ops_per_sec"])
+    cells["scaling_efficiency"] = [
+        stats.scaling_efficiency(r.ops_per_sec if r.status == "ok" else None, r.workers,
+                                 base.get((r.algorithm, r.operation, r.mode)))
+        for r in cells.itertuples()
+    ]
+    return cells
+
+
+def cells_table(records: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame([cell_row(r) for r in records])
+    df = add_efficiency(df)
+    return df.sort_values(KEYS, key=lambda s: s.map(_order_key(s.name))).reset_index(drop=True)
+
+
+def _order_key(column: str):
+    if column == "operation":
+        return {"sign": 0, "verify": 1}.get
+    if column == "mode":
+        return {"threading": 0, "multiprocess": 1}.get
+    return lambda v: v
+
+
+def worker_rows(record: dict) -> list[dict]:
+    window = record.get("parameters", {}).get("analysis_window_sec")
+    rows = []
+    for w in record["workers"]:
+        c = w.get("correctness", {})
+        rows.append({
+            "study": "sigpar", "profile": record["profile"], **{k: record["cell"][k] for k in KEYS},
+            "status": record["status"], "worker_id": w["worker_id"],
+            "pinned_cpus": ",".join(map(str, w.get("pinned_cpus", []))),
+            "ops_total": w.get("ops_total"), "analysis_ops": w.get("analysis_ops"),
+            "ops_per_sec": w["analysis_ops"] / window if "analysis_ops" in w and window else None,
+            "cpu_utilization": w.get("cpu_utilization"), "cpu_time_window_sec": w.get("cpu_time_window_sec"),
+            "avg_rss_bytes": w.get("avg_rss_bytes"), "window_latency_count": w.get("window_latency_count"),
+            "correctness_checked": c.get("checked"), "correctness_failed": c.get("failed"),
+            "tamper_rejected": c.get("tamper_rejected"), "error": w.get("error"),
+        })
+    return rows
+
+
+def latency_rows(record: dict) -> list[dict]:
+    if record["status"] != "ok":
+        return []
+    keys = {k: record["cell"][k] for k in KEYS}
+    return [{"study": "sigpar", "profile": record["profile"], **keys, "worker_id": w["worker_id"],
+             "latency_ms": x} for w in record["workers"] for x in w.get("latencies_ms", [])]
+
+
+WORKER_COLUMNS = ["study", "profile", *KEYS, "status", "worker_id", "pinned_cpus", "ops_total", "analysis_ops",
+                  "ops_per_sec", "cpu_utilization", "cpu_time_window_sec", "avg_rss_bytes", "window_latency_count",
+                  "correctness_checked", "correctness_failed", "tamper_rejected", "error"]
+LATENCY_COLUMNS = ["study", "profile", *KEYS, "worker_id", "latency_ms"]
+
+
+def study_tables(records: list[dict]) -> dict[str, pd.DataFrame]:
+    return {
+        "cells": cells_table(records),
+        "workers": pd.DataFrame([r for rec in records for r in worker_rows(rec)], columns=WORKER_COLUMNS),
+        "latency": pd.DataFrame([r for rec in records for r in latency_rows(rec)], columns=LATENCY_COLUMNS),
+    }
+
+
+# --- the seed's processed files ---------------------------------------------------------------
+
+def _by_workers(frame: pd.DataFrame, column: str) -> dict:
+    return {str(int(r.workers)): (None if pd.isna(getattr(r, column)) else float(getattr(r, column)))
+            for r in frame.itertuples()}
+
+
+def seed_json(cells: pd.DataFrame, mode: str, metadata: dict) -> dict:
+    """The seed's `parallelism_<mode>.json` layout (plus security columns and all
+    percentiles)."""
+    out = {"metadata": dict(metadata, mode=mode), "algorithms": {}}
+    sub = cells[cells["mode"] == mode]
+    for algorithm, frame in sub.groupby("algorithm", sort=False):
+        entry = {"security_bits": int(frame["security_bits"].iloc[0]),
+                 "nist_level": None if pd.isna(frame["nist_level"].iloc[0]) else int(frame["nist_level"].iloc[0]),
+                 "status": {f"{r.operation}_t{int(r.workers)}": r.status for r in frame.itertuples()}}
+        for op, f in frame.groupby("operation", sort=False):
+            f = f.sort_values("workers")
+            entry[f"{op}_ops_per_sec"] = _by_workers(f, "ops_per_sec")
+            entry[f"{op}_scaling_efficiency"] = _by_workers(f, "scaling_efficiency")
+            entry[f"{op}_latency_ms"] = _by_workers(f, "p99_latency_ms")
+            for q in (50, 95, 99):
+                entry[f"{op}_p{q}_latency_ms"] = _by_workers(f, f"p{q}_latency_ms")
+            entry[f"{op}_energy_per_op"] = _by_workers(f, "energy_per_op_j")
+        out["algorithms"][algorithm] = entry
+    return out
+
+
+def seed_summary(cells: pd.DataFrame, mode: str | None = None) -> pd.DataFrame:
+    """`parallelism_summary.csv`: the seed's columns, plus `mode` when covering all modes."""
+    sub = cells if mode is None else cells[cells["mode"] == mode]
+    out = sub.rename(columns={"workers": "worker_count"})[SEED_SUMMARY_COLUMNS + (["mode"] if mode is None else [])]
+    return out.reset_index(drop=True)
+
+
+def metadata(cells: pd.DataFrame) -> dict:
+    first = cells.iloc[0]
+    return {
+        "timestamp": pd.Timestamp.now().isoformat(timespec="seconds"),
+        "profile": first["profile"],
+        "platform": {"cpu": first["cpu_model"], "logical_cores": _plain(first["logical_cores"]),
+                     "os": first["os_release"], "kernel": first["kernel"], "hostname": first["hostname"]},
+        "thread_counts": sorted(int(w) for w in cells["workers"].unique()),
+        "duration_sec": _plain(cells["duration_sec"].dropna().iloc[0]) if cells["duration_sec"].notna().any() else None,
+        "analysis_window_sec": (_plain(cells["analysis_window_sec"].dropna().iloc[0])
+                                if cells["analysis_window_sec"].notna().any() else None),
+    }
+
+
+def _plain(value):
+    return None if pd.isna(value) else value.item() if hasattr(value, "item") else value
+
+
+# --- the seed's console block --------------------------------------------------------------
+
+def _pct(x) -> str:
+    return "N/A" if x is None or pd.isna(x) else f"{100 * x:.1f}%"
+
+
+def algorithm_block(cells: pd.DataFrame, index: int, total: int) -> str:
+    """The seed's per-algorithm console block, for one algorithm's cells (all modes)."""
+    first = cells.iloc[0]
+    level = f"Level {int(first['security_bits'])}"
+    if not pd.isna(first["nist_level"]) and first["kind"] == "pqc":
+        level += f", NIST category {int(first['nist_level'])}"
+    lines = [f"[{index}/{total}] {first['algorithm']} ({level})"]
+    for mode, by_mode in cells.groupby("mode", sort=False):
+        lines.append(f"  {mode}")
+        for op, f in by_mode.groupby("operation", sort=False):
+            lines.append(f"    {op.capitalize()}:")
+            for r in f.sort_values("workers").itertuples():
+                if r.status != "ok":
+                    lines.append(f"    {int(r.workers):>4}t → {r.status.upper()}: {r.failure}")
+                    continue
+                p99 = "N/A" if pd.isna(r.p99_latency_ms) else f"{r.p99_latency_ms:.2f} ms"
+                lines.append(f"    {int(r.workers):>4}t → {r.ops_per_sec:>12.1f} ops/sec | p99: {p99}")
+    failed = cells[cells["status"] != "ok"]
+    span = (cells["started_unix"] + cells["elapsed_sec"]).max() - cells["started_unix"].min()
+    mark = "✗" if len(failed) else "✓"
+    lines.append(f"  {mark} Completed in {format_duration(span)}"
+                 + (f" with {len(failed)} cell(s) not measured" if len(failed) else ""))
+    for mode, by_mode in cells.groupby("mode", sort=False):
+        for op, f in by_mode.groupby("operation", sort=False):
+            f = f[f["status"] == "ok"].sort_values("workers")
+            if f.empty:
+                continue
+            lo, hi = f.iloc[0], f.iloc[-1]
+            lines.append(f"    {mode:<12} {op.capitalize():<6}: {lo['ops_per_sec']:>10.1f} → {hi['ops_per_sec']:>10.1f} "
+                         f"ops/sec (efficiency: {_pct(hi['scaling_efficiency'])})")
+    ok = cells[cells["status"] == "ok"]
+    cpu = ok["system_cpu_percent"].dropna()
+    temp = ok["cpu_temperature_c"].dropna()
+    energy = ok["energy_per_op_j"].dropna()
+    lines.append("    Avg CPU (system): " + (f"{cpu.mean():.1f}%" if len(cpu) else "N/A")
+                 + " | Avg Temp: " + (f"{temp.mean():.1f} °C" if len(temp) else "N/A")
+                 + " | Energy/op: " + (f"{energy.mean() * 1e3:.2f} mJ" if len(energy) else "N/A"))
+    return "\n".join(lines)

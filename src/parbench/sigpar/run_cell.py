@@ -1,0 +1,188 @@
+"""`parbench sigpar-cell`: run one cell as a command, the way Snakemake runs it.
+
+    parbench sigpar-cell --profile local --algorithm Ed25519 --operation sign \\
+        --mode threading --workers 2 [HYDRA_OVERRIDE ...]
+
+The config is composed exactly as the pipeline composes it (profile + Hydra overrides),
+so a cell run by hand measures what the pipeline would. Around the measurement:
+
+- nothing measured is lost: every finished cell is also copied, with a timestamp, under
+  `data/raw/<profile>/parallelism/history/`, which Snakemake never deletes; replacing
+  an earlier measurement says so;
+- a failed correctness check is recorded (status "failed" in the cell's outputs and a
+  record under `failures/`), and the algorithm's remaining cells in the same pipeline
+  run are skipped (status "skipped") instead of measured;
+- progress: one line per cell in the seed's style, with elapsed time against the run's
+  estimate when the pipeline provides one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+from parbench import paths
+from parbench.sigpar import algorithms
+from parbench.sigpar.plan import Cell, format_duration
+
+RUN_ID_ENV = "PARBENCH_RUN_ID"
+RUN_STARTED_ENV = "PARBENCH_RUN_STARTED"
+RUN_ESTIMATE_ENV = "PARBENCH_RUN_ESTIMATE_SEC"
+OPERATIONS = ("sign", "verify")
+MODES = ("threading", "multiprocess")
+
+
+def _raw_dir(profile: str) -> Path:
+    return Path(paths.SIGPAR_RAW.format(profile=profile))
+
+
+def failure_record_path(profile: str, algorithm: str) -> Path:
+    return _raw_dir(profile) / "failures" / f"{algorithm}.json"
+
+
+def earlier_failure(profile: str, algorithm: str, run_id: str | None) -> dict | None:
+    """The failure recorded for `algorithm` earlier in this same pipeline run, if any."""
+    path = failure_record_path(profile, algorithm)
+    if run_id is None or not path.exists():
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return record if record.get("run_id") == run_id else None
+
+
+def record_failure(profile: str, cell: Cell, failure: str, run_id: str | None) -> Path:
+    from parbench.sigpar.keys import write_atomic
+
+    path = failure_record_path(profile, cell.algorithm)
+    write_atomic(path, json.dumps({"run_id": run_id, "cell": cell.label, "failure": failure,
+                                   "time_unix": time.time()}, indent=1) + "\n")
+    return path
+
+
+def keep_history(profile: str, cell: Cell, outputs: dict[str, str]) -> tuple[Path, list[Path]]:
+    """Copy the cell's outputs into its history folder; returns (new copy, earlier ones)."""
+    folder = _raw_dir(profile) / "history" / cell.mode / f"{cell.algorithm}_{cell.operation}_t{cell.workers}"
+    earlier = sorted(folder.glob("*/"))
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    dest = folder / stamp
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = folder / f"{stamp}-{n}"
+    dest.mkdir(parents=True)
+    for path in outputs.values():
+        shutil.copy2(path, dest / Path(path).name)
+    return dest, earlier
+
+
+def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
+    algo = algorithms.get(cell.algorithm)
+    return {"record_version": 1, "study": "sigpar", "profile": cfg["profile"],
+            "cell": {"algorithm": cell.algorithm, "operation": cell.operation, "mode": cell.mode,
+                     "workers": cell.workers},
+            "algorithm": {"name": algo.name, "family": algo.family, "kind": algo.kind, "library": algo.library,
+                          "security_bits": algo.security_bits, "nist_level": algo.nist_level,
+                          "library_version": None},
+            "status": "skipped",
+            "failure": f"not measured: {earlier['cell']} failed earlier in this run ({earlier['failure']})",
+            "started_unix": time.time(), "finished_unix": time.time(), "elapsed_sec": 0.0,
+            "result": {}, "workers": [], "cpu_samples": [], "power": {}, "warnings": [], "provenance": {}}
+
+
+def progress_suffix() -> str:
+    started, estimate = os.environ.get(RUN_STARTED_ENV), os.environ.get(RUN_ESTIMATE_ENV)
+    if not started or not estimate:
+        return ""
+    elapsed = time.time() - float(started)
+    return f"   [{format_duration(elapsed)} of ~{format_duration(float(estimate))}]"
+
+
+def console_line(record: dict) -> str:
+    c, r = record["cell"], record["result"]
+    head = f"  {c['algorithm']} {c['operation']:<6} {c['mode']:<12} {c['workers']:>3}t →"
+    if record["status"] != "ok":
+        return f"{head} {record['status'].upper()}: {record['failure']}"
+    p99 = r.get("p99_latency_ms")
+    p99_text = f"{p99:.2f} ms" if p99 is not None else "N/A (too few ops)"
+    return f"{head} {r['ops_per_sec']:>12.1f} ops/sec | p99: {p99_text}{progress_suffix()}"
+
+
+def _check_choice(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise SystemExit(f"parbench sigpar-cell: --{name} {value!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
+
+
+def main(args) -> int:
+    from parbench import config as pbconfig
+    from parbench.sigpar import cell as cellmod
+
+    _check_choice("algorithm", args.algorithm, list(algorithms.CATALOG))
+    _check_choice("operation", args.operation, OPERATIONS)
+    _check_choice("mode", args.mode, MODES)
+    if args.workers < 1:
+        raise SystemExit(f"parbench sigpar-cell: --workers must be >= 1 (got {args.workers})")
+    try:
+        cfg = pbconfig.load(args.profile, args.overrides)
+    except pbconfig.ConfigError as exc:
+        raise SystemExit(f"parbench sigpar-cell: {exc}") from None
+    cell = Cell(args.algorithm, args.operation, args.mode, args.workers)
+    stem = args.out_stem or cell.stem(cfg["profile"])
+    cfg["_log_dir"] = str(Path(paths.LOGS.format(profile=cfg["profile"])) / "power")
+    Path(cfg["_log_dir"]).mkdir(parents=True, exist_ok=True)
+
+    algo = algorithms.get(cell.algorithm)
+    if algo.library == "liboqs":
+        from parbench.oqs_loader import LiboqsMissing, load_oqs
+
+        try:
+            load_oqs(args.liboqs)
+        except LiboqsMissing as exc:
+            raise SystemExit(f"parbench sigpar-cell: {exc}") from None
+
+    # SIGTERM (Snakemake stopping a job) ends the cell like Ctrl+C does.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    run_id = os.environ.get(RUN_ID_ENV)
+    earlier = earlier_failure(cfg["profile"], cell.algorithm, run_id)
+    try:
+        if earlier:
+            record = skipped_record(cfg, cell, earlier)
+        else:
+            record = cellmod.measure(cfg, cell)
+    except KeyboardInterrupt:
+        print(f"parbench sigpar-cell: {cell.label} interrupted; no output written", file=sys.stderr)
+        return 130
+    Path(stem).parent.mkdir(parents=True, exist_ok=True)
+    outputs = cellmod.write_outputs(record, stem)
+    if record["status"] != "skipped":
+        dest, earlier_copies = keep_history(cfg["profile"], cell, outputs)
+        if earlier_copies:
+            print(f"  note: replaced the measurement of {earlier_copies[-1].name} for {cell.label}; "
+                  f"every measurement stays in {dest.parent}", file=sys.stderr)
+    if record["status"] == "failed":
+        where = record_failure(cfg["profile"], cell, record["failure"], run_id)
+        print(f"\nERROR sigpar {cell.label} failed its correctness check: {record['failure']}\n"
+              f"  The cell is recorded as failed ({outputs['cell']}, {where}); the remaining cells of\n"
+              f"  {cell.algorithm} in this run are skipped. After fixing, rerun the algorithm with:\n"
+              f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
+    for warning in record["warnings"]:
+        print(f"  warning: {warning}", file=sys.stderr)
+    print(console_line(record), flush=True)
+    return 0
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
+    parser.add_argument("--algorithm", required=True)
+    parser.add_argument("--operation", required=True, help="sign or verify")
+    parser.add_argument("--mode", required=True, help="threading or multiprocess")
+    parser.add_argument("--workers", type=int, required=True)
+    parser.add_argument("--liboqs", help="liboqs install folder (default: $OQS_INSTALL_PATH)")
+    parser.add_argument("--out-stem", help="output path stem (default: the pipeline's path for the cell)")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. sigpar.duration_sec=5")
