@@ -18,7 +18,37 @@ def _sigpar_cell(sub):
     p.set_defaults(func=run_cell.main)
 
 
-COMMANDS = [_sigpar_cell]
+def _sigpar_commands(sub):
+    from parbench.sigpar import commands
+
+    commands.add_commands(sub)
+
+
+def _probe(sub):
+    from parbench import probe
+
+    probe.add_command(sub)
+
+
+def _figure(sub):
+    from parbench import figures
+
+    figures.add_command(sub)
+
+
+def _paper_sources(sub):
+    from parbench.paper import sources
+
+    sources.add_command(sub)
+
+
+def _rerun(sub):
+    from parbench import rerun
+
+    rerun.add_command(sub)
+
+
+COMMANDS = [_sigpar_cell, _sigpar_commands, _probe, _figure, _paper_sources, _rerun]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,73 @@
+"""Figures: one function per figure, each returning an Altair chart; `save` writes it as
+SVG, PNG and a self-contained interactive HTML file (vl-convert, no internet needed).
+
+`REGISTRY` maps a figure's name (its file stem and its rule's wildcard) to the function
+that draws it from the study's tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+
+FORMATS = ("svg", "png", "html")
+
+
+def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
+    """Write `<stem>.svg`, `<stem>.png` and `<stem>.html`; return their paths."""
+    import vl_convert as vlc
+
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    spec = chart.to_json()
+    out = []
+    for fmt, data, mode in (
+        ("svg", vlc.vegalite_to_svg(spec), "w"),
+        ("png", vlc.vegalite_to_png(spec, scale=2), "wb"),
+        ("html", vlc.vegalite_to_html(spec, bundle=True), "w"),
+    ):
+        path = stem.with_suffix(f".{fmt}")
+        tmp = path.with_name(f".{path.name}.tmp")
+        with open(tmp, mode) as fh:
+            fh.write(data)
+        tmp.replace(path)
+        out.append(path)
+    return out
+
+
+def registry() -> dict:
+    """name -> (function(tables..., machine) -> chart, [table names])"""
+    from parbench.figures import sigpar
+
+    return {**sigpar.FIGURES}
+
+
+def main(args) -> int:
+    """`parbench figure NAME --machine M --out-stem S TABLE.parquet...`"""
+    import json
+
+    import pandas as pd
+
+    figures = registry()
+    if args.name not in figures:
+        raise SystemExit(f"parbench figure: unknown figure {args.name!r}; allowed: {', '.join(figures)}")
+    fn, needed = figures[args.name]
+    tables = {Path(p).stem: pd.read_parquet(p) for p in args.tables}
+    missing = [t for t in needed if t not in tables]
+    if missing:
+        raise SystemExit(f"parbench figure {args.name}: missing table(s) {', '.join(missing)}")
+    machine = json.loads(Path(args.machine).read_text())
+    chart = fn(*(tables[t] for t in needed), machine)
+    for path in save(chart, args.out_stem):
+        print(f"figure: wrote {path}")
+    return 0
+
+
+def add_command(sub) -> None:
+    p = sub.add_parser("figure", help="draw one figure")
+    p.add_argument("name")
+    p.add_argument("--machine", required=True, help="machine.json of the run")
+    p.add_argument("--out-stem", required=True, help="output path without extension")
+    p.add_argument("tables", nargs="+", help="Parquet tables the figure reads")
+    p.set_defaults(func=main)

@@ -1,0 +1,67 @@
+"""The sigpar commands Snakemake runs around the cells: the sweep token, the
+per-algorithm aggregation (which prints the seed's block) and the study aggregation."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from parbench.sigpar import aggregate
+from parbench.sigpar.keys import write_atomic
+
+
+def sweep_token(args) -> int:
+    write_atomic(Path(args.out), json.dumps({"algorithm": args.algorithm, "created_unix": time.time()}) + "\n")
+    return 0
+
+
+def algorithm(args) -> int:
+    records = aggregate.read_records(args.cells)
+    cells = aggregate.cells_table(records)
+    print(aggregate.algorithm_block(cells, args.index, args.total), flush=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    cells.to_parquet(args.out, index=False)
+    return 0
+
+
+def study(args) -> int:
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    records = aggregate.read_records(args.cells)
+    tables = aggregate.study_tables(records)
+    cells = pd.concat([pd.read_parquet(p) for p in args.algorithms], ignore_index=True)
+    tables["cells"] = cells
+    for name, frame in tables.items():
+        frame.to_parquet(out / f"sigpar_{name}.parquet", index=False)
+    meta = aggregate.metadata(cells)
+    for mode in cells["mode"].unique():
+        doc = aggregate.seed_json(cells, mode, meta)
+        write_atomic(out / f"parallelism_{mode}.json", json.dumps(doc, indent=2) + "\n")
+        aggregate.seed_summary(cells, mode).to_csv(out / f"parallelism_summary_{mode}.csv", index=False)
+    aggregate.seed_summary(cells).to_csv(out / "parallelism_summary.csv", index=False)
+    print(f"sigpar: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok), "
+          f"{len(tables['workers'])} worker rows, {len(tables['latency'])} latency samples -> {out}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("sigpar-sweep-token", help="write an algorithm's sweep token")
+    p.add_argument("--algorithm", required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=sweep_token)
+
+    p = sub.add_parser("sigpar-algorithm", help="aggregate one algorithm's cells and print its block")
+    p.add_argument("--index", type=int, required=True)
+    p.add_argument("--total", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("cells", nargs="+")
+    p.set_defaults(func=algorithm)
+
+    p = sub.add_parser("sigpar-aggregate", help="write the study's tables and the seed's files")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--algorithms", nargs="+", required=True)
+    p.add_argument("--cells", nargs="+", required=True)
+    p.set_defaults(func=study)
