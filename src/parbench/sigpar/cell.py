@@ -391,7 +391,7 @@ def write_outputs(record: dict, stem: str) -> dict[str, str]:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    writer.writerows(csv_rows(record["workers"], record["cpu_samples"], record["result"]["cpu_temperature_c"]))
+    writer.writerows(csv_rows(record["workers"], record["cpu_samples"], record["result"].get("cpu_temperature_c")))
     power = record["power"]
     system = {"cpu_samples": record["cpu_samples"],
               "power": {"energy_joules": power.get("energy_joules"), "avg_power_w": power.get("avg_power_w"),

@@ -1,0 +1,126 @@
+"""Config composition (Hydra) and validation: every bad value stops with a message that
+names it and what is allowed."""
+
+import pytest
+
+from parbench import config as pbconfig
+from parbench.sigpar.algorithms import CATALOG
+
+
+def load(profile="local", *overrides):
+    return pbconfig.load(profile, list(overrides))
+
+
+def error(*overrides, profile="local"):
+    with pytest.raises(pbconfig.ConfigError) as info:
+        load(profile, *overrides)
+    return str(info.value)
+
+
+def test_profiles_compose_and_validate():
+    assert {"local", "m4", "smoke"} <= set(pbconfig.list_profiles())
+    for profile in ("local", "m4", "smoke"):
+        cfg = load(profile)
+        assert cfg["profile"] == profile
+        assert cfg["sigpar"]["algorithms"]
+
+
+def test_m4_is_the_seed_host():
+    sp = load("m4")["sigpar"]
+    assert sp["workers"] == [1, 2, 4, 6, 8, 10]
+    assert (sp["duration_sec"], sp["analysis_window_sec"], sp["warmup_sec"]) == (12, 10, 1)
+    tel = load("m4")["telemetry"]
+    assert tel["powermetrics"]["enabled"] is True
+    assert tel["cpu_affinity"]["strategy"] == "performance_first"
+
+
+def test_local_worker_counts_come_from_this_machines_cores():
+    cfg = load("local")
+    assert cfg["sigpar"]["workers"] == pbconfig.worker_sweep(pbconfig.usable_cores())
+    assert cfg["telemetry"]["cpu_affinity"]["performance_cores"] == pbconfig.available_cpus()
+
+
+@pytest.mark.parametrize("cores, expected", [(1, [1]), (2, [1, 2]), (6, [1, 2, 4, 6]), (16, [1, 2, 4, 8, 16])])
+def test_worker_sweep(cores, expected):
+    assert pbconfig.worker_sweep(cores) == expected
+
+
+def test_named_algorithm_sets():
+    all_set = load("local", "algorithms=all")["sigpar"]["algorithms"]
+    assert len(all_set) == 21 and "RSA-15360" not in all_set
+    classical = load("local", "algorithms=classical")["sigpar"]["algorithms"]
+    pqc = load("local", "algorithms=pqc")["sigpar"]["algorithms"]
+    assert all(CATALOG[a].kind == "classical" for a in classical)
+    assert all(CATALOG[a].kind == "pqc" for a in pqc)
+    assert sorted(classical + pqc) == sorted(all_set)
+    fast = load("local", "algorithms=fast")["sigpar"]["algorithms"]
+    assert {CATALOG[a].family for a in fast} == {"RSA", "ECDSA", "EdDSA", "ML-DSA", "Falcon", "SPHINCS+"}
+    # every set names only catalog algorithms
+    for name in ("all", "classical", "pqc", "fast"):
+        assert set(load("local", f"algorithms={name}")["sigpar"]["algorithms"]) <= set(CATALOG)
+
+
+def test_an_explicit_list_beats_the_set():
+    assert load("local", "sigpar.algorithms=[RSA-15360]")["sigpar"]["algorithms"] == ["RSA-15360"]
+
+
+def test_unknown_algorithm_names_the_allowed_ones():
+    msg = error("sigpar.algorithms=[RSA-1024]")
+    assert "sigpar.algorithms[0]" in msg and "'RSA-1024'" in msg
+    assert "RSA-2048" in msg and "SPHINCS+-SHAKE-256f-simple" in msg
+
+
+def test_worker_count_below_one():
+    msg = error("sigpar.workers=[1,0]")
+    assert "sigpar.workers[1]" in msg and "0" in msg and ">= 1" in msg
+
+
+def test_workers_must_include_one():
+    assert "must include 1" in error("sigpar.workers=[2,4]")
+
+
+def test_window_longer_than_duration():
+    msg = error("sigpar.analysis_window_sec=30")
+    assert "analysis_window_sec" in msg and "30" in msg and "duration_sec" in msg
+
+
+def test_unknown_mode_and_study():
+    msg = error("sigpar.modes=[threads]")
+    assert "'threads'" in msg and "threading, multiprocess" in msg
+    msg = error("studies=[sigpar,gil]")
+    assert "studies[1]" in msg and "'gil'" in msg and "sigpar" in msg
+
+
+def test_misspelt_key_is_refused_with_a_suggestion():
+    msg = error("+sigpar.duraton_sec=3")
+    assert "unknown key 'duraton_sec'" in msg and "did you mean 'duration_sec'" in msg
+
+
+def test_every_problem_is_listed_at_once():
+    msg = error("sigpar.workers=[0]", "sigpar.modes=[x]")
+    assert "sigpar.workers[0]" in msg and "sigpar.modes[0]" in msg
+
+
+def test_unknown_algorithm_set_lists_the_options():
+    msg = error("algorithms=bogus")
+    assert "bogus" in msg and "classical" in msg and "pqc" in msg and "Config search path" not in msg
+
+
+def test_unknown_profile():
+    with pytest.raises(pbconfig.ConfigError, match="unknown profile 'nope'; allowed: .*local"):
+        pbconfig.load("nope")
+
+
+def test_profile_file_must_be_in_conf(tmp_path):
+    outside = tmp_path / "mine.yaml"
+    outside.write_text("defaults: [config]\n")
+    with pytest.raises(pbconfig.ConfigError, match="must live in"):
+        pbconfig.profile_from_path(outside)
+    with pytest.raises(pbconfig.ConfigError, match="does not exist"):
+        pbconfig.profile_from_path(tmp_path / "missing.yaml")
+    assert pbconfig.profile_from_path("conf/m4.yaml") == "m4"
+
+
+def test_bad_types_are_named():
+    msg = error("sigpar.duration_sec=long")
+    assert "sigpar.duration_sec" in msg and "'long'" in msg

@@ -1,0 +1,91 @@
+"""Aggregation: tidy tables, efficiency, the seed's JSON and CSV layouts, and that
+failed cells never count as measurements."""
+
+import pandas as pd
+import pytest
+
+from parbench.sigpar import aggregate
+
+
+def record(algorithm="RSA-2048", operation="sign", mode="threading", workers=1, ops=100, status="ok",
+           latencies=(1.0, 2.0)):
+    window = 2.0
+    return {
+        "profile": "test", "status": status, "failure": None if status == "ok" else "boom",
+        "cell": {"algorithm": algorithm, "operation": operation, "mode": mode, "workers": workers},
+        "algorithm": {"name": algorithm, "family": "RSA", "kind": "classical", "library": "cryptography",
+                      "library_version": "50", "security_bits": 112, "nist_level": None},
+        "parameters": {"analysis_window_sec": window, "duration_sec": 3.0, "warmup_sec": 0.5,
+                       "message_bytes": 64, "max_latency_samples": 16, "sample_interval_sec": 0.25},
+        "result": {"analysis_ops": ops, "ops_per_sec": ops / window, "p99_latency_ms": 9.0,
+                   "p50_latency_ms": 1.0, "p95_latency_ms": 5.0, "mean_latency_ms": 2.0,
+                   "energy_per_op_j": None, "energy_source": "none"},
+        "workers": [{"worker_id": i, "analysis_ops": ops // workers, "ops_total": ops, "cpu_utilization": 0.9,
+                     "latencies_ms": list(latencies), "correctness": {"checked": 3, "failed": 0,
+                                                                      "tamper_rejected": True}}
+                    for i in range(workers)],
+        "started_unix": 1000.0 + workers, "elapsed_sec": 1.0,
+        "provenance": {"cpu_model": "Test CPU", "hostname": "h", "logical_cores": 2, "config_hash": "abc"},
+    }
+
+
+@pytest.fixture
+def records():
+    return [record(workers=1, ops=100), record(workers=2, ops=180), record(workers=4, ops=200),
+            record(mode="multiprocess", workers=1, ops=100), record(mode="multiprocess", workers=2, ops=200),
+            record(mode="multiprocess", workers=4, ops=1, status="failed")]
+
+
+def test_efficiency_is_relative_to_one_worker_of_the_same_mode(records):
+    cells = aggregate.cells_table(records).set_index(["mode", "workers"])
+    assert cells.loc[("threading", 1), "scaling_efficiency"] == 1.0
+    assert cells.loc[("threading", 2), "scaling_efficiency"] == pytest.approx(0.9)
+    assert cells.loc[("threading", 4), "scaling_efficiency"] == pytest.approx(0.5)
+    assert cells.loc[("multiprocess", 2), "scaling_efficiency"] == pytest.approx(1.0)
+
+
+def test_a_failed_cell_contributes_no_measurement(records):
+    cells = aggregate.cells_table(records).set_index(["mode", "workers"])
+    failed = cells.loc[("multiprocess", 4)]
+    assert failed["status"] == "failed" and failed["failure"] == "boom"
+    assert pd.isna(failed["ops_per_sec"]) and pd.isna(failed["scaling_efficiency"])
+    latency = aggregate.study_tables(records)["latency"]
+    at_four = latency[latency["workers"] == 4]
+    assert set(at_four["mode"]) == {"threading"}  # none from the failed multiprocess cell
+    assert len(at_four) == 4 * 2
+
+
+def test_tables_have_one_row_per_observation_with_units_in_names(records):
+    tables = aggregate.study_tables(records)
+    assert len(tables["cells"]) == 6
+    assert len(tables["workers"]) == 1 + 2 + 4 + 1 + 2 + 4
+    for column in ("ops_per_sec", "p99_latency_ms", "energy_per_op_j", "avg_rss_bytes", "elapsed_sec"):
+        assert column in tables["cells"].columns
+    assert {"cpu_model", "config_hash", "hostname"} <= set(tables["cells"].columns)
+
+
+def test_seed_json_layout(records):
+    cells = aggregate.cells_table(records)
+    doc = aggregate.seed_json(cells, "threading", aggregate.metadata(cells))
+    entry = doc["algorithms"]["RSA-2048"]
+    assert entry["sign_ops_per_sec"] == {"1": 50.0, "2": 90.0, "4": 100.0}
+    assert entry["sign_scaling_efficiency"]["2"] == pytest.approx(0.9)
+    assert entry["sign_latency_ms"]["1"] == 9.0  # the seed's latency column is p99
+    assert entry["security_bits"] == 112
+    assert doc["metadata"]["thread_counts"] == [1, 2, 4] and doc["metadata"]["mode"] == "threading"
+
+
+def test_seed_summary_columns(records):
+    cells = aggregate.cells_table(records)
+    assert list(aggregate.seed_summary(cells, "threading").columns) == [
+        "algorithm", "operation", "worker_count", "ops_per_sec", "scaling_efficiency", "p99_latency_ms"]
+    assert list(aggregate.seed_summary(cells).columns)[-1] == "mode"
+
+
+def test_console_block_in_the_seeds_style(records):
+    block = aggregate.algorithm_block(aggregate.cells_table(records), 1, 17)
+    assert block.splitlines()[0] == "[1/17] RSA-2048 (Level 112)"
+    assert "1t →         50.0 ops/sec | p99: 9.00 ms" in block
+    assert "FAILED: boom" in block
+    assert "✗ Completed in" in block and "1 cell(s) not measured" in block
+    assert "Avg Temp: N/A" in block and "Energy/op: N/A" in block

@@ -1,0 +1,44 @@
+"""The workflow passes `snakemake --lint` for every profile, with no lint at all, and
+plans the full M4 sweep."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+@pytest.mark.parametrize("profile", ["local", "m4", "smoke"])
+def test_lint_is_clean(profile):
+    proc = subprocess.run([*SNAKEMAKE, "--lint", "--configfile", f"conf/{profile}.yaml"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "Lints for" not in out, out
+    assert "Congratulations, your workflow is in a good condition!" in out
+
+
+def test_m4_dry_run_plans_every_cell():
+    proc = subprocess.run([*SNAKEMAKE, "-n", "--quiet", "rules", "--configfile", "conf/m4.yaml"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.startswith("sigpar_"))
+    assert int(counts["sigpar_cell"]) == 21 * 2 * 2 * 6
+
+
+@pytest.mark.parametrize("override, words", [
+    ("sigpar.workers=[0,1]", "sigpar.workers[0]: 0 is too small; allowed: >= 1"),
+    ("sigpar.algorithms=[RSA-1024]", "'RSA-1024' is not allowed; allowed: RSA-2048"),
+    ("sigpar.analysis_window_sec=99", "is longer than sigpar.duration_sec"),
+    ("sigpar.modes=[threads]", "'threads' is not allowed; allowed: threading, multiprocess"),
+    ("studies=[gil]", "'gil' is not allowed; allowed: sigpar"),
+])
+def test_a_bad_config_stops_snakemake_before_any_job(override, words):
+    proc = subprocess.run([*SNAKEMAKE, "-n", "--configfile", "conf/local.yaml", "--config",
+                           f"overrides=['{override}']"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert words in proc.stdout + proc.stderr
+    assert "Job stats" not in proc.stdout
