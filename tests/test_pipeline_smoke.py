@@ -23,6 +23,10 @@ PROFILE = "smoke"
 RAW = Path("data/raw") / PROFILE / "parallelism"
 PROCESSED = Path("data/processed") / PROFILE
 SIGPAR_FIGURES = ["sigpar_scaling", "sigpar_efficiency", "sigpar_latency", "sigpar_gil_ratio", "sigpar_energy"]
+SCHED_FIGURES = ["sched_time", "sched_speedup", "sched_steals", "sched_tasks", "sched_mandelbrot_frames",
+                 "sched_mandelbrot_image"]
+FIGURE_IDS = {"sigpar_gil_ratio": "fig-sigpar-gil", "sched_mandelbrot_frames": "fig-sched-frames",
+              "sched_mandelbrot_image": "fig-sched-image"}
 CELLS = 2 * 2 * 2 * 2  # algorithms x operations x modes x worker counts in conf/smoke.yaml
 # Columns docs/data.md promises in sigpar_cells.parquet.
 CELL_COLUMNS = {
@@ -140,8 +144,26 @@ def test_the_seed_files_are_there(checkout, full_run):
                                         "scaling_efficiency", "p99_latency_ms"]
 
 
+def test_sched_cells_are_measured_and_verified(checkout, full_run):
+    summary = pd.read_parquet(checkout / PROCESSED / "sched_summary.parquet")
+    assert len(summary) == 2 * 5 + 1 + 3 * 2 + 1  # quicksort: 5 schedulers x 2 threads + sequential; mandelbrot
+    peers = summary["scheduler"].isin(["openmp", "tbb"])
+    assert (summary.loc[~peers, "status"] == "ok").all()
+    assert summary.loc[peers, "status"].isin(["ok", "unavailable"]).all()  # a missing peer is noted
+    ok = summary[summary["status"] == "ok"]
+    assert (ok["median_time_s"] > 0).all() and ok["speedup_vs_sequential"].notna().all()
+    runs = pd.read_parquet(checkout / PROCESSED / "sched_runs.parquet")
+    assert runs.loc[runs["status"] == "ok", "verified"].all()
+    ws = summary[(summary["scheduler"] == "ws") & (summary["threads"] == 2)]
+    assert (ws["tasks_executed"] > 0).all() and ws["steal_success"].notna().all()
+    console = (checkout / PROCESSED / "sched_console.txt").read_text()
+    assert "[02] Time taken:" in console and "Minimum time taken:" in console
+    raw = (checkout / "data/raw" / PROFILE / "sched/quicksort/ws_t02.txt").read_text()
+    assert raw.startswith("[02] Time taken: ") and raw.rstrip().endswith(" seconds")
+
+
 def test_figures_exist_in_every_format(checkout, full_run):
-    for name in SIGPAR_FIGURES:
+    for name in SIGPAR_FIGURES + SCHED_FIGURES:
         for ext in ("svg", "png", "html"):
             path = checkout / "figures" / PROFILE / f"{name}.{ext}"
             assert path.exists() and path.stat().st_size > 1000, path
@@ -152,8 +174,8 @@ def test_the_paper_holds_the_figures_and_numbers_from_the_data(checkout, full_ru
     proc, _ = full_run
     assert "rendered paper/_output/index.html with" in proc.stdout + proc.stderr
     html = (checkout / "paper/_output/index.html").read_text()
-    for name in SIGPAR_FIGURES:
-        assert f'id="fig-{name.replace("_", "-").replace("gil-ratio", "gil")}"' in html
+    for name in SIGPAR_FIGURES + SCHED_FIGURES:
+        assert f'id="{FIGURE_IDS.get(name, "fig-" + name.replace("_", "-"))}"' in html, name
     assert "data:image/svg+xml" in html
     cells = pd.read_parquet(checkout / PROCESSED / "sigpar_cells.parquet")
     fastest = cells[(cells["workers"] == 1) & (cells["operation"] == "sign") & (cells["mode"] == "multiprocess")]

@@ -48,7 +48,13 @@ def _rerun(sub):
     rerun.add_command(sub)
 
 
-COMMANDS = [_sigpar_cell, _sigpar_commands, _probe, _figure, _paper_sources, _rerun]
+def _sched_commands(sub):
+    from parbench.sched import commands
+
+    commands.add_commands(sub)
+
+
+COMMANDS = [_sigpar_cell, _sigpar_commands, _sched_commands, _probe, _figure, _paper_sources, _rerun]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -196,6 +196,12 @@ def _cross_key_errors(cfg: dict) -> list[str]:
     if isinstance(workers, list) and workers and all(isinstance(w, int) for w in workers) and 1 not in workers:
         errors.append(f"sigpar.workers: {workers!r} must include 1, the base of scaling efficiency "
                       f"(ops(N) / (N x ops(1)))")
+    sc = cfg.get("sched", {})
+    backoff = sc.get("backoff", {})
+    lo, hi = backoff.get("min_ns"), backoff.get("max_ns")
+    if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
+        errors.append(f"sched.backoff.min_ns: {lo} is larger than sched.backoff.max_ns ({hi}); "
+                      f"allowed: 1 <= min_ns <= max_ns")
     return errors
 
 

@@ -27,3 +27,11 @@ def liboqs_build_dir(cmake_ids: list[str]) -> str:
     is a new folder (a new build); profiles needing the same list share one."""
     key = hashlib.sha256(";".join(sorted(cmake_ids)).encode()).hexdigest()[:12]
     return LIBOQS_BUILD.format(key=key)
+
+# sched: one folder per workload, one record per (scheduler, threads).
+SCHED_RAW = RAW + "/sched"
+SCHED_CELL = SCHED_RAW + "/{workload}/{scheduler}_t{threads:02d}"
+SCHED_IMAGE = SCHED_RAW + "/mandelbrot/sched_image.ppm"
+SCHED_BUILD = "native/build/sched"
+SCHED_DRIVER = SCHED_BUILD + "/parbench-sched"
+SCHED_PEERS = SCHED_BUILD + "/peers.json"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from parbench import config as pbconfig
 from parbench import paths
+from parbench.sched import plan as schedplan
 from parbench.sigpar import plan as sigplan
 from parbench.sigpar.run_cell import RUN_ESTIMATE_ENV, RUN_ID_ENV, RUN_STARTED_ENV
 
@@ -19,8 +20,21 @@ from parbench.sigpar.run_cell import RUN_ESTIMATE_ENV, RUN_ID_ENV, RUN_STARTED_E
 # the paper).
 LIBOQS_BUILD_SEC = (15.0, 4.0)
 OTHER_JOB_SEC = 2.0
-# Rules whose jobs are measurements, with the config function giving one job's seconds.
-CELL_RULES = {"sigpar_cell": sigplan.cell_estimate_sec}
+# Seconds to build the schedulers' driver from scratch (make is incremental).
+SCHED_BUILD_SEC = 20.0
+
+
+def _sched_cell_sec(cfg: dict, wildcards: dict) -> float:
+    cell = schedplan.SchedCell(wildcards["workload"], wildcards["scheduler"], int(wildcards["threads"]))
+    return schedplan.cell_estimate_sec(cfg, cell)
+
+
+# Rules whose jobs are measurements: seconds one job takes, from the config and the
+# job's wildcards.
+CELL_RULES = {
+    "sigpar_cell": lambda cfg, wildcards: sigplan.cell_estimate_sec(cfg),
+    "sched_cell": _sched_cell_sec,
+}
 
 
 def export_environment(basedir: str) -> None:
@@ -40,19 +54,23 @@ def load_config(cli_configfiles, overrides) -> dict:
     return pbconfig.load(profile, list(overrides or []))
 
 
-def run_estimate_sec(cfg: dict, jobs: list[str], n_liboqs: int) -> float:
+def run_estimate_sec(cfg: dict, jobs: list[tuple[str, dict]], n_liboqs: int) -> float:
+    """Seconds the given (rule name, wildcards) jobs take, by the profile's figures."""
     seconds = 0.0
-    for name in jobs:
+    for name, wildcards in jobs:
         if name in CELL_RULES:
-            seconds += CELL_RULES[name](cfg)
+            seconds += CELL_RULES[name](cfg, wildcards)
         elif name == "liboqs":
             seconds += LIBOQS_BUILD_SEC[0] + LIBOQS_BUILD_SEC[1] * n_liboqs
+        elif name == "sched_build":
+            seconds += SCHED_BUILD_SEC
         elif name not in ("all", "report"):
             seconds += OTHER_JOB_SEC
     return seconds
 
 
-def start_run(cfg: dict, jobs: list[str], n_liboqs: int, overrides: list[str], out=sys.stdout) -> None:
+def start_run(cfg: dict, jobs: list[tuple[str, dict]], n_liboqs: int, overrides: list[str],
+              out=sys.stdout) -> None:
     """Print the run's header (the seed's, extended) and export what cells need to
     report progress and to skip an algorithm after a failure."""
     from parbench.telemetry import capabilities
@@ -64,9 +82,10 @@ def start_run(cfg: dict, jobs: list[str], n_liboqs: int, overrides: list[str], o
     if overrides:
         p(f"Overrides: {' '.join(overrides)}")
     p(f"Started at: {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    names = [name for name, _ in jobs]
     if "sigpar" in cfg["studies"]:
         sp = cfg["sigpar"]
-        todo = jobs.count("sigpar_cell")
+        todo = names.count("sigpar_cell")
         total = len(sigplan.cells(cfg))
         named = sp["algorithm_set"]["name"] if sp["algorithms"] == sp["algorithm_set"]["names"] else "custom list"
         p()
@@ -78,6 +97,19 @@ def start_run(cfg: dict, jobs: list[str], n_liboqs: int, overrides: list[str], o
         p(f"Cells to measure: {todo} of {total} ({total - todo} already measured)")
         p(f"Measuring time: ~{sigplan.format_duration(sigplan.estimate_sec(cfg, todo))} "
           f"({sigplan.format_duration(sigplan.cell_estimate_sec(cfg))} per cell)")
+    if "sched" in cfg["studies"]:
+        sc = cfg["sched"]
+        todo = [w for name, w in jobs if name == "sched_cell"]
+        total = len(schedplan.cells(cfg))
+        p()
+        p(f"SCHEDULER BENCHMARK (sched) - quicksort of {sc['quicksort']['size']:,} ints, "
+          f"Mandelbrot {sc['mandelbrot']['width']}x{sc['mandelbrot']['height']}")
+        p(f"Schedulers: sequential, {', '.join(sc['schedulers'])}; peers: {', '.join(sc['peers']) or 'none'}")
+        p(f"Thread counts: {sorted(sc['threads'])}; repetitions: {sc['repetitions']}, "
+          f"frames: {sc['mandelbrot']['frames']}")
+        p(f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
+          f"~{sigplan.format_duration(sum(_sched_cell_sec(cfg, w) for w in todo))}")
+    p()
     p(f"Estimated total time: ~{sigplan.format_duration(estimate)} for {len(jobs)} jobs")
     for warning in capabilities.warnings(capabilities.probe(cfg["telemetry"])):
         p(f"warning: {warning}")

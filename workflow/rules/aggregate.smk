@@ -60,3 +60,23 @@ rule sigpar_aggregate:
     shell:
         "{params.parbench} sigpar-aggregate --out-dir {params.out_dir} --algorithms {input.algorithms} "
         "--cells {input.cells} > {log} 2>&1"
+
+
+rule sched_aggregate:
+    # Prints the seed's blocks: one `[NN] Time taken` line per thread count.
+    input:
+        cells=sched_cell_records(),
+    output:
+        summary=f"{PROCESSED}/sched_summary.parquet",
+        runs=f"{PROCESSED}/sched_runs.parquet",
+        workers=f"{PROCESSED}/sched_workers.parquet",
+        console=f"{PROCESSED}/sched_console.txt",
+    log:
+        f"{LOGS}/sched/aggregate.log",
+    params:
+        out_dir=lambda wc, output: Path(output.summary).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sched-aggregate --out-dir {params.out_dir} {input.cells} 2>> {log} | tee -a {log}"

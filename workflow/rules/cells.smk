@@ -41,3 +41,53 @@ rule sigpar_cell:
         "{params.parbench} sigpar-cell --profile {params.profile} --algorithm {wildcards.algorithm} "
         "--operation {wildcards.operation} --mode {wildcards.mode} --workers {wildcards.workers} "
         "{params.liboqs} {params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule sched_cell:
+    input:
+        driver=paths.SCHED_DRIVER,
+        peers=paths.SCHED_PEERS,
+    output:
+        record=f"{SCHED_STEM}.json",
+        console=f"{SCHED_STEM}.txt",
+    log:
+        f"{LOGS}/sched/{{workload}}/{{scheduler}}_t{{threads}}.log",
+    params:
+        # what the cell measures: a change reruns the cell
+        cell=lambda wc: schedplan.cell_parameters(PB, sched_cell_of(wc)),
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    threads: workflow.cores
+    priority: sched_cell_priority
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sched-cell --profile {params.profile} --workload {wildcards.workload} "
+        "--scheduler {wildcards.scheduler} --threads {wildcards.threads} --driver {input.driver} "
+        "{params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule sched_image:
+    # One frame of the Mandelbrot view, for the paper; the driver checks it against the
+    # sequential render before writing it.
+    input:
+        driver=paths.SCHED_DRIVER,
+    output:
+        paths.SCHED_IMAGE.format(profile=PROFILE),
+    log:
+        f"{LOGS}/sched/image.log",
+    params:
+        args=lambda wc, output: " ".join(
+            schedplan.driver_command(
+                PB,
+                schedplan.SchedCell("mandelbrot", "ws_sync", max(PB["sched"]["threads"])),
+                "",
+                image_path=output[0],
+                frames=1,
+            )[1:]
+        ),
+    conda:
+        CONDA_ENV
+    shell:
+        "{input.driver} {params.args} > {log} 2>&1"

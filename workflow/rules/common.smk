@@ -10,6 +10,7 @@ from snakemake.exceptions import WorkflowError
 from parbench import config as pbconfig
 from parbench import paths, pipeline
 from parbench.figures import registry as figure_registry
+from parbench.sched import plan as schedplan
 from parbench.sigpar import plan as sigplan
 from parbench.sigpar.algorithms import get as get_algorithm
 from parbench.sigpar.algorithms import liboqs_cmake_ids
@@ -62,6 +63,9 @@ wildcard_constraints:
     operation="sign|verify",
     mode="threading|multiprocess",
     workers=r"\d+",
+    workload="quicksort|mandelbrot",
+    scheduler="|".join(schedplan.SCHEDULER_ORDER),
+    threads=r"\d+",
 
 
 def sigpar_cell_of(wildcards):
@@ -84,14 +88,48 @@ def sigpar_liboqs_arg(wildcards, input):
     return f"--liboqs {Path(input.liboqs).parent}" if "liboqs" in input.keys() else ""
 
 
-# Jobs run in the seed's order (algorithm by algorithm, sign then verify, ascending
-# workers): higher priority first. An algorithm's aggregation shares its last cell's
-# priority, so its console block follows right after its cells.
-_SIGPAR_PRIORITY = {c: len(SIGPAR_CELLS) - i for i, c in enumerate(SIGPAR_CELLS)}
+# --- sched ----------------------------------------------------------------------------------
+
+SCHED = "sched" in STUDIES
+SCHED_CELLS = schedplan.cells(PB) if SCHED else []
+SCHED_STEM = paths.SCHED_CELL.replace("{threads:02d}", "{threads}").format(
+    profile=PROFILE, workload="{workload}", scheduler="{scheduler}", threads="{threads}"
+)
+
+
+# what the driver is compiled from: a change to any of them rebuilds it (and so reruns
+# the sched cells); the C tests and docs are not among them
+SCHED_SOURCES = ["native/sched/Makefile"] + sorted(
+    str(p)
+    for d in ("lib", "workloads", "driver")
+    for p in Path("native/sched", d).rglob("*")
+    if p.is_file()
+)
+
+
+def sched_cell_of(wildcards):
+    return schedplan.SchedCell(wildcards.workload, wildcards.scheduler, int(wildcards.threads))
+
+
+def sched_cell_records():
+    return [c.outputs(PROFILE)["record"] for c in SCHED_CELLS]
+
+
+# Cells run in the seed's order, study by study (sigpar: algorithm by algorithm, sign
+# then verify, ascending workers; sched: workload by workload, scheduler by scheduler,
+# ascending threads): higher priority first. An algorithm's aggregation shares its
+# last cell's priority, so its console block follows right after its cells.
+_ORDER = [("sigpar", c) for c in SIGPAR_CELLS] + [("sched", c) for c in SCHED_CELLS]
+_PRIORITY = {key: len(_ORDER) - i for i, key in enumerate(_ORDER)}
+_SIGPAR_PRIORITY = {c: p for (study, c), p in _PRIORITY.items() if study == "sigpar"}
 
 
 def sigpar_cell_priority(wildcards):
-    return _SIGPAR_PRIORITY.get(sigpar_cell_of(wildcards), 0)
+    return _PRIORITY.get(("sigpar", sigpar_cell_of(wildcards)), 0)
+
+
+def sched_cell_priority(wildcards):
+    return _PRIORITY.get(("sched", sched_cell_of(wildcards)), 0)
 
 
 def sigpar_algorithm_priority(wildcards):
@@ -115,13 +153,20 @@ FIGURE_SPECS = figure_registry()
 FIGURE_NAMES = [name for name in FIGURE_SPECS if name.split("_")[0] in STUDIES]
 
 
+# figure inputs that are not tables of data/processed/
+FIGURE_FILES = {"sched_image": paths.SCHED_IMAGE.format(profile=PROFILE)}
+
+
 def figure_tables(wildcards):
-    _, tables = FIGURE_SPECS[wildcards.figure]
-    return [f"{PROCESSED}/{t}.parquet" for t in tables]
+    _, inputs = FIGURE_SPECS[wildcards.figure]
+    return [FIGURE_FILES.get(name, f"{PROCESSED}/{name}.parquet") for name in inputs]
 
 
 def paper_tables():
-    return [f"{PROCESSED}/sigpar_cells.parquet"] if SIGPAR else []
+    tables = [f"{PROCESSED}/sigpar_cells.parquet"] if SIGPAR else []
+    if SCHED:
+        tables += [f"{PROCESSED}/sched_summary.parquet", f"{PROCESSED}/sched_runs.parquet"]
+    return tables
 
 
 def paper_outputs():
@@ -132,9 +177,9 @@ def paper_outputs():
 
 
 def jobs_to_run():
-    """Rule names of the jobs this run executes (asked of the DAG once it is built)."""
+    """(rule name, wildcards) of the jobs this run executes, asked of the DAG once built."""
     try:
-        return [job.rule.name for job in workflow.dag.needrun_jobs()]
+        return [(job.rule.name, dict(job.wildcards_dict)) for job in workflow.dag.needrun_jobs()]
     except AttributeError:
         return []
 

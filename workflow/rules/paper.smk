@@ -7,7 +7,7 @@ rule paper_sources:
         tables=paper_tables(),
         figures=expand(f"{FIGURES}/{{figure}}.svg", figure=FIGURE_NAMES),
     output:
-        multiext(f"{paths.PAPER_GENERATED}/", "run.md", "sigpar.md", "reproduce.md"),
+        multiext(f"{paths.PAPER_GENERATED}/", "run.md", "sigpar.md", "sched.md", "reproduce.md"),
     log:
         f"{LOGS}/paper_sources.log",
     params:

@@ -37,10 +37,11 @@ def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
 
 
 def registry() -> dict:
-    """name -> (function(tables..., machine) -> chart, [table names])"""
-    from parbench.figures import sigpar
+    """name -> (function(inputs..., machine) -> chart, [input names]); an input is a
+    Parquet table (`data/processed/<profile>/<name>.parquet`) or, for the image, a file."""
+    from parbench.figures import sched, sigpar
 
-    return {**sigpar.FIGURES}
+    return {**sigpar.FIGURES, **sched.FIGURES}
 
 
 def main(args) -> int:
@@ -53,10 +54,10 @@ def main(args) -> int:
     if args.name not in figures:
         raise SystemExit(f"parbench figure: unknown figure {args.name!r}; allowed: {', '.join(figures)}")
     fn, needed = figures[args.name]
-    tables = {Path(p).stem: pd.read_parquet(p) for p in args.tables}
+    tables = {Path(p).stem: pd.read_parquet(p) if p.endswith(".parquet") else p for p in args.tables}
     missing = [t for t in needed if t not in tables]
     if missing:
-        raise SystemExit(f"parbench figure {args.name}: missing table(s) {', '.join(missing)}")
+        raise SystemExit(f"parbench figure {args.name}: missing input(s) {', '.join(missing)}")
     machine = json.loads(Path(args.machine).read_text())
     chart = fn(*(tables[t] for t in needed), machine)
     for path in save(chart, args.out_stem):
@@ -69,5 +70,5 @@ def add_command(sub) -> None:
     p.add_argument("name")
     p.add_argument("--machine", required=True, help="machine.json of the run")
     p.add_argument("--out-stem", required=True, help="output path without extension")
-    p.add_argument("tables", nargs="+", help="Parquet tables the figure reads")
+    p.add_argument("tables", nargs="+", help="Parquet tables (and files) the figure reads")
     p.set_defaults(func=main)

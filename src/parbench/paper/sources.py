@@ -221,6 +221,128 @@ def sigpar_section(cells: pd.DataFrame | None, machine: dict) -> str:
     return "\n".join(out)
 
 
+# --- sched -------------------------------------------------------------------------------------
+
+SCHEDULER_NAMES = {"sequential": "the sequential baseline", "lifo": "LIFO (one shared stack)",
+                   "ws": "work stealing", "ws_sync": "synchronizing work stealing",
+                   "openmp": "OpenMP tasks", "tbb": "TBB parallel_sort"}
+
+
+def _sched_table(ok: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    tmax = int(ok["threads"].max())
+    for (workload, scheduler), f in ok.groupby(["workload", "scheduler"], sort=False):
+        f = f.set_index("threads")
+        best = f["median_time_s"].idxmin()
+        rows.append({"workload": workload, "scheduler": scheduler,
+                     "1 thread, s": fmt_num(f["median_time_s"].get(1)),
+                     f"{tmax} threads, s": fmt_num(f["median_time_s"].get(tmax)) if scheduler != "sequential" else "",
+                     "minimum, s": fmt_num(f.loc[best, "median_time_s"]),
+                     "at threads": str(int(best)),
+                     "speedup vs sequential": fmt_num(f["speedup_vs_sequential"].max())})
+    return pd.DataFrame(rows)
+
+
+def sched_section(summary: pd.DataFrame | None, runs: pd.DataFrame | None, machine: dict) -> str:
+    profile = machine["profile"]
+    if summary is None or summary.empty:
+        return "The sched study was not part of this run's profile; add `sched` to `studies` to measure it.\n"
+    cfg = machine["config"]["sched"]
+    ok = summary[summary["status"] == "ok"]
+    unavailable = summary[summary["status"] == "unavailable"].drop_duplicates("scheduler")
+    failed = summary[summary["status"] == "failed"]
+    tmax = int(summary["threads"].max())
+    q, m = cfg["quicksort"], cfg["mandelbrot"]
+    out = [
+        "## Setup {#sec-sched-setup}", "",
+        f"Three schedulers from `native/sched` (C11, one interface) run two workloads: a parallel quicksort of "
+        f"{q['size']:,} random 32-bit ints (seed {q['seed']}, sequential below {q['cutoff']:,} elements; the top "
+        f"level partitions in parallel) and a Mandelbrot render of {m['width']}x{m['height']} pixels "
+        f"({m['max_iter']} iterations, split into tasks of at most {m['threshold_pixels']:,} pixels). "
+        f"LIFO shares one stack; work stealing gives each thread a Chase-Lev deque (memory orders of Lê et al., "
+        f"PPoPP 2013) and idle thieves back off exponentially from {cfg['backoff']['min_ns']:,} ns to "
+        f"{cfg['backoff']['max_ns']:,} ns; synchronizing work stealing keeps its threads between runs and frames. "
+        f"Each cell runs {cfg['repetitions']} timed sort(s) or {m['frames']} frame(s) at "
+        f"{', '.join(str(t) for t in sorted(summary['threads'].unique()))} threads; the median is reported. "
+        f"Every sorted array was checked to be sorted and a permutation of the input, and every frame to be "
+        f"byte-identical to the sequential render"
+        + (f"; {len(failed)} cell(s) failed that check: "
+           + "; ".join(f"{r.workload} {r.scheduler} t{r.threads} ({r.failure})" for r in failed.itertuples())
+           if len(failed) else ": all passed") + ".", ""]
+    if len(unavailable):
+        out += ["::: {.callout-note title=\"Peers not built on this machine\"}",
+                " ".join(f"{r.scheduler}: {r.failure}." for r in unavailable.itertuples()), ":::", ""]
+
+    qs = ok[ok["workload"] == "quicksort"]
+    seq = qs[qs["scheduler"] == "sequential"]["median_time_s"]
+    top = qs[(qs["threads"] == tmax) & (qs["scheduler"] != "sequential")].sort_values("median_time_s")
+    out += ["## Quicksort {#sec-sched-quicksort}", "",
+            figure(profile, "sched_time", "Quicksort time against threads, median with min-max bars; the dashed "
+                   "line is the sequential sort.", "fig-sched-time")]
+    if len(seq) and len(top):
+        best = top.iloc[0]
+        text = (f"The sequential sort took {fmt_num(seq.iloc[0])} s. At {tmax} threads the fastest was "
+                f"{SCHEDULER_NAMES[best['scheduler']]} ({fmt_num(best['median_time_s'])} s, "
+                f"{fmt_num(best['speedup_vs_sequential'])}x the sequential sort)")
+        ws = top.set_index("scheduler")["speedup_vs_sequential"]
+        if "ws" in ws.index and "openmp" in ws.index:
+            verdict = "at least matching" if ws["ws"] >= ws["openmp"] else "behind"
+            text += (f"; work stealing reached {fmt_num(ws['ws'])}x against {fmt_num(ws['openmp'])}x for OpenMP "
+                     f"tasks, {verdict} them")
+        if "lifo" in ws.index:
+            text += f", and LIFO {fmt_num(ws['lifo'])}x"
+        out += [text + " (@fig-sched-time).", ""]
+    out += ["## Speedup {#sec-sched-speedup}", "",
+            figure(profile, "sched_speedup", "Speedup against the sequential baseline and against the same "
+                   "scheduler on one thread; dashed: linear speedup.", "fig-sched-speedup")]
+    par = ok[(ok["threads"] == tmax) & (ok["scheduler"] != "sequential")]
+    if len(par):
+        eff = par.groupby("workload")["efficiency"].max()
+        out += [f"@fig-sched-speedup compares each scheduler with the sequential code and with itself on one "
+                f"thread. The best efficiency (speedup over the sequential code per thread) at {tmax} threads was "
+                + " and ".join(f"{fmt_pct(v)} for {w}" for w, v in eff.items()) + ".", ""]
+
+    out += ["## Steals and task distribution {#sec-sched-steals}", "",
+            figure(profile, "sched_steals", "Steal attempts per run: successes, failures on an empty victim and "
+                   "lost races.", "fig-sched-steals"),
+            figure(profile, "sched_tasks", f"Tasks executed by each thread at {tmax} threads.", "fig-sched-tasks")]
+    st = ok[ok["scheduler"].isin(["ws", "ws_sync"]) & (ok["threads"] == tmax)].dropna(subset=["steal_success_rate"])
+    if len(st):
+        parts = []
+        for workload, f in st.groupby("workload", sort=False):
+            parts.append(f"on {workload}, " + " and ".join(
+                f"{SCHEDULER_NAMES[r.scheduler]} stole {fmt_num(r.steal_success)} tasks per run "
+                f"({fmt_pct(r.steal_success_rate)} of its attempts"
+                + (f"; tasks per thread varied by {fmt_pct(r.task_share_cv)}" if r.task_share_cv is not None
+                   and not pd.isna(r.task_share_cv) else "") + ")" for r in f.itertuples()))
+        out += [f"At {tmax} threads, " + "; ".join(parts) + " (@fig-sched-steals; the variation of tasks per "
+                "thread is their coefficient of variation, @fig-sched-tasks). A failed steal found its victim "
+                "empty or lost the race for the last task to another thief or the owner.", ""]
+    else:
+        out += ["@fig-sched-steals and @fig-sched-tasks need more than one thread.", ""]
+
+    mb = ok[ok["workload"] == "mandelbrot"]
+    out += ["## Mandelbrot {#sec-sched-mandelbrot}", "",
+            figure(profile, "sched_mandelbrot_frames", "Mandelbrot frame time against threads; the dashed line "
+                   "is the sequential render.", "fig-sched-frames"),
+            figure(profile, "sched_mandelbrot_image", "The rendered frame; every parallel frame was "
+                   "byte-identical to it.", "fig-sched-image")]
+    mseq = mb[mb["scheduler"] == "sequential"]["median_time_s"]
+    mpar = mb[(mb["scheduler"] != "sequential") & (mb["threads"] == tmax)].sort_values("median_time_s")
+    if len(mseq) and len(mpar):
+        best = mpar.iloc[0]
+        out += [f"A sequential frame took {fmt_num(mseq.iloc[0])} s; with {SCHEDULER_NAMES[best['scheduler']]} on "
+                f"{tmax} threads a frame took {fmt_num(best['median_time_s'])} s, "
+                f"{fmt_num(best['speedup_vs_sequential'])}x faster (@fig-sched-frames, @fig-sched-image).", ""]
+    out += ["## Summary {#sec-sched-summary}", "",
+            "@tbl-sched-summary gives each scheduler's median time on one thread and on the most threads, its "
+            "fastest time and where it occurred (the seed's \"minimum time taken ... for cores = N\"), and its "
+            "best speedup over the sequential code.", "",
+            md_table(_sched_table(ok), "Median times, minimum and speedup per workload and scheduler.",
+                     "tbl-sched-summary")]
+    return "\n".join(out)
+
+
 def reproduce_section(machine: dict) -> str:
     profile = machine["profile"]
     return "\n".join([
@@ -244,6 +366,7 @@ def write_all(out_dir: Path, machine: dict, tables: dict[str, pd.DataFrame]) -> 
     docs = {
         "run.md": run_section(machine),
         "sigpar.md": sigpar_section(tables.get("sigpar_cells"), machine),
+        "sched.md": sched_section(tables.get("sched_summary"), tables.get("sched_runs"), machine),
         "reproduce.md": reproduce_section(machine),
     }
     written = []

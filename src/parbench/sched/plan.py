@@ -1,0 +1,101 @@
+"""The cells of the sched study, the driver command of each, and time estimates.
+
+One cell = one (workload, scheduler, threads) point = one Snakemake job, which runs the
+`parbench-sched` driver (native/sched) for `repetitions` timed runs (quicksort) or
+`frames` frames (Mandelbrot). The sequential sort / render is measured once, at one
+thread: it is the baseline of speedup. Peers (OpenMP, TBB) exist for quicksort only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parbench import paths
+
+WORKLOADS = ("quicksort", "mandelbrot")
+SCHEDULER_ORDER = ["sequential", "lifo", "ws", "ws_sync", "openmp", "tbb"]
+PEERS = ("openmp", "tbb")
+
+
+@dataclass(frozen=True, order=True)
+class SchedCell:
+    workload: str
+    scheduler: str
+    threads: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.workload} {self.scheduler} t{self.threads}"
+
+    def stem(self, profile: str) -> str:
+        return paths.SCHED_CELL.format(profile=profile, workload=self.workload, scheduler=self.scheduler,
+                                       threads=self.threads)
+
+    def outputs(self, profile: str) -> dict[str, str]:
+        stem = self.stem(profile)
+        return {"record": f"{stem}.json", "console": f"{stem}.txt"}
+
+
+def schedulers_of(cfg: dict, workload: str) -> list[str]:
+    sc = cfg["sched"]
+    names = ["sequential", *sc["schedulers"], *(sc["peers"] if workload == "quicksort" else [])]
+    return sorted(dict.fromkeys(names), key=SCHEDULER_ORDER.index)
+
+
+def cells(cfg: dict) -> list[SchedCell]:
+    sc = cfg["sched"]
+    out = []
+    for workload in WORKLOADS:
+        for scheduler in schedulers_of(cfg, workload):
+            threads = [1] if scheduler == "sequential" else sorted(sc["threads"])
+            out += [SchedCell(workload, scheduler, t) for t in threads]
+    return out
+
+
+def cell_parameters(cfg: dict, cell: SchedCell) -> dict:
+    """Everything that decides what a cell measures: Snakemake reruns a cell when this
+    changes."""
+    sc = cfg["sched"]
+    params = {"workload": cell.workload, "scheduler": cell.scheduler, "threads": cell.threads,
+              "backoff": sc["backoff"]}
+    if cell.workload == "quicksort":
+        params.update(repetitions=sc["repetitions"],
+                      **{k: v for k, v in sc["quicksort"].items() if k != "estimate_sec"})
+    else:
+        params.update({k: v for k, v in sc["mandelbrot"].items() if k != "estimate_sec"})
+    return params
+
+
+def driver_command(cfg: dict, cell: SchedCell, driver: str, json_path: str | None = None,
+                   image_path: str | None = None, frames: int | None = None) -> list[str]:
+    sc = cfg["sched"]
+    cmd = [str(driver), cell.workload, "--scheduler", cell.scheduler, "--threads", str(cell.threads),
+           "--backoff-min-ns", str(sc["backoff"]["min_ns"]), "--backoff-max-ns", str(sc["backoff"]["max_ns"])]
+    if json_path:
+        cmd += ["--json", str(json_path)]
+    if cell.workload == "quicksort":
+        q = sc["quicksort"]
+        cmd += ["--size", str(q["size"]), "--cutoff", str(q["cutoff"]), "--seed", str(q["seed"]),
+                "--reps", str(sc["repetitions"])]
+    else:
+        m = sc["mandelbrot"]
+        cmd += ["--width", str(m["width"]), "--height", str(m["height"]), "--threshold", str(m["threshold_pixels"]),
+                "--max-iter", str(m["max_iter"]), "--frames", str(frames or m["frames"])]
+        if image_path:
+            cmd += ["--image", str(image_path)]
+    return cmd
+
+
+def cell_estimate_sec(cfg: dict, cell: SchedCell) -> float:
+    """Seconds the cell takes, from the profile's sequential figures assuming linear
+    speedup (an estimate, printed before the run)."""
+    sc = cfg["sched"]
+    if cell.workload == "quicksort":
+        one = sc["quicksort"]["estimate_sec"]
+        # input generation and the verification cost about a third of a sort each run
+        timed = sc["repetitions"] * (one / cell.threads + one / 3)
+    else:
+        one = sc["mandelbrot"]["estimate_sec"]
+        # every frame is compared with a sequential render of the same view
+        timed = sc["mandelbrot"]["frames"] * (one / cell.threads + one)
+    return sc["cell_overhead_sec"] + timed

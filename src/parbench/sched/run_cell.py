@@ -1,0 +1,146 @@
+"""`parbench sched-cell`: run one sched cell (the `parbench-sched` driver) and record it.
+
+    parbench sched-cell --profile local --workload quicksort --scheduler ws --threads 2 \\
+        --driver native/build/sched/parbench-sched [HYDRA_OVERRIDE ...]
+
+Outputs (stem = data/raw/<profile>/sched/<workload>/<scheduler>_t<NN>):
+- `<stem>.txt`: the driver's stdout, the seed's `[NN] Time taken: X seconds` lines;
+- `<stem>.json`: the record: cell, parameters, status, the driver's JSON (times,
+  verification, per-worker counters), the console lines, provenance.
+
+Status: "ok"; "failed" when the driver's verification failed (sorted output not sorted
+or not a permutation, a frame differing from the sequential render), with its message;
+"unavailable" when a peer was not built on this machine, with the reason. A bad
+argument is a bug of the pipeline and stops the cell with the driver's message.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from parbench import paths
+from parbench.sched import plan
+from parbench.sched.plan import SchedCell
+
+RECORD_VERSION = 1
+
+
+def _check_choice(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise SystemExit(f"parbench sched-cell: --{name} {value!r} is not allowed; "
+                         f"allowed: {', '.join(map(str, allowed))}")
+
+
+def measure(cfg: dict, cell: SchedCell, driver: str) -> dict:
+    from parbench import provenance
+
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="parbench-sched-") as tmp:
+        json_path = Path(tmp) / "driver.json"
+        cmd = plan.driver_command(cfg, cell, driver, str(json_path))
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        driver_doc = json.loads(json_path.read_text()) if json_path.exists() else None
+    finished = time.time()
+    stderr_tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+    if proc.returncode == 2:
+        raise SystemExit(f"parbench sched-cell: the driver refused its arguments ({' '.join(cmd)}):\n{stderr_tail}")
+    status, failure = {0: ("ok", None), 3: ("unavailable", stderr_tail)}.get(
+        proc.returncode, ("failed", f"exit {proc.returncode}: {stderr_tail}"))
+    if status == "ok" and not (driver_doc and driver_doc.get("verified")):
+        status, failure = "failed", "the driver reported success but its JSON does not say verified"
+    return {
+        "record_version": RECORD_VERSION,
+        "study": "sched",
+        "profile": cfg["profile"],
+        "cell": {"workload": cell.workload, "scheduler": cell.scheduler, "threads": cell.threads},
+        "parameters": plan.cell_parameters(cfg, cell),
+        "status": status,
+        "failure": failure,
+        "command": cmd,
+        "driver": driver_doc,
+        "console": proc.stdout.splitlines(),
+        "started_unix": started,
+        "finished_unix": finished,
+        "elapsed_sec": finished - started,
+        "provenance": provenance.collect(cfg, Path.cwd()),
+    }
+
+
+def write_outputs(record: dict, stem: str) -> dict[str, str]:
+    from parbench.sigpar.keys import write_atomic
+
+    out = {"record": f"{stem}.json", "console": f"{stem}.txt"}
+    write_atomic(Path(out["console"]), "\n".join(record["console"]) + ("\n" if record["console"] else ""))
+    write_atomic(Path(out["record"]), json.dumps(record, indent=1) + "\n")
+    return out
+
+
+def keep_history(profile: str, cell: SchedCell, outputs: dict[str, str]) -> Path:
+    """Copy the outputs into the cell's history folder, which Snakemake never deletes."""
+    folder = Path(paths.SCHED_RAW.format(profile=profile)) / "history" / cell.workload / \
+        f"{cell.scheduler}_t{cell.threads:02d}"
+    dest = folder / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = folder / f"{dest.name.split('-')[0]}-{n}"
+    dest.mkdir(parents=True)
+    for path in outputs.values():
+        shutil.copy2(path, dest / Path(path).name)
+    return dest
+
+
+def main(args) -> int:
+    from parbench import config as pbconfig
+    from parbench.sigpar.run_cell import progress_suffix
+
+    _check_choice("workload", args.workload, plan.WORKLOADS)
+    _check_choice("scheduler", args.scheduler, plan.SCHEDULER_ORDER)
+    if args.threads < 1:
+        raise SystemExit(f"parbench sched-cell: --threads must be >= 1 (got {args.threads})")
+    if not Path(args.driver).exists():
+        raise SystemExit(f"parbench sched-cell: the driver {args.driver} is not built; build it with "
+                         f"`snakemake -c1 sched_build` (or make -C native/sched)")
+    try:
+        cfg = pbconfig.load(args.profile, args.overrides)
+    except pbconfig.ConfigError as exc:
+        raise SystemExit(f"parbench sched-cell: {exc}") from None
+    cell = SchedCell(args.workload, args.scheduler, args.threads)
+    stem = args.out_stem or cell.stem(cfg["profile"])
+    Path(stem).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        record = measure(cfg, cell, args.driver)
+    except KeyboardInterrupt:
+        print(f"parbench sched-cell: {cell.label} interrupted; no output written", file=sys.stderr)
+        return 130
+    outputs = write_outputs(record, stem)
+    keep_history(cfg["profile"], cell, outputs)
+    head = f"  {cell.workload:<10} {cell.scheduler:<10}"
+    if record["status"] == "ok":
+        for i, line in enumerate(record["console"]):
+            suffix = progress_suffix() if i == len(record["console"]) - 1 else ""
+            print(f"{head} {line}{suffix}")
+    elif record["status"] == "unavailable":
+        print(f"{head} [{cell.threads:02d}] not measured: {record['failure']}")
+    else:
+        print(f"\nERROR sched {cell.label} failed its verification: {record['failure']}\n"
+              f"  recorded as failed in {outputs['record']}", file=sys.stderr)
+        print(f"{head} [{cell.threads:02d}] FAILED: {record['failure']}")
+    sys.stdout.flush()
+    return 0
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
+    parser.add_argument("--workload", required=True, help="quicksort or mandelbrot")
+    parser.add_argument("--scheduler", required=True, help="sequential, lifo, ws, ws_sync, openmp or tbb")
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--driver", default=paths.SCHED_DRIVER, help="the parbench-sched binary")
+    parser.add_argument("--out-stem", help="output path stem (default: the pipeline's path for the cell)")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. sched.repetitions=5")
