@@ -44,3 +44,25 @@ def test_scaling_efficiency_matches_the_seed_definition():
 def test_percentile_range_is_checked(q):
     with pytest.raises(ValueError):
         stats.min_samples_for(q)
+
+
+def snaps(times_and_counts):
+    return [{"timestamp": t, "analysis_ops": c} for t, c in times_and_counts]
+
+
+def test_interval_rate_cv_uses_intervals_wholly_inside_the_window():
+    # counting starts after t=1 and ends before t=5; inside: 100 ops/s then 300 ops/s
+    worker = snaps([(0, 0), (1, 10), (2, 110), (3, 410), (4, 510), (5, 600)])
+    cv = stats.interval_rate_cv([worker])
+    rates = [100, 300, 100]  # intervals 1-2, 2-3, 3-4 (4-5 reaches the final count)
+    mean = sum(rates) / 3
+    expected = (sum((r - mean) ** 2 for r in rates) / 3) ** 0.5 / mean
+    assert cv == pytest.approx(expected)
+
+
+def test_interval_rate_cv_is_zero_for_a_steady_rate_and_none_without_data():
+    steady = snaps([(0, 0), (1, 50), (2, 150), (3, 250), (4, 350), (5, 400)])
+    assert stats.interval_rate_cv([steady, steady]) == pytest.approx(0.0)
+    assert stats.interval_rate_cv([snaps([(0, 0), (1, 5)])]) is None
+    slow = snaps([(0, 0), (1, 2), (2, 4), (3, 6), (4, 8)])  # 2 ops per interval: too few
+    assert stats.interval_rate_cv([slow]) is None

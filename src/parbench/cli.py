@@ -1,67 +1,43 @@
 """The `parbench` command (also `python -m parbench`): what the Snakemake rules run.
 
 Each subcommand is a thin shell over one module of the package; `parbench <cmd> -h`
-shows its arguments.
+shows its arguments. Only the module of the command being run is imported, so that a
+measured cell does not pay for importing pandas or altair.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-
-def _sigpar_cell(sub):
-    from parbench.sigpar import run_cell
-
-    p = sub.add_parser("sigpar-cell", help="measure one sigpar cell")
-    run_cell.add_arguments(p)
-    p.set_defaults(func=run_cell.main)
-
-
-def _sigpar_commands(sub):
-    from parbench.sigpar import commands
-
-    commands.add_commands(sub)
-
-
-def _probe(sub):
-    from parbench import probe
-
-    probe.add_command(sub)
+# command -> the module that registers it (its add_commands(subparsers))
+COMMANDS = {
+    "sigpar-cell": "parbench.sigpar.run_cell",
+    "sigpar-sweep-token": "parbench.sigpar.commands",
+    "sigpar-algorithm": "parbench.sigpar.commands",
+    "sigpar-aggregate": "parbench.sigpar.commands",
+    "sched-cell": "parbench.sched.run_cell",
+    "sched-aggregate": "parbench.sched.commands",
+    "probe": "parbench.probe",
+    "figure": "parbench.figures",
+    "paper-sources": "parbench.paper.sources",
+    "rerun": "parbench.rerun",
+}
 
 
-def _figure(sub):
-    from parbench import figures
-
-    figures.add_command(sub)
-
-
-def _paper_sources(sub):
-    from parbench.paper import sources
-
-    sources.add_command(sub)
-
-
-def _rerun(sub):
-    from parbench import rerun
-
-    rerun.add_command(sub)
-
-
-def _sched_commands(sub):
-    from parbench.sched import commands
-
-    commands.add_commands(sub)
-
-
-COMMANDS = [_sigpar_cell, _sigpar_commands, _sched_commands, _probe, _figure, _paper_sources, _rerun]
+def _requested(argv: list[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="parbench", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in COMMANDS:
-        add(sub)
+    wanted = _requested(argv)
+    modules = [COMMANDS[wanted]] if wanted in COMMANDS else sorted(set(COMMANDS.values()))
+    for module in modules:
+        importlib.import_module(module).add_commands(sub)
     args = parser.parse_args(argv)
     return args.func(args) or 0
 

@@ -39,7 +39,7 @@ def main(args) -> int:
     return subprocess.call(cmd)
 
 
-def add_command(sub) -> None:
+def add_commands(sub) -> None:
     p = sub.add_parser("rerun", help="measure one algorithm again and re-aggregate")
     p.add_argument("--profile", default="local")
     p.add_argument("--cores", default="all")

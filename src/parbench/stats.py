@@ -52,3 +52,25 @@ def scaling_efficiency(ops_per_sec: float | None, workers: int, ops_per_sec_one:
 def mean_or_none(values: Iterable[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
+
+
+def interval_rate_cv(workers_snapshots: list[list[dict]], min_ops_per_interval: float = 10) -> float | None:
+    """How steady throughput was inside the analysis window: the coefficient of
+    variation (std / mean) of operations per second over the snapshot intervals that lie
+    wholly inside the window, pooled over workers. Each worker's snapshots carry
+    `timestamp` and `analysis_ops` (the window's count so far). None when there are
+    fewer than two such intervals or too few operations per interval (below
+    `min_ops_per_interval`) for a rate to mean anything."""
+    rates, counts = [], []
+    for snaps in workers_snapshots:
+        final = snaps[-1]["analysis_ops"] if snaps else 0
+        for a, b in zip(snaps, snaps[1:]):
+            # inside the window: counting had started at a and had not finished at b
+            if a["analysis_ops"] > 0 and b["analysis_ops"] < final and b["timestamp"] > a["timestamp"]:
+                done = b["analysis_ops"] - a["analysis_ops"]
+                counts.append(done)
+                rates.append(done / (b["timestamp"] - a["timestamp"]))
+    if len(rates) < 2 or sum(counts) / len(counts) < min_ops_per_interval:
+        return None
+    mean = sum(rates) / len(rates)
+    return (sum((r - mean) ** 2 for r in rates) / len(rates)) ** 0.5 / mean if mean else None

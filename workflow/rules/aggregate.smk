@@ -10,6 +10,8 @@ rule machine_probe:
         parbench=PARBENCH,
         profile=PROFILE,
         overrides=OVERRIDE_ARGS,
+    # before the cells: its CPU stability check describes the machine they run on
+    priority: len(_ORDER) + 2
     conda:
         CONDA_ENV
     shell:

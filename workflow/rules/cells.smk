@@ -11,6 +11,8 @@ rule sigpar_sweep_token:
         f"{LOGS}/sigpar/sweeps/{{algorithm}}.log",
     params:
         parbench=PARBENCH,
+    # instant, and every sigpar cell waits for it: first, so that cells keep their order
+    priority: len(_ORDER) + 1
     conda:
         CONDA_ENV
     shell:

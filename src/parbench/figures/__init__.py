@@ -65,7 +65,7 @@ def main(args) -> int:
     return 0
 
 
-def add_command(sub) -> None:
+def add_commands(sub) -> None:
     p = sub.add_parser("figure", help="draw one figure")
     p.add_argument("name")
     p.add_argument("--machine", required=True, help="machine.json of the run")

@@ -10,7 +10,8 @@ from parbench.sigpar.algorithms import CATALOG
 
 ALGORITHM_ORDER = list(CATALOG)
 FAMILY_ORDER = ["RSA", "ECDSA", "EdDSA", "ML-DSA", "Falcon", "SPHINCS+"]
-MODE_DASH = alt.StrokeDash("mode:N", title="mode", sort=["threading", "multiprocess"])
+MODE_DASH = alt.StrokeDash("mode:N", title="mode", sort=["threading", "multiprocess"],
+                           legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#444444"))
 
 
 def _ok(cells: pd.DataFrame) -> pd.DataFrame:

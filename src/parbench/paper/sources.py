@@ -53,9 +53,11 @@ def run_section(machine: dict) -> str:
     caps = machine["capabilities"]
     cores = m.get("logical_cores")
     phys = m.get("physical_cores")
+    cpu = m.get("cpu_model") or "machine of unknown CPU"
+    article = "an" if cpu[:1].lower() in "aeiou" else "a"
     lines = [
         f"The measurements were taken with profile `{machine['profile']}` ({machine['description']}) "
-        f"on a {m.get('cpu_model') or 'machine of unknown CPU'} with {cores} logical cores"
+        f"on {article} {cpu} with {cores} logical cores"
         + (f" ({phys} physical)" if phys else "")
         + (", under virtualisation" if m.get("virtualized") else "")
         + f", {fmt_num((m.get('memory_total_bytes') or 0) / 2**30)} GiB of memory, running "
@@ -67,6 +69,18 @@ def run_section(machine: dict) -> str:
         + (" with uncommitted changes" if git.get("git_dirty") else "")
         + f"; the composed configuration hashes to `{machine['config_hash']}`.",
         "",
+    ]
+    stab = machine.get("cpu_stability")
+    if stab:
+        lines += [
+            f"How steady the machine was: a fixed single-thread loop, timed in {fmt_num(stab['slice_sec'])} s slices "
+            f"for {fmt_num(stab['seconds'])} s when the pipeline probed the machine, ran between "
+            f"{fmt_pct(stab['slowest_fraction_of_median'])} and {fmt_pct(stab['fastest_fraction_of_median'])} of "
+            f"its median speed (coefficient of variation {fmt_pct(stab['cv'])}). Differences between cells smaller "
+            f"than that spread can be the machine, not the code; longer windows (the m4 profile's) average it out.",
+            "",
+        ]
+    lines += [
         "What this machine's telemetry offers (probed at run time; what is missing is recorded as null):",
         "",
     ]
@@ -102,6 +116,10 @@ def _summary_table(ok: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(["algorithm", "operation"], key=lambda s: s.map(order) if s.name == "algorithm" else s)
 
 
+def cfg_interval(machine: dict) -> float:
+    return machine["config"]["telemetry"]["sample_interval_sec"]
+
+
 def sigpar_section(cells: pd.DataFrame | None, machine: dict) -> str:
     profile = machine["profile"]
     if cells is None or cells.empty:
@@ -135,6 +153,12 @@ def sigpar_section(cells: pd.DataFrame | None, machine: dict) -> str:
                 ":::", ""]
     else:
         out += [f"All {len(cells)} cells passed their correctness checks.", ""]
+    steady = ok["window_rate_cv"].dropna() if "window_rate_cv" in ok else pd.Series(dtype=float)
+    if len(steady):
+        out += [f"Inside the windows, throughput measured over {fmt_num(cfg_interval(machine))} s intervals varied "
+                f"by a median of {fmt_pct(steady.median())} (coefficient of variation; {len(steady)} cells with "
+                f"enough operations per interval to tell, up to {fmt_pct(steady.max())}): the figures below carry "
+                f"that much noise from the machine itself.", ""]
 
     one = ok[ok["workers"] == 1]
     out += ["## Throughput {#sec-sigpar-throughput}", "",
@@ -196,9 +220,10 @@ def sigpar_section(cells: pd.DataFrame | None, machine: dict) -> str:
         lib = machine["libraries"]
         out += [f"At {wmax} workers, threads reached a median {fmt_num(at_max.median())} of the multiprocess "
                 f"throughput" + (f", the lowest being {worst[0]} {worst[1]} ({fmt_num(at_max.min())})" if worst else "")
-                + f" (@fig-sigpar-gil). pyca/cryptography {lib.get('cryptography_version')} releases the GIL inside "
-                f"OpenSSL's sign and verify, and liboqs-python calls liboqs through ctypes, which releases it too; "
-                f"what threads lose is what remains serial: the Python around each call.", ""]
+                + f" (@fig-sigpar-gil). Both libraries release the GIL during the call itself (pyca/cryptography "
+                f"{lib.get('cryptography_version')} inside OpenSSL, liboqs-python through ctypes), so a ratio below "
+                f"1 measures what threads still share within one process, such as the Python between the calls, "
+                f"which runs under the GIL.", ""]
     out += ["## Energy per operation {#sec-sigpar-energy}", "",
             figure(profile, "sigpar_energy", "Energy per operation where the machine measures it.", "fig-sigpar-energy")]
     measured = ok.dropna(subset=["energy_per_op_j"])
@@ -387,7 +412,7 @@ def main(args) -> int:
     return 0
 
 
-def add_command(sub) -> None:
+def add_commands(sub) -> None:
     p = sub.add_parser("paper-sources", help="write the paper's generated includes from the data")
     p.add_argument("--machine", required=True)
     p.add_argument("--out-dir", required=True)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parbench.sched import aggregate
-
-
 def study(args) -> int:
+    from parbench.sched import aggregate
+
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     records = aggregate.read_records(args.cells)
@@ -25,12 +24,6 @@ def study(args) -> int:
 
 
 def add_commands(sub) -> None:
-    from parbench.sched import run_cell
-
-    p = sub.add_parser("sched-cell", help="measure one sched cell with the parbench-sched driver")
-    run_cell.add_arguments(p)
-    p.set_defaults(func=run_cell.main)
-
     p = sub.add_parser("sched-aggregate", help="write the sched study's tables and console blocks")
     p.add_argument("--out-dir", required=True)
     p.add_argument("cells", nargs="+")

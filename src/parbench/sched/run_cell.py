@@ -136,7 +136,12 @@ def main(args) -> int:
     return 0
 
 
+def add_commands(sub) -> None:
+    add_arguments(sub.add_parser("sched-cell", help="measure one sched cell with the parbench-sched driver"))
+
+
 def add_arguments(parser) -> None:
+    parser.set_defaults(func=main)
     parser.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
     parser.add_argument("--workload", required=True, help="quicksort or mandelbrot")
     parser.add_argument("--scheduler", required=True, help="sequential, lifo, ws, ws_sync, openmp or tbb")

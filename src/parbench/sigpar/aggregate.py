@@ -34,6 +34,7 @@ RESULT_COLUMNS = [
     "analysis_ops", "ops_total", "ops_per_sec", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
     "mean_latency_ms", "latency_samples", "avg_cpu_utilization", "avg_rss_bytes", "system_cpu_percent",
     "cpu_temperature_c", "energy_joules", "avg_power_w", "energy_per_op_j", "energy_source",
+    "window_rate_cv",
 ]
 SEED_SUMMARY_COLUMNS = ["algorithm", "operation", "worker_count", "ops_per_sec", "scaling_efficiency",
                         "p99_latency_ms"]

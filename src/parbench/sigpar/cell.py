@@ -280,6 +280,7 @@ def summarise_cell(workers: list[dict], window_sec: float, measurement: dict) ->
         "avg_cpu_utilization": stats.mean_or_none(w["cpu_utilization"] for w in ok),
         "avg_rss_bytes": stats.mean_or_none(w["avg_rss_bytes"] for w in ok),
         "ops_total": sum(w["ops_total"] for w in ok),
+        "window_rate_cv": stats.interval_rate_cv([w["snapshots"] for w in ok]),
     }
 
 
@@ -354,8 +355,9 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
                                   if power.get("energy_joules") is not None and summary["analysis_ops"] else None)
     summary["energy_source"] = power.get("source")
     failure = correctness_verdict(workers)
-    pin_notes = sorted({w.get("pin_note") for w in workers if w.get("pin_note")})
-    warnings += [f"affinity: {n}" for n in pin_notes]
+    # Why a worker could not be pinned (macOS, a core this machine lacks): recorded with
+    # the cell; the run's header already said it once.
+    affinity_notes = sorted({w.get("pin_note") for w in workers if w.get("pin_note")})
     return {
         "record_version": RECORD_VERSION,
         "study": "sigpar",
@@ -381,6 +383,7 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
         "cpu_samples": cpu_samples,
         "power": power,
         "warnings": warnings,
+        "affinity_notes": affinity_notes,
         "provenance": provenance.collect(cfg, Path.cwd()),
     }
 

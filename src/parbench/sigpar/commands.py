@@ -7,9 +7,6 @@ import json
 import time
 from pathlib import Path
 
-import pandas as pd
-
-from parbench.sigpar import aggregate
 from parbench.sigpar.keys import write_atomic
 
 
@@ -19,6 +16,8 @@ def sweep_token(args) -> int:
 
 
 def algorithm(args) -> int:
+    from parbench.sigpar import aggregate
+
     records = aggregate.read_records(args.cells)
     cells = aggregate.cells_table(records)
     print(aggregate.algorithm_block(cells, args.index, args.total), flush=True)
@@ -28,6 +27,10 @@ def algorithm(args) -> int:
 
 
 def study(args) -> int:
+    import pandas as pd
+
+    from parbench.sigpar import aggregate
+
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     records = aggregate.read_records(args.cells)

@@ -177,7 +177,12 @@ def main(args) -> int:
     return 0
 
 
+def add_commands(sub) -> None:
+    add_arguments(sub.add_parser("sigpar-cell", help="measure one sigpar cell"))
+
+
 def add_arguments(parser) -> None:
+    parser.set_defaults(func=main)
     parser.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
     parser.add_argument("--algorithm", required=True)
     parser.add_argument("--operation", required=True, help="sign or verify")
