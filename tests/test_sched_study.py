@@ -117,6 +117,7 @@ def test_console_blocks_in_the_seeds_format(records):
     assert "[02] Time taken: 4.200000 seconds" in text
     assert "Minimum time taken: 4.200000 seconds for cores = 2" in text
     assert "[01] unavailable: no libtbb-dev" in text
+    assert text.index("quicksort --scheduler sequential") < text.index("mandelbrot --scheduler sequential")
 
 
 def test_ppm_to_png(tmp_path):

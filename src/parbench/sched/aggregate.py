@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from parbench.sched.plan import SCHEDULER_ORDER
+from parbench.sched.plan import SCHEDULER_ORDER, WORKLOADS
 
 KEYS = ["workload", "scheduler", "threads"]
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
@@ -112,9 +112,10 @@ def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame
         for r in summary.itertuples()]
     summary["efficiency"] = [s / t if s is not None and not pd.isna(s) else None
                              for s, t in zip(summary["speedup_vs_sequential"], summary["threads"])]
-    order = {s: i for i, s in enumerate(SCHEDULER_ORDER)}
+    order = {"scheduler": {s: i for i, s in enumerate(SCHEDULER_ORDER)},
+             "workload": {w: i for i, w in enumerate(WORKLOADS)}}
     return summary.sort_values(["workload", "scheduler", "threads"],
-                               key=lambda s: s.map(order) if s.name == "scheduler" else s).reset_index(drop=True)
+                               key=lambda s: s.map(order[s.name]) if s.name in order else s).reset_index(drop=True)
 
 
 def study_tables(records: list[dict]) -> dict[str, pd.DataFrame]:
