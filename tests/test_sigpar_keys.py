@@ -91,8 +91,10 @@ def test_a_different_message_length_regenerates(tmp_path, warnings):
 
 
 def test_writes_are_atomic(tmp_path):
+    from parbench.records import write_atomic
+
     target = tmp_path / "a" / "file.json"
-    keys.write_atomic(target, "one")
-    keys.write_atomic(target, "two")
+    write_atomic(target, "one")
+    write_atomic(target, "two")
     assert target.read_text() == "two"
     assert [p.name for p in target.parent.iterdir()] == ["file.json"]

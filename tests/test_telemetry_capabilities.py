@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from parbench.telemetry import capabilities as caps_module
 from parbench.telemetry import powermetrics as pm_module

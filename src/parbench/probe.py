@@ -9,7 +9,7 @@ from pathlib import Path
 def main(args) -> int:
     from parbench import config as pbconfig
     from parbench import provenance
-    from parbench.sigpar.keys import write_atomic
+    from parbench.records import write_atomic
     from parbench.telemetry import capabilities
     from parbench.telemetry.stability import cpu_stability
 

@@ -267,7 +267,7 @@ class CrossRefTransform:
         return node
 
     def _table(self, node: Node) -> Node:
-        (ident, classes, kvs), caption = node["c"][0], node["c"][1]
+        ident, caption = node["c"][0][0], node["c"][1]
         if ident.startswith("tbl-"):
             number = self._next("tbl")
             self._register("tbl", ident, number)

@@ -17,7 +17,6 @@ argument is a bug of the pipeline and stops the cell with the driver's message.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ import time
 from pathlib import Path
 
 from parbench import paths
+from parbench.records import keep_history, write_atomic
 from parbench.sched import plan
 from parbench.sched.plan import SchedCell
 
@@ -73,27 +73,15 @@ def measure(cfg: dict, cell: SchedCell, driver: str) -> dict:
 
 
 def write_outputs(record: dict, stem: str) -> dict[str, str]:
-    from parbench.sigpar.keys import write_atomic
-
     out = {"record": f"{stem}.json", "console": f"{stem}.txt"}
     write_atomic(Path(out["console"]), "\n".join(record["console"]) + ("\n" if record["console"] else ""))
     write_atomic(Path(out["record"]), json.dumps(record, indent=1) + "\n")
     return out
 
 
-def keep_history(profile: str, cell: SchedCell, outputs: dict[str, str]) -> Path:
-    """Copy the outputs into the cell's history folder, which Snakemake never deletes."""
-    folder = Path(paths.SCHED_RAW.format(profile=profile)) / "history" / cell.workload / \
+def history_folder(profile: str, cell: SchedCell) -> Path:
+    return Path(paths.SCHED_RAW.format(profile=profile)) / "history" / cell.workload / \
         f"{cell.scheduler}_t{cell.threads:02d}"
-    dest = folder / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    n = 1
-    while dest.exists():
-        n += 1
-        dest = folder / f"{dest.name.split('-')[0]}-{n}"
-    dest.mkdir(parents=True)
-    for path in outputs.values():
-        shutil.copy2(path, dest / Path(path).name)
-    return dest
 
 
 def main(args) -> int:
@@ -120,7 +108,7 @@ def main(args) -> int:
         print(f"parbench sched-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130
     outputs = write_outputs(record, stem)
-    keep_history(cfg["profile"], cell, outputs)
+    keep_history(history_folder(cfg["profile"], cell), outputs.values())
     head = f"  {cell.workload:<10} {cell.scheduler:<10}"
     if record["status"] == "ok":
         for i, line in enumerate(record["console"]):

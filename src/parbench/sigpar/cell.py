@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from parbench import stats
+from parbench.records import write_atomic
 from parbench.sigpar import algorithms, keys as keycache, signers
 from parbench.sigpar.harness import Schedule, WorkerRun, run_worker, sample_latencies
 from parbench.sigpar.plan import Cell
@@ -401,8 +402,8 @@ def write_outputs(record: dict, stem: str) -> dict[str, str]:
                         "avg_temperature_c": power.get("avg_temperature_c"), "log_path": power.get("log_path"),
                         "sample_count": power.get("sample_count"), "source": power.get("source"),
                         "reason": power.get("reason")}}
-    keycache.write_atomic(Path(out["csv"]), buf.getvalue())
-    keycache.write_atomic(Path(out["system"]), json.dumps(system, indent=1) + "\n")
+    write_atomic(Path(out["csv"]), buf.getvalue())
+    write_atomic(Path(out["system"]), json.dumps(system, indent=1) + "\n")
     # the cell record last: its presence means the cell is complete
-    keycache.write_atomic(Path(out["cell"]), json.dumps(record, indent=1, default=str) + "\n")
+    write_atomic(Path(out["cell"]), json.dumps(record, indent=1, default=str) + "\n")
     return out

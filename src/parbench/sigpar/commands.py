@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from parbench.sigpar.keys import write_atomic
+from parbench.records import write_atomic
 
 
 def sweep_token(args) -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from parbench.records import write_atomic
 from parbench.sigpar import signers
 from parbench.sigpar.algorithms import Algorithm
 
@@ -62,17 +63,6 @@ def _payload(algorithm: str, material: signers.KeyMaterial, message: bytes, sign
 
 def _checksum(payload: dict) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader sees the old file or the new one, whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def functional_check(algo: Algorithm, keys: CachedKeys) -> None:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sys
 import time
 from pathlib import Path
 
 from parbench import paths
+from parbench.records import keep_history, write_atomic
 from parbench.sigpar import algorithms
 from parbench.sigpar.plan import Cell, format_duration
 
@@ -58,28 +58,14 @@ def earlier_failure(profile: str, algorithm: str, run_id: str | None) -> dict | 
 
 
 def record_failure(profile: str, cell: Cell, failure: str, run_id: str | None) -> Path:
-    from parbench.sigpar.keys import write_atomic
-
     path = failure_record_path(profile, cell.algorithm)
     write_atomic(path, json.dumps({"run_id": run_id, "cell": cell.label, "failure": failure,
                                    "time_unix": time.time()}, indent=1) + "\n")
     return path
 
 
-def keep_history(profile: str, cell: Cell, outputs: dict[str, str]) -> tuple[Path, list[Path]]:
-    """Copy the cell's outputs into its history folder; returns (new copy, earlier ones)."""
-    folder = _raw_dir(profile) / "history" / cell.mode / f"{cell.algorithm}_{cell.operation}_t{cell.workers}"
-    earlier = sorted(folder.glob("*/"))
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    dest = folder / stamp
-    n = 1
-    while dest.exists():
-        n += 1
-        dest = folder / f"{stamp}-{n}"
-    dest.mkdir(parents=True)
-    for path in outputs.values():
-        shutil.copy2(path, dest / Path(path).name)
-    return dest, earlier
+def history_folder(profile: str, cell: Cell) -> Path:
+    return _raw_dir(profile) / "history" / cell.mode / f"{cell.algorithm}_{cell.operation}_t{cell.workers}"
 
 
 def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
@@ -161,7 +147,7 @@ def main(args) -> int:
     Path(stem).parent.mkdir(parents=True, exist_ok=True)
     outputs = cellmod.write_outputs(record, stem)
     if record["status"] != "skipped":
-        dest, earlier_copies = keep_history(cfg["profile"], cell, outputs)
+        dest, earlier_copies = keep_history(history_folder(cfg["profile"], cell), outputs.values())
         if earlier_copies:
             print(f"  note: replaced the measurement of {earlier_copies[-1].name} for {cell.label}; "
                   f"every measurement stays in {dest.parent}", file=sys.stderr)

@@ -1,0 +1,42 @@
+"""Writing measured records so that nothing is half-written, lost or silently replaced.
+
+- `write_atomic`: a reader sees the old file or the new one, whole, never a mix.
+- `keep_history`: every finished measurement is also copied into a timestamped folder
+  that Snakemake never deletes, so rerunning a cell replaces its outputs but not the
+  earlier measurement.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def keep_history(folder: Path, outputs) -> tuple[Path, list[Path]]:
+    """Copy the files `outputs` into a new `folder/<UTC time>/`; returns (that folder,
+    the copies made before it, oldest first)."""
+    folder = Path(folder)
+    earlier = sorted(p for p in folder.glob("*") if p.is_dir())
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    dest, n = folder / stamp, 1
+    while dest.exists():
+        n += 1
+        dest = folder / f"{stamp}-{n}"
+    dest.mkdir(parents=True)
+    for path in outputs:
+        shutil.copy2(path, dest / Path(path).name)
+    return dest, earlier
