@@ -26,6 +26,13 @@ COMMANDS = {
 }
 
 
+def check_choice(command: str, name: str, value, allowed) -> None:
+    """Stop before any work when `--name value` is not one of `allowed`, saying which are."""
+    if value not in allowed:
+        raise SystemExit(f"parbench {command}: --{name} {value!r} is not allowed; "
+                         f"allowed: {', '.join(map(str, allowed))}")
+
+
 def _requested(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 

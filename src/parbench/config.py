@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from parbench import project
+from parbench.telemetry.affinity import available_cpus
 
 DEFAULT_PROFILE = "local"
 
@@ -29,13 +30,6 @@ class ConfigError(ValueError):
 
 
 # --- resolvers used by the profiles --------------------------------------------------------
-
-def available_cpus() -> list[int]:
-    """Logical CPUs this process may run on, in order."""
-    if hasattr(os, "sched_getaffinity"):
-        return sorted(os.sched_getaffinity(0))
-    return list(range(os.cpu_count() or 1))
-
 
 def usable_cores() -> int:
     return len(available_cpus())

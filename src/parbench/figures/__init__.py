@@ -36,6 +36,19 @@ def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
     return out
 
 
+def ok_rows(frame):
+    """The rows of cells whose measurement passed its checks: the only ones drawn."""
+    return frame[frame["status"] == "ok"].copy()
+
+
+def note(title: str, text: str) -> alt.Chart:
+    """A chart that says, in words, why there is nothing to draw."""
+    import pandas as pd
+
+    return (alt.Chart(pd.DataFrame({"text": [text]})).mark_text(size=14, align="center")
+            .encode(text="text:N").properties(width=520, height=60, title=title))
+
+
 def registry() -> dict:
     """name -> (function(inputs..., machine) -> chart, [input names]); an input is a
     Parquet table (`data/processed/<profile>/<name>.parquet`) or, for the image, a file."""

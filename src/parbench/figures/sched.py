@@ -7,15 +7,13 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from parbench.figures import note, ok_rows
+
 from parbench.sched.plan import SCHEDULER_ORDER
 
 SCHEDULER_COLOR = alt.Color("scheduler:N", sort=SCHEDULER_ORDER, title="scheduler",
                             scale=alt.Scale(domain=SCHEDULER_ORDER,
                                             range=["#444444", "#e45756", "#4c78a8", "#72b7b2", "#f58518", "#b279a2"]))
-
-
-def _ok(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame[frame["status"] == "ok"].copy()
 
 
 def _thread_axis(frame: pd.DataFrame) -> alt.X:
@@ -26,7 +24,7 @@ def _thread_axis(frame: pd.DataFrame) -> alt.X:
 
 def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: str, title: str,
                           y_title: str) -> alt.Chart:
-    s = _ok(summary[summary["workload"] == workload])
+    s = ok_rows(summary[summary["workload"] == workload])
     parallel = s[s["scheduler"] != "sequential"]
     seq = s[s["scheduler"] == "sequential"]
     line = alt.Chart(parallel).mark_line(point=True).encode(
@@ -63,7 +61,7 @@ def mandelbrot_frames(summary: pd.DataFrame, runs: pd.DataFrame, machine: dict) 
 
 
 def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
-    s = _ok(summary)
+    s = ok_rows(summary)
     s = s[s["scheduler"] != "sequential"]
     long = pd.concat([
         s.assign(baseline="against the sequential baseline", speedup=s["speedup_vs_sequential"]),
@@ -83,11 +81,11 @@ def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
 
 
 def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
-    s = _ok(summary)
+    s = ok_rows(summary)
     # LIFO shares one stack and never steals: only the work-stealing schedulers
     s = s[s["scheduler"].isin(["ws", "ws_sync"]) & (s["threads"] > 1)].dropna(subset=["steal_success"])
     if s.empty:
-        return _note("Steals", "no multi-threaded work-stealing cell in this run")
+        return note("Steals", "no multi-threaded work-stealing cell in this run")
     long = s.melt(id_vars=["workload", "scheduler", "threads"],
                   value_vars=["steal_success", "steal_fail_empty", "steal_fail_race"],
                   var_name="outcome", value_name="count")
@@ -107,7 +105,7 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
 
 def tasks(summary: pd.DataFrame, workers: pd.DataFrame, machine: dict) -> alt.Chart:
     if workers.empty:
-        return _note("Tasks per thread", "no per-thread counters in this run")
+        return note("Tasks per thread", "no per-thread counters in this run")
     top = workers[workers["threads"] == workers["threads"].max()]
     per = top.groupby(["workload", "scheduler", "worker"], as_index=False)["tasks_executed"].median()
     per["thread"] = per["worker"] + 1
@@ -130,11 +128,6 @@ def mandelbrot_image(image_path: str, machine: dict) -> alt.Chart:
     return (alt.Chart(pd.DataFrame({"url": [url]})).mark_image(width=w, height=h, align="left", baseline="top")
             .encode(url="url:N", x=alt.value(0), y=alt.value(0))
             .properties(width=w, height=h, title=f"The rendered frame ({width}x{height}, seahorse valley)"))
-
-
-def _note(title: str, text: str) -> alt.Chart:
-    return (alt.Chart(pd.DataFrame({"text": [text]})).mark_text(size=14)
-            .encode(text="text:N").properties(width=520, height=60, title=title))
 
 
 # name -> (function, the tables it draws from)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from parbench.figures import note, ok_rows
+
 from parbench.sigpar.algorithms import CATALOG
 
 ALGORITHM_ORDER = list(CATALOG)
@@ -14,14 +16,10 @@ MODE_DASH = alt.StrokeDash("mode:N", title="mode", sort=["threading", "multiproc
                            legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#444444"))
 
 
-def _ok(cells: pd.DataFrame) -> pd.DataFrame:
-    return cells[cells["status"] == "ok"].copy()
-
-
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
     """Lines against worker count, one panel per family (columns) and operation (rows),
     one colour per algorithm, dashed for multiprocess."""
-    data = _ok(cells)[["algorithm", "family", "operation", "mode", "workers", y]].dropna()
+    data = ok_rows(cells)[["algorithm", "family", "operation", "mode", "workers", y]].dropna()
     workers = sorted(data["workers"].unique().tolist())
     base = alt.Chart(data).encode(
         x=alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
@@ -49,7 +47,7 @@ def latency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
 
 
 def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
-    data = _ok(cells)[["algorithm", "operation", "mode", "workers", "scaling_efficiency"]].dropna()
+    data = ok_rows(cells)[["algorithm", "operation", "mode", "workers", "scaling_efficiency"]].dropna()
     base = alt.Chart(data).encode(
         x=alt.X("workers:O", title="workers"),
         y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
@@ -67,11 +65,11 @@ def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
 
 
 def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
-    data = _ok(cells)
+    data = ok_rows(cells)
     wide = data.pivot_table(index=["algorithm", "operation", "workers"], columns="mode",
                             values="ops_per_sec").reset_index()
     if not {"threading", "multiprocess"} <= set(wide.columns):
-        return _note("Threading / multiprocess ratio", "needs both modes in the run")
+        return note("Threading / multiprocess ratio", "needs both modes in the run")
     wide["ratio"] = wide["threading"] / wide["multiprocess"]
     wide = wide.dropna(subset=["ratio"])
     bars = alt.Chart(wide).mark_bar().encode(
@@ -87,19 +85,14 @@ def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
 
 
 def energy(cells: pd.DataFrame, machine: dict) -> alt.Chart:
-    data = _ok(cells).dropna(subset=["energy_per_op_j"])
+    data = ok_rows(cells).dropna(subset=["energy_per_op_j"])
     if data.empty:
         reason = (machine.get("capabilities", {}).get("energy", {}).get("reason")
                   or "no energy source on this machine")
-        return _note("Energy per operation", f"not measured on this machine: {reason}")
+        return note("Energy per operation", f"not measured on this machine: {reason}")
     data = data.assign(energy_per_op_mj=data["energy_per_op_j"] * 1e3)
     return _family_grid(data, "energy_per_op_mj", "energy per operation, mJ (log)",
                         "Energy per operation against workers")
-
-
-def _note(title: str, text: str) -> alt.Chart:
-    return (alt.Chart(pd.DataFrame({"text": [text]})).mark_text(size=14, align="center")
-            .encode(text="text:N").properties(width=520, height=60, title=title))
 
 
 # name -> (function, the tables it draws from)

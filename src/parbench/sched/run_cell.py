@@ -24,17 +24,12 @@ import time
 from pathlib import Path
 
 from parbench import paths
+from parbench.cli import check_choice
 from parbench.records import keep_history, write_atomic
 from parbench.sched import plan
 from parbench.sched.plan import SchedCell
 
 RECORD_VERSION = 1
-
-
-def _check_choice(name: str, value, allowed) -> None:
-    if value not in allowed:
-        raise SystemExit(f"parbench sched-cell: --{name} {value!r} is not allowed; "
-                         f"allowed: {', '.join(map(str, allowed))}")
 
 
 def measure(cfg: dict, cell: SchedCell, driver: str) -> dict:
@@ -88,8 +83,8 @@ def main(args) -> int:
     from parbench import config as pbconfig
     from parbench.sigpar.run_cell import progress_suffix
 
-    _check_choice("workload", args.workload, plan.WORKLOADS)
-    _check_choice("scheduler", args.scheduler, plan.SCHEDULER_ORDER)
+    check_choice("sched-cell", "workload", args.workload, plan.WORKLOADS)
+    check_choice("sched-cell", "scheduler", args.scheduler, plan.SCHEDULER_ORDER)
     if args.threads < 1:
         raise SystemExit(f"parbench sched-cell: --threads must be >= 1 (got {args.threads})")
     if not Path(args.driver).exists():

@@ -56,8 +56,11 @@ STARTUP_TIMEOUT_SEC = 300.0
 BREAK_VERIFY_ENV = "PARBENCH_SIGPAR_BREAK_VERIFY"
 
 
-class CellFailed(RuntimeError):
-    """A worker failed or a correctness check did not pass."""
+def algorithm_record(algo, library_version: str | None) -> dict:
+    """The `algorithm` block of a cell record."""
+    return {"name": algo.name, "family": algo.family, "kind": algo.kind, "library": algo.library,
+            "security_bits": algo.security_bits, "nist_level": algo.nist_level,
+            "library_version": library_version}
 
 
 @dataclass(frozen=True)
@@ -364,9 +367,7 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
         "study": "sigpar",
         "profile": cfg["profile"],
         "cell": asdict(cell),
-        "algorithm": {"name": algo.name, "family": algo.family, "kind": algo.kind, "library": algo.library,
-                      "security_bits": algo.security_bits, "nist_level": algo.nist_level,
-                      "library_version": signers.library_version(algo)},
+        "algorithm": algorithm_record(algo, signers.library_version(algo)),
         "parameters": {"warmup_sec": sp["warmup_sec"], "duration_sec": sp["duration_sec"],
                        "analysis_window_sec": sp["analysis_window_sec"],
                        "window_start_sec": schedule.window_start, "window_end_sec": schedule.window_end,

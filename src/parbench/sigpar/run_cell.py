@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from parbench import paths
+from parbench.cli import check_choice
 from parbench.records import keep_history, write_atomic
 from parbench.sigpar import algorithms
 from parbench.sigpar.plan import Cell, format_duration
@@ -69,13 +70,13 @@ def history_folder(profile: str, cell: Cell) -> Path:
 
 
 def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
+    from parbench.sigpar.cell import algorithm_record
+
     algo = algorithms.get(cell.algorithm)
     return {"record_version": 1, "study": "sigpar", "profile": cfg["profile"],
             "cell": {"algorithm": cell.algorithm, "operation": cell.operation, "mode": cell.mode,
                      "workers": cell.workers},
-            "algorithm": {"name": algo.name, "family": algo.family, "kind": algo.kind, "library": algo.library,
-                          "security_bits": algo.security_bits, "nist_level": algo.nist_level,
-                          "library_version": None},
+            "algorithm": algorithm_record(algo, None),
             "status": "skipped",
             "failure": f"not measured: {earlier['cell']} failed earlier in this run ({earlier['failure']})",
             "started_unix": time.time(), "finished_unix": time.time(), "elapsed_sec": 0.0,
@@ -100,18 +101,13 @@ def console_line(record: dict) -> str:
     return f"{head} {r['ops_per_sec']:>12.1f} ops/sec | p99: {p99_text}{progress_suffix()}"
 
 
-def _check_choice(name: str, value, allowed) -> None:
-    if value not in allowed:
-        raise SystemExit(f"parbench sigpar-cell: --{name} {value!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
-
-
 def main(args) -> int:
     from parbench import config as pbconfig
     from parbench.sigpar import cell as cellmod
 
-    _check_choice("algorithm", args.algorithm, list(algorithms.CATALOG))
-    _check_choice("operation", args.operation, OPERATIONS)
-    _check_choice("mode", args.mode, MODES)
+    check_choice("sigpar-cell", "algorithm", args.algorithm, list(algorithms.CATALOG))
+    check_choice("sigpar-cell", "operation", args.operation, OPERATIONS)
+    check_choice("sigpar-cell", "mode", args.mode, MODES)
     if args.workers < 1:
         raise SystemExit(f"parbench sigpar-cell: --workers must be >= 1 (got {args.workers})")
     try:
