@@ -163,10 +163,22 @@ def test_missing_include_names_the_file(tmp_path):
 def test_missing_nested_include_names_the_file(tmp_path):
     root = _write_paper(
         tmp_path / "p", "{{< include _generated/a.md >}}\n",
-        {"_generated/a.md": "A\n\n{{< include b.md >}}\n"},
+        {"_generated/a.md": "A\n\n{{< include _generated/b.md >}}\n"},
     )
     with pytest.raises(MissingIncludeError, match=r"_generated/b\.md"):
         render_paper(root, renderer="pandoc", log=None)
+
+
+def test_nested_includes_are_relative_to_the_main_document_as_in_quarto(tmp_path):
+    # Quarto pastes an include into the main document: a path inside an included file is
+    # relative to the main document's folder, not to the included file's.
+    root = _write_paper(
+        tmp_path / "p", "{{< include _generated/a.md >}}\n",
+        {"_generated/a.md": "A\n\n{{< include sections/b.md >}}\n", "sections/b.md": "From B.\n",
+         "_generated/sections/b.md": "Wrong B.\n"},
+    )
+    page = render_paper(root, renderer="pandoc", log=None).output_path.read_text()
+    assert "From B." in page and "Wrong B." not in page
 
 
 def test_include_cycle(tmp_path):

@@ -105,7 +105,7 @@ def render_with_pandoc(project: PaperProject, output: Path, keep_intermediate: P
     warnings: list[str] = []
 
     # 1. shortcodes, at the text level (as Quarto does).
-    expander = ShortcodeExpander(paper_dir, metadata, project.variables)
+    expander = ShortcodeExpander(paper_dir, metadata, project.variables, project.main_doc.parent)
     markdown = expander.expand(project.body, project.main_doc.resolve())
 
     # 2. parse to the JSON AST.

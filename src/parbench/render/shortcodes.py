@@ -1,8 +1,10 @@
 """Expand the Quarto shortcodes the pandoc fallback supports, at the text level, as
 Quarto does before pandoc sees the document.
 
-Supported: ``{{< include path >}}`` (relative to the including file, or to the
-project when the path starts with ``/``; recursive), ``{{< meta key >}}``,
+Supported: ``{{< include path >}}`` (recursive; as in Quarto, an include is pasted
+into the main document, so a relative path, in the main document or in an included
+file alike, is relative to the main document's folder, and a path starting with ``/``
+to the project's), ``{{< meta key >}}``,
 ``{{< var key >}}`` (from ``_variables.yml``) and ``{{< pagebreak >}}``.
 ``{{{< ... >}}}`` is an escaped shortcode and comes out literally as ``{{< ... >}}``.
 Any other shortcode is an error.
@@ -43,8 +45,10 @@ def _scalar(value: Any, what: str) -> str:
 
 
 class ShortcodeExpander:
-    def __init__(self, project_dir: Path, metadata: dict[str, Any], variables: dict[str, Any]):
+    def __init__(self, project_dir: Path, metadata: dict[str, Any], variables: dict[str, Any],
+                 main_dir: Path | None = None):
         self.project_dir = project_dir
+        self.main_dir = main_dir or project_dir
         self.metadata = metadata
         self.variables = variables
         self.included: list[Path] = []
@@ -103,7 +107,7 @@ class ShortcodeExpander:
         if target.startswith("/"):
             path = self.project_dir / target.lstrip("/")
         else:
-            path = source.parent / target
+            path = self.main_dir / target
         if not path.is_file():
             raise MissingIncludeError(f"{where}: included file not found: {path}")
         resolved = path.resolve()
