@@ -2,6 +2,7 @@
 profile needs) once per checkout, in the same folder the pipeline would use."""
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,14 @@ from parbench import paths
 from parbench.native import liboqs
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config):
+    # Some tests press Ctrl+C (SIGINT) on the pipeline and on cells. A shell that starts the
+    # test run in the background makes SIGINT ignored, and ignored signals stay ignored in
+    # every child: restore the default so that those tests test the product, not the shell.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
