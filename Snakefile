@@ -4,6 +4,7 @@
 #   snakemake -c1                                  the default profile (conf/local.yaml)
 #   snakemake -c1 --configfile conf/m4.yaml        another machine profile
 #   snakemake -c1 report                           everything the paper needs, rendered
+#   snakemake --report report.html                 Snakemake's report of the last run
 #
 # The profile is a Hydra config (conf/<profile>.yaml); Hydra overrides go through
 # --config 'overrides=["sigpar.duration_sec=6"]'. See README.md.
@@ -15,13 +16,22 @@ min_version("9.0")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/build.smk"
-include: "workflow/rules/cells.smk"
-include: "workflow/rules/aggregate.smk"
-include: "workflow/rules/figures.smk"
+include: "workflow/rules/machine.smk"
+
+
+# one rules file per study of the run (the registry: src/parbench/studies/__init__.py)
+for _study in STUDIES:
+
+    include: f"workflow/rules/{_study.name}.smk"
+
+
 include: "workflow/rules/paper.smk"
+
+
+report: "workflow/report/workflow.rst"
 
 
 rule all:
     input:
-        paper_outputs(),
+        paths.PAPER_OUTPUT,
     default_target: True

@@ -23,9 +23,9 @@ import tempfile
 import time
 
 from parbench import config as pbconfig
-from parbench.sigpar import algorithms, keys, signers
-from parbench.sigpar.cell import measure
-from parbench.sigpar.plan import Cell
+from parbench.studies.sigpar import algorithms, keys, signers
+from parbench.studies.sigpar.cell import measure
+from parbench.studies.sigpar.plan import Cell
 
 ALGORITHMS = ["RSA-2048", "ECDSA-P256", "Ed25519"]
 GOAL = 0.97

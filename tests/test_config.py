@@ -4,7 +4,7 @@ names it and what is allowed."""
 import pytest
 
 from parbench import config as pbconfig
-from parbench.sigpar.algorithms import CATALOG
+from parbench.studies.sigpar.algorithms import CATALOG
 
 
 def load(profile="local", *overrides):
@@ -87,8 +87,8 @@ def test_window_longer_than_duration():
 def test_unknown_mode_and_study():
     msg = error("sigpar.modes=[threads]")
     assert "'threads'" in msg and "threading, multiprocess" in msg
-    msg = error("studies=[sigpar,gil]")
-    assert "studies[1]" in msg and "'gil'" in msg and "sigpar" in msg
+    msg = error("studies=[sigpar,nosuch]")
+    assert "studies[1]" in msg and "'nosuch'" in msg and "sigpar, sched" in msg
 
 
 def test_misspelt_key_is_refused_with_a_suggestion():

@@ -6,7 +6,7 @@ import pytest
 
 from parbench import config as pbconfig
 from parbench.figures import ppm
-from parbench.sched import aggregate, plan
+from parbench.studies.sched import aggregate, plan
 
 
 def test_cells_cover_schedulers_peers_and_the_sequential_baseline_once():

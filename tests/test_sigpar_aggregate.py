@@ -4,7 +4,7 @@ failed cells never count as measurements."""
 import pandas as pd
 import pytest
 
-from parbench.sigpar import aggregate
+from parbench.studies.sigpar import aggregate
 
 
 def record(algorithm="RSA-2048", operation="sign", mode="threading", workers=1, ops=100, status="ok",

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from parbench.sigpar.cell import BREAK_VERIFY_ENV, CSV_COLUMNS
+from parbench.studies.sigpar.cell import BREAK_VERIFY_ENV, CSV_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = ["sigpar.warmup_sec=0.05", "sigpar.duration_sec=0.5", "sigpar.analysis_window_sec=0.3",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from parbench.sigpar.harness import Schedule, run_worker, sample_latencies
+from parbench.studies.sigpar.harness import Schedule, run_worker, sample_latencies
 
 
 class FakeClock:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from parbench.sigpar import keys, signers
-from parbench.sigpar.algorithms import CATALOG
+from parbench.studies.sigpar import keys, signers
+from parbench.studies.sigpar.algorithms import CATALOG
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """Cell expansion: one cell per (algorithm, operation, mode, workers), in the seed's order."""
 
 from parbench import config as pbconfig
-from parbench.sigpar import plan
+from parbench.progress import format_duration
+from parbench.studies.sigpar import plan
 
 
 def test_m4_plans_the_full_sweep():
@@ -45,5 +46,15 @@ def test_estimate_uses_the_profile_figures():
     sp = cfg["sigpar"]
     per_cell = sp["warmup_sec"] + sp["duration_sec"] + sp["cell_overhead_sec"]
     assert plan.estimate_sec(cfg) == len(plan.cells(cfg)) * per_cell
-    assert plan.format_duration(182) == "3m02s" and plan.format_duration(45) == "45s"
-    assert plan.format_duration(3900) == "1h05m"
+
+
+def test_durations_in_the_seeds_style():
+    assert format_duration(182) == "3m02s" and format_duration(45) == "45s"
+    assert format_duration(3900) == "1h05m"
+
+
+def test_rerun_tokens_name_one_algorithms_sweep():
+    cfg = pbconfig.load("smoke")
+    assert plan.rerun_tokens(cfg, "ML-DSA-44") == ["data/raw/smoke/parallelism/sweeps/ML-DSA-44.json"]
+    assert plan.rerun_tokens(cfg, "Ed25519") == []  # not in the smoke profile
+    assert plan.rerun_names(cfg) == ["ECDSA-P256", "ML-DSA-44"]

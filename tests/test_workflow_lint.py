@@ -34,7 +34,7 @@ def test_m4_dry_run_plans_every_cell():
     ("sigpar.algorithms=[RSA-1024]", "'RSA-1024' is not allowed; allowed: RSA-2048"),
     ("sigpar.analysis_window_sec=99", "is longer than sigpar.duration_sec"),
     ("sigpar.modes=[threads]", "'threads' is not allowed; allowed: threading, multiprocess"),
-    ("studies=[gil]", "'gil' is not allowed; allowed: sigpar"),
+    ("studies=[nosuch]", "'nosuch' is not allowed; allowed: sigpar, sched"),
 ])
 def test_a_bad_config_stops_snakemake_before_any_job(override, words):
     proc = subprocess.run([*SNAKEMAKE, "-n", "--configfile", "conf/local.yaml", "--config",

@@ -11,19 +11,24 @@ import argparse
 import importlib
 import sys
 
-# command -> the module that registers it (its add_commands(subparsers))
-COMMANDS = {
-    "sigpar-cell": "parbench.sigpar.run_cell",
-    "sigpar-sweep-token": "parbench.sigpar.commands",
-    "sigpar-algorithm": "parbench.sigpar.commands",
-    "sigpar-aggregate": "parbench.sigpar.commands",
-    "sched-cell": "parbench.sched.run_cell",
-    "sched-aggregate": "parbench.sched.commands",
+# command -> the module that registers it (its add_commands(subparsers)); each study
+# adds its own commands (Study.commands).
+SHARED_COMMANDS = {
     "probe": "parbench.probe",
     "figure": "parbench.figures",
-    "paper-sources": "parbench.paper.sources",
+    "paper-sources": "parbench.paper",
+    "paper-fragments": "parbench.paper",
     "rerun": "parbench.rerun",
 }
+
+
+def commands() -> dict[str, str]:
+    from parbench import studies
+
+    out = dict(SHARED_COMMANDS)
+    for study in studies.registered():
+        out.update(study.commands)
+    return out
 
 
 def check_choice(command: str, name: str, value, allowed) -> None:
@@ -42,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="parbench", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     wanted = _requested(argv)
-    modules = [COMMANDS[wanted]] if wanted in COMMANDS else sorted(set(COMMANDS.values()))
+    known = commands()
+    modules = [known[wanted]] if wanted in known else sorted(set(known.values()))
     for module in modules:
         importlib.import_module(module).add_commands(sub)
     args = parser.parse_args(argv)

@@ -1,10 +1,13 @@
 """Compose, resolve and validate a parbench config.
 
-Hydra is the one source of truth for parameters: a profile is a Hydra primary config
-in `conf/` (`conf/local.yaml` = profile `local`), composed with Hydra overrides into one
-plain dict, then checked against `workflow/schemas/config.schema.yaml` plus the checks
-that span keys. Snakemake (workflow/rules/common.smk) and every cell command load the
-config through `load()`, so both see the same values.
+Hydra is the one source of truth for parameters. A run composes, in order, each
+registered study's config group (`conf/<study>/<profile>.yaml` where the study has one
+for the profile, else `conf/<study>/default.yaml`), then the profile (`conf/local.yaml`
+= profile `local`, which extends `conf/config.yaml` and may override any study's
+values), then the Hydra overrides, into one plain dict. That dict is checked against
+`workflow/schemas/config.schema.yaml` with every study's own schema merged in, plus the
+checks that span keys. Snakemake (workflow/rules/common.smk) and every cell command load
+the config through `load()`, so both see the same values.
 
 Errors are `ConfigError`s whose message names the bad value, where it is, and what is
 allowed.
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from parbench import project
+from parbench import project, studies
 from parbench.telemetry.affinity import available_cpus
 
 DEFAULT_PROFILE = "local"
@@ -61,6 +64,7 @@ def _register_resolvers() -> None:
         "cores": lambda: usable_cores(),
         "worker_sweep": lambda cores=None: worker_sweep(cores),
         "thread_range": lambda cores=None: thread_range(cores),
+        "registered_studies": lambda: studies.names(),
     }.items():
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)
@@ -88,6 +92,35 @@ def list_profiles(conf_dir: Path | None = None) -> list[str]:
     return sorted(p.stem for p in Path(conf_dir or project.conf_dir()).glob("*.yaml") if p.stem != "config")
 
 
+def study_option(study: str, profile: str, conf_dir: Path) -> str:
+    """The option of a study's config group that a profile composes: the one named after
+    the profile, else `default`."""
+    return profile if (conf_dir / study / f"{profile}.yaml").is_file() else "default"
+
+
+def _expand_aliases(overrides: list[str]) -> list[str]:
+    """Rewrite the override aliases studies keep for users (`algorithms=fast` is
+    `sigpar/algorithms=fast`)."""
+    aliases = {alias: group for s in studies.registered() for alias, group in s.override_aliases.items()}
+    out = []
+    for override in overrides:
+        prefix = override[:1] if override[:1] in "+~" else ""
+        key, sep, value = override[len(prefix):].partition("=")
+        out.append(f"{prefix}{aliases[key]}{sep}{value}" if key in aliases else override)
+    return out
+
+
+def _primary(profile: str, conf_dir: Path) -> str:
+    """Register (in Hydra's config store) the config a run composes: every study's group,
+    then the profile, so that the profile's own values win over the studies' defaults."""
+    from hydra.core.config_store import ConfigStore
+
+    name = f"_parbench_{profile}"
+    defaults = [{s: study_option(s, profile, conf_dir)} for s in studies.names()] + [profile, "_self_"]
+    ConfigStore.instance().store(name=name, node={"defaults": defaults})
+    return name
+
+
 def compose(profile: str, overrides: list[str] | tuple[str, ...] = (),
             conf_dir: Path | None = None) -> dict:
     """Compose profile + overrides with Hydra and resolve it to a plain dict."""
@@ -108,7 +141,7 @@ def compose(profile: str, overrides: list[str] | tuple[str, ...] = (),
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
-            cfg = hydra_compose(config_name=profile, overrides=list(overrides))
+            cfg = hydra_compose(config_name=_primary(profile, conf_dir), overrides=_expand_aliases(list(overrides)))
         resolved = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         # Hydra appends its search path to "not found" messages; the options list before it
@@ -117,19 +150,25 @@ def compose(profile: str, overrides: list[str] | tuple[str, ...] = (),
         raise ConfigError(f"profile {profile!r} with overrides {list(overrides)}: {message}") from None
     finally:
         GlobalHydra.instance().clear()
-    resolved["profile"] = profile
-    return resolved
+    # shared keys first, then the studies in registry order
+    shared = {k: v for k, v in resolved.items() if k not in studies.REGISTRY}
+    return {"profile": profile, **shared, **{k: resolved[k] for k in studies.REGISTRY if k in resolved}}
 
 
 # --- validation --------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
-    from parbench.sigpar.algorithms import CATALOG
-
+    """The whole config's schema: the shared keys, and each registered study's section."""
     with open(project.schema_path()) as fh:
         doc = yaml.safe_load(fh)
-    doc["$defs"]["sigpar_algorithm"]["enum"] = list(CATALOG)
+    doc["properties"]["studies"]["items"]["enum"] = studies.names()
+    for study in studies.registered():
+        section = study.schema()
+        section.pop("$schema", None)
+        doc["$defs"].update(section.pop("$defs", {}))
+        doc["properties"][study.name] = section
+        doc["required"].append(study.name)
     return doc
 
 
@@ -180,23 +219,7 @@ def _describe(error) -> str:
 
 
 def _cross_key_errors(cfg: dict) -> list[str]:
-    errors = []
-    sp = cfg.get("sigpar", {})
-    window, duration = sp.get("analysis_window_sec"), sp.get("duration_sec")
-    if isinstance(window, (int, float)) and isinstance(duration, (int, float)) and window > duration:
-        errors.append(f"sigpar.analysis_window_sec: {window!r} is longer than sigpar.duration_sec "
-                      f"({duration!r}); allowed: 0 < analysis_window_sec <= duration_sec")
-    workers = sp.get("workers")
-    if isinstance(workers, list) and workers and all(isinstance(w, int) for w in workers) and 1 not in workers:
-        errors.append(f"sigpar.workers: {workers!r} must include 1, the base of scaling efficiency "
-                      f"(ops(N) / (N x ops(1)))")
-    sc = cfg.get("sched", {})
-    backoff = sc.get("backoff", {})
-    lo, hi = backoff.get("min_ns"), backoff.get("max_ns")
-    if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
-        errors.append(f"sched.backoff.min_ns: {lo} is larger than sched.backoff.max_ns ({hi}); "
-                      f"allowed: 1 <= min_ns <= max_ns")
-    return errors
+    return [error for study in studies.registered() for error in study.config_errors(cfg)]
 
 
 def validate(cfg: dict, source: str = "config") -> dict:

@@ -1,6 +1,7 @@
-"""Every path the pipeline reads or writes, in one place (relative to the repo root,
-which is Snakemake's working directory). Measured data is partitioned by profile, so
-runs of different profiles never overwrite each other."""
+"""The paths every study shares (relative to the repo root, which is Snakemake's
+working directory). Measured data is partitioned by profile, so runs of different
+profiles never overwrite each other. A study's own layout under these folders is
+defined in its plan module (e.g. `parbench.studies.sigpar.plan.CELL`)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,9 @@ FIGURES = "figures/{profile}"
 LOGS = "logs/{profile}"
 PAPER_DIR = "paper"
 PAPER_GENERATED = "paper/_generated"
+PAPER_SECTIONS = "paper/sections"
 PAPER_OUTPUT = "paper/_output/index.html"
 LIBOQS_BUILD = "native/build/liboqs/{key}"
-
-# sigpar: the seed's raw layout, one folder per mode.
-SIGPAR_RAW = RAW + "/parallelism"
-SIGPAR_CELL = SIGPAR_RAW + "/{mode}/{algorithm}_{operation}_t{workers}"
-SIGPAR_SWEEP = SIGPAR_RAW + "/sweeps/{algorithm}.json"
-SIGPAR_HISTORY = SIGPAR_RAW + "/history"
 
 
 def liboqs_build_dir(cmake_ids: list[str]) -> str:
@@ -28,10 +24,12 @@ def liboqs_build_dir(cmake_ids: list[str]) -> str:
     key = hashlib.sha256(";".join(sorted(cmake_ids)).encode()).hexdigest()[:12]
     return LIBOQS_BUILD.format(key=key)
 
-# sched: one folder per workload, one record per (scheduler, threads).
-SCHED_RAW = RAW + "/sched"
-SCHED_CELL = SCHED_RAW + "/{workload}/{scheduler}_t{threads:02d}"
-SCHED_IMAGE = SCHED_RAW + "/mandelbrot/sched_image.ppm"
-SCHED_BUILD = "native/build/sched"
-SCHED_DRIVER = SCHED_BUILD + "/parbench-sched"
-SCHED_PEERS = SCHED_BUILD + "/peers.json"
+
+def paper_fragment(study: str, fragment: str) -> str:
+    """A generated part of a study's paper section."""
+    return f"{PAPER_GENERATED}/{study}/{fragment}.md"
+
+
+def paper_section(study: str) -> str:
+    """The study's section of the paper: its fixed prose, including its generated parts."""
+    return f"{PAPER_SECTIONS}/{study}.qmd"

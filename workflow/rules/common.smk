@@ -1,6 +1,9 @@
-# Loads and validates the config before any job starts; holds the input functions
-# and names the rules share. The Python behind them is in src/parbench/pipeline.py.
+# Loads and validates the config before any job starts; holds the names, input functions
+# and run hooks the rules share. Studies are known only through the registry
+# (src/parbench/studies/__init__.py): each active study's rules are in
+# workflow/rules/<study>.smk. The Python behind this file is src/parbench/pipeline.py.
 
+import mimetypes
 import shlex
 import sys
 from pathlib import Path
@@ -8,12 +11,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from parbench import config as pbconfig
-from parbench import paths, pipeline
-from parbench.figures import registry as figure_registry
-from parbench.sched import plan as schedplan
-from parbench.sigpar import plan as sigplan
-from parbench.sigpar.algorithms import get as get_algorithm
-from parbench.sigpar.algorithms import liboqs_cmake_ids
+from parbench import paths, pipeline, studies
 
 pipeline.export_environment(workflow.basedir)
 
@@ -24,7 +22,8 @@ except pbconfig.ConfigError as exc:
     raise WorkflowError(f"parbench: {exc}") from None
 
 PROFILE = PB["profile"]
-STUDIES = PB["studies"]
+# The studies this run measures, in paper order.
+STUDIES = studies.active(PB)
 # Every rule documents its software stack with the conda environment of the project;
 # `snakemake --use-conda` builds it from environment.yml.
 CONDA_ENV = str(Path(workflow.basedir) / "environment.yml")
@@ -38,139 +37,71 @@ RAW = paths.RAW.format(profile=PROFILE)
 PROCESSED = paths.PROCESSED.format(profile=PROFILE)
 FIGURES = paths.FIGURES.format(profile=PROFILE)
 LOGS = paths.LOGS.format(profile=PROFILE)
+MACHINE = f"{PROCESSED}/machine.json"
 
-# --- sigpar ---------------------------------------------------------------------------------
-
-SIGPAR = "sigpar" in STUDIES
-SIGPAR_CELLS = sigplan.cells(PB) if SIGPAR else []
-SIGPAR_ALGORITHMS = PB["sigpar"]["algorithms"] if SIGPAR else []
-SIGPAR_MODES = PB["sigpar"]["modes"] if SIGPAR else []
-SIGPAR_STEM = paths.SIGPAR_CELL.format(
-    profile=PROFILE,
-    mode="{mode}",
-    algorithm="{algorithm}",
-    operation="{operation}",
-    workers="{workers}",
-)
-
-# liboqs: built with exactly the post-quantum algorithms the config names.
-LIBOQS_IDS = liboqs_cmake_ids(SIGPAR_ALGORITHMS)
+# liboqs: one build with exactly the algorithms the run's studies need.
+LIBOQS_IDS = pipeline.liboqs_ids(PB)
 LIBOQS_DIR = paths.liboqs_build_dir(LIBOQS_IDS) if LIBOQS_IDS else None
+LIBOQS = f"{LIBOQS_DIR}/liboqs.json" if LIBOQS_DIR else None
+
+# Cells run in the studies' order, each study's in its plan's order: higher priority
+# first. Jobs every cell waits for (the machine probe, sweep tokens) go before them all.
+CELL_PRIORITY = pipeline.cell_priorities(PB)
+FIRST_PRIORITY = len(CELL_PRIORITY) + 2
 
 
-wildcard_constraints:
-    algorithm=r"[A-Za-z0-9+\-]+",
-    operation="sign|verify",
-    mode="threading|multiprocess",
-    workers=r"\d+",
-    workload="quicksort|mandelbrot",
-    scheduler="|".join(schedplan.SCHEDULER_ORDER),
-    threads=r"\d+",
+def cell_priority(study, cell):
+    return CELL_PRIORITY.get((study, cell), 0)
 
 
-def sigpar_cell_of(wildcards):
-    return sigplan.Cell(
-        wildcards.algorithm, wildcards.operation, wildcards.mode, int(wildcards.workers)
-    )
+# --- figures, the paper and Snakemake's report ------------------------------------------------
+
+# Snakemake's report offers Parquet tables for download under their real type.
+mimetypes.add_type("application/vnd.apache.parquet", ".parquet")
 
 
-def sigpar_cell_inputs(wildcards):
-    """A cell needs its algorithm's sweep token and, for post-quantum ones, liboqs."""
-    inputs = {
-        "sweep": paths.SIGPAR_SWEEP.format(profile=PROFILE, algorithm=wildcards.algorithm)
-    }
-    if get_algorithm(wildcards.algorithm).library == "liboqs":
-        inputs["liboqs"] = f"{LIBOQS_DIR}/liboqs.json"
+def report_category(study):
+    """A study's category in Snakemake's report: its title, numbered in paper order (the
+    report lists categories by name)."""
+    return f"{studies.names().index(study) + 1}. {studies.get(study).title}"
+
+
+
+def figure_outputs(study):
+    """Every figure of a study, as the SVG files the paper embeds."""
+    return [f"{FIGURES}/{name}.svg" for name in studies.get(study).figures()]
+
+
+def figure_inputs(study):
+    """Input function: the tables (and files) a figure of `study` draws from."""
+    return lambda wildcards: studies.get(study).figure_inputs(wildcards.figure, PROFILE, PROCESSED)
+
+
+def figure_constraint(study):
+    return "|".join(studies.get(study).figures())
+
+
+def paper_tables(study):
+    """The processed tables a study's generated paper text reads."""
+    return [f"{PROCESSED}/{name}.parquet" for name in studies.get(study).paper().TABLES]
+
+
+def paper_fragments(study):
+    return [paths.paper_fragment(study, name) for name in studies.get(study).paper().FRAGMENTS]
+
+
+def report_tables(study):
+    """The study's paper tables as HTML (shown by Snakemake's report) and CSV."""
+    names = studies.get(study).paper().REPORT_TABLES
+    return {f"{name}_{ext}": f"{PROCESSED}/tables/{name}.{ext}" for name in names for ext in ("html", "csv")}
+
+
+def paper_inputs():
+    """Everything the rendered paper is made of: each study's section and generated parts."""
+    inputs = []
+    for study in STUDIES:
+        inputs += [paths.paper_section(study.name), *paper_fragments(study.name)]
     return inputs
-
-
-def sigpar_liboqs_arg(wildcards, input):
-    return f"--liboqs {Path(input.liboqs).parent}" if "liboqs" in input.keys() else ""
-
-
-# --- sched ----------------------------------------------------------------------------------
-
-SCHED = "sched" in STUDIES
-SCHED_CELLS = schedplan.cells(PB) if SCHED else []
-SCHED_STEM = paths.SCHED_CELL.replace("{threads:02d}", "{threads}").format(
-    profile=PROFILE, workload="{workload}", scheduler="{scheduler}", threads="{threads}"
-)
-
-
-# what the driver is compiled from: a change to any of them rebuilds it (and so reruns
-# the sched cells); the C tests and docs are not among them
-SCHED_SOURCES = ["native/sched/Makefile"] + sorted(
-    str(p)
-    for d in ("lib", "workloads", "driver")
-    for p in Path("native/sched", d).rglob("*")
-    if p.is_file()
-)
-
-
-def sched_cell_of(wildcards):
-    return schedplan.SchedCell(wildcards.workload, wildcards.scheduler, int(wildcards.threads))
-
-
-def sched_cell_records():
-    return [c.outputs(PROFILE)["record"] for c in SCHED_CELLS]
-
-
-# Cells run in the seed's order, study by study (sigpar: algorithm by algorithm, sign
-# then verify, ascending workers; sched: workload by workload, scheduler by scheduler,
-# ascending threads): higher priority first. An algorithm's aggregation shares its
-# last cell's priority, so its console block follows right after its cells.
-_ORDER = [("sigpar", c) for c in SIGPAR_CELLS] + [("sched", c) for c in SCHED_CELLS]
-_PRIORITY = {key: len(_ORDER) - i for i, key in enumerate(_ORDER)}
-_SIGPAR_PRIORITY = {c: p for (study, c), p in _PRIORITY.items() if study == "sigpar"}
-
-
-def sigpar_cell_priority(wildcards):
-    return _PRIORITY.get(("sigpar", sigpar_cell_of(wildcards)), 0)
-
-
-def sched_cell_priority(wildcards):
-    return _PRIORITY.get(("sched", sched_cell_of(wildcards)), 0)
-
-
-def sigpar_algorithm_priority(wildcards):
-    return min(
-        p for c, p in _SIGPAR_PRIORITY.items() if c.algorithm == wildcards.algorithm
-    )
-
-
-def sigpar_cell_records(algorithm=None):
-    return [
-        c.outputs(PROFILE)["cell"]
-        for c in SIGPAR_CELLS
-        if algorithm is None or c.algorithm == algorithm
-    ]
-
-
-# --- figures and paper ------------------------------------------------------------------------
-
-FIGURE_SPECS = figure_registry()
-# the figures of the studies this run measures
-FIGURE_NAMES = [name for name in FIGURE_SPECS if name.split("_")[0] in STUDIES]
-
-
-# figure inputs that are not tables of data/processed/
-FIGURE_FILES = {"sched_image": paths.SCHED_IMAGE.format(profile=PROFILE)}
-
-
-def figure_tables(wildcards):
-    _, inputs = FIGURE_SPECS[wildcards.figure]
-    return [FIGURE_FILES.get(name, f"{PROCESSED}/{name}.parquet") for name in inputs]
-
-
-def paper_tables():
-    tables = [f"{PROCESSED}/sigpar_cells.parquet"] if SIGPAR else []
-    if SCHED:
-        tables += [f"{PROCESSED}/sched_summary.parquet", f"{PROCESSED}/sched_runs.parquet"]
-    return tables
-
-
-def paper_outputs():
-    return [paths.PAPER_OUTPUT]
 
 
 # --- the run's header and summary ----------------------------------------------------------------
@@ -185,7 +116,7 @@ def jobs_to_run():
 
 
 onstart:
-    pipeline.start_run(PB, jobs_to_run(), len(LIBOQS_IDS), OVERRIDES)
+    pipeline.start_run(PB, jobs_to_run(), OVERRIDES)
 
 
 onsuccess:

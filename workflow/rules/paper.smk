@@ -1,13 +1,13 @@
-# The paper: generated includes from the data, then Quarto (or pandoc) renders it.
+# The paper: the shared generated parts (Method, the list of study sections, how to
+# reproduce), then Quarto (or pandoc) renders paper/index.qmd with every active study's
+# section (paper/sections/<study>.qmd and its generated parts, from the study's rules).
 
 
 rule paper_sources:
     input:
-        machine=f"{PROCESSED}/machine.json",
-        tables=paper_tables(),
-        figures=expand(f"{FIGURES}/{{figure}}.svg", figure=FIGURE_NAMES),
+        machine=MACHINE,
     output:
-        multiext(f"{paths.PAPER_GENERATED}/", "run.md", "sigpar.md", "sched.md", "reproduce.md"),
+        multiext(f"{paths.PAPER_GENERATED}/", "run.md", "studies.md", "reproduce.md"),
     log:
         f"{LOGS}/paper_sources.log",
     params:
@@ -16,13 +16,13 @@ rule paper_sources:
     conda:
         CONDA_ENV
     shell:
-        "{params.parbench} paper-sources --machine {input.machine} --out-dir {params.out_dir} "
-        "{input.tables} > {log} 2>&1"
+        "{params.parbench} paper-sources --machine {input.machine} --out-dir {params.out_dir} > {log} 2>&1"
 
 
 rule render_paper:
     input:
         sources=rules.paper_sources.output,
+        studies=paper_inputs(),
         qmd="paper/index.qmd",
         project="paper/_quarto.yml",
     output:
@@ -40,4 +40,4 @@ rule render_paper:
 rule report:
     # `snakemake report`: everything the paper needs, measured, drawn and rendered.
     input:
-        paper_outputs(),
+        paths.PAPER_OUTPUT,

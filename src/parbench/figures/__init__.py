@@ -1,8 +1,9 @@
 """Figures: one function per figure, each returning an Altair chart; `save` writes it as
 SVG, PNG and a self-contained interactive HTML file (vl-convert, no internet needed).
 
-`REGISTRY` maps a figure's name (its file stem and its rule's wildcard) to the function
-that draws it from the study's tables.
+Each study's figures module has `FIGURES`: a figure's name (its file stem, prefixed with
+the study's name) -> the function that draws it and the inputs it draws from;
+`registry()` gathers them over the registered studies.
 """
 
 from __future__ import annotations
@@ -50,11 +51,12 @@ def note(title: str, text: str) -> alt.Chart:
 
 
 def registry() -> dict:
-    """name -> (function(inputs..., machine) -> chart, [input names]); an input is a
-    Parquet table (`data/processed/<profile>/<name>.parquet`) or, for the image, a file."""
-    from parbench.figures import sched, sigpar
+    """name -> (function(inputs..., machine) -> chart, [input names]) over every study; an
+    input is a Parquet table (`data/processed/<profile>/<name>.parquet`) or a file the study
+    names (Study.figure_files)."""
+    from parbench import studies
 
-    return {**sigpar.FIGURES, **sched.FIGURES}
+    return {name: spec for study in studies.registered() for name, spec in study.figures().items()}
 
 
 def main(args) -> int:

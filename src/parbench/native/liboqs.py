@@ -77,12 +77,12 @@ def _candidate_installed_libraries() -> list[str]:
 
 
 def _cmake_id_to_method_name(cmake_id: str) -> str:
-    from parbench.sigpar.algorithms import CATALOG
+    from parbench import studies
 
-    for algo in CATALOG.values():
-        if algo.oqs_cmake_id == cmake_id:
-            return algo.oqs_name
-    raise BuildError(f"no catalog algorithm has the liboqs build id {cmake_id!r}")
+    names = {i: name for study in studies.registered() for i, name in study.liboqs_names().items()}
+    if cmake_id not in names:
+        raise BuildError(f"no study's catalog has the liboqs build id {cmake_id!r}; known: {', '.join(sorted(names))}")
+    return names[cmake_id]
 
 
 def check_installed(path: str, cmake_ids: list[str]) -> tuple[bool, str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from parbench.sched.plan import SCHEDULER_ORDER, WORKLOADS
+from parbench.studies.sched.plan import SCHEDULER_ORDER, WORKLOADS
 
 KEYS = ["workload", "scheduler", "threads"]
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 def study(args) -> int:
-    from parbench.sched import aggregate
+    from parbench.studies.sched import aggregate
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from parbench.figures import note, ok_rows
 
-from parbench.sched.plan import SCHEDULER_ORDER
+from parbench.studies.sched.plan import SCHEDULER_ORDER
 
 SCHEDULER_COLOR = alt.Color("scheduler:N", sort=SCHEDULER_ORDER, title="scheduler",
                             scale=alt.Scale(domain=SCHEDULER_ORDER,

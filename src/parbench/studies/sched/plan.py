@@ -8,9 +8,24 @@ thread: it is the baseline of speedup. Peers (OpenMP, TBB) exist for quicksort o
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from parbench import paths
+from parbench.progress import format_duration
+
+# One folder per workload, one record per (scheduler, threads), under data/raw/<profile>/.
+RAW = paths.RAW + "/sched"
+CELL = RAW + "/{workload}/{scheduler}_t{threads:02d}"
+HISTORY = RAW + "/history"
+IMAGE = RAW + "/mandelbrot/sched_image.ppm"
+# The driver and the record of which peers it was built with.
+BUILD = "native/build/sched"
+DRIVER = BUILD + "/parbench-sched"
+PEERS_RECORD = BUILD + "/peers.json"
+# Seconds to build the driver from scratch (make is incremental), for the estimate.
+BUILD_SEC = 20.0
 
 WORKLOADS = ("quicksort", "mandelbrot")
 SCHEDULER_ORDER = ["sequential", "lifo", "ws", "ws_sync", "openmp", "tbb"]
@@ -23,12 +38,16 @@ class SchedCell:
     scheduler: str
     threads: int
 
+    @classmethod
+    def from_wildcards(cls, wildcards) -> "SchedCell":
+        return cls(wildcards.workload, wildcards.scheduler, int(wildcards.threads))
+
     @property
     def label(self) -> str:
         return f"{self.workload} {self.scheduler} t{self.threads}"
 
     def stem(self, profile: str) -> str:
-        return paths.SCHED_CELL.format(profile=profile, workload=self.workload, scheduler=self.scheduler,
+        return CELL.format(profile=profile, workload=self.workload, scheduler=self.scheduler,
                                        threads=self.threads)
 
     def outputs(self, profile: str) -> dict[str, str]:
@@ -50,6 +69,11 @@ def cells(cfg: dict) -> list[SchedCell]:
             threads = [1] if scheduler == "sequential" else sorted(sc["threads"])
             out += [SchedCell(workload, scheduler, t) for t in threads]
     return out
+
+
+def cell_records(cfg: dict) -> list[str]:
+    """The record (`.json`) of every cell."""
+    return [c.outputs(cfg["profile"])["record"] for c in cells(cfg)]
 
 
 def cell_parameters(cfg: dict, cell: SchedCell) -> dict:
@@ -99,3 +123,49 @@ def cell_estimate_sec(cfg: dict, cell: SchedCell) -> float:
         # every frame is compared with a sequential render of the same view
         timed = sc["mandelbrot"]["frames"] * (one / cell.threads + one)
     return sc["cell_overhead_sec"] + timed
+
+
+def job_seconds() -> dict:
+    """Seconds per job of the rules that measure or build, for the run's estimate."""
+    def cell_sec(cfg: dict, wildcards: dict) -> float:
+        return cell_estimate_sec(cfg, SchedCell(wildcards["workload"], wildcards["scheduler"],
+                                                int(wildcards["threads"])))
+
+    return {"sched_cell": cell_sec, "sched_build": lambda cfg, wildcards: BUILD_SEC}
+
+
+def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+    sc = cfg["sched"]
+    todo = [SchedCell(w["workload"], w["scheduler"], int(w["threads"])) for name, w in jobs if name == "sched_cell"]
+    total = len(cells(cfg))
+    return [
+        f"SCHEDULER BENCHMARK (sched) - quicksort of {sc['quicksort']['size']:,} ints, "
+        f"Mandelbrot {sc['mandelbrot']['width']}x{sc['mandelbrot']['height']}",
+        f"Schedulers: sequential, {', '.join(sc['schedulers'])}; peers: {', '.join(sc['peers']) or 'none'}",
+        f"Thread counts: {sorted(sc['threads'])}; repetitions: {sc['repetitions']}, "
+        f"frames: {sc['mandelbrot']['frames']}",
+        f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
+        f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}",
+    ]
+
+
+def failures(cfg: dict, run_id: str | None) -> list[str]:
+    """Cells of run `run_id` whose sort or frames failed verification."""
+    lines = []
+    for cell in cells(cfg):
+        path = Path(cell.outputs(cfg["profile"])["record"])
+        if not path.exists():
+            continue
+        record = json.loads(path.read_text())
+        if record.get("run_id") == run_id and record["status"] == "failed":
+            lines.append(f"FAILED: sched {cell.label}: {record['failure']}")
+    return lines
+
+
+def config_errors(cfg: dict) -> list[str]:
+    backoff = cfg.get("sched", {}).get("backoff", {})
+    lo, hi = backoff.get("min_ns"), backoff.get("max_ns")
+    if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
+        return [f"sched.backoff.min_ns: {lo} is larger than sched.backoff.max_ns ({hi}); "
+                f"allowed: 1 <= min_ns <= max_ns"]
+    return []

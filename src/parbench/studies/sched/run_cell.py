@@ -23,11 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from parbench import paths
 from parbench.cli import check_choice
+from parbench.progress import progress_suffix, run_id
 from parbench.records import keep_history, write_atomic
-from parbench.sched import plan
-from parbench.sched.plan import SchedCell
+from parbench.studies.sched import plan
+from parbench.studies.sched.plan import SchedCell
 
 RECORD_VERSION = 1
 
@@ -53,6 +53,7 @@ def measure(cfg: dict, cell: SchedCell, driver: str) -> dict:
         "record_version": RECORD_VERSION,
         "study": "sched",
         "profile": cfg["profile"],
+        "run_id": run_id(),
         "cell": {"workload": cell.workload, "scheduler": cell.scheduler, "threads": cell.threads},
         "parameters": plan.cell_parameters(cfg, cell),
         "status": status,
@@ -75,13 +76,12 @@ def write_outputs(record: dict, stem: str) -> dict[str, str]:
 
 
 def history_folder(profile: str, cell: SchedCell) -> Path:
-    return Path(paths.SCHED_RAW.format(profile=profile)) / "history" / cell.workload / \
+    return Path(plan.HISTORY.format(profile=profile)) / cell.workload / \
         f"{cell.scheduler}_t{cell.threads:02d}"
 
 
 def main(args) -> int:
     from parbench import config as pbconfig
-    from parbench.sigpar.run_cell import progress_suffix
 
     check_choice("sched-cell", "workload", args.workload, plan.WORKLOADS)
     check_choice("sched-cell", "scheduler", args.scheduler, plan.SCHEDULER_ORDER)
@@ -129,6 +129,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--workload", required=True, help="quicksort or mandelbrot")
     parser.add_argument("--scheduler", required=True, help="sequential, lifo, ws, ws_sync, openmp or tbb")
     parser.add_argument("--threads", type=int, required=True)
-    parser.add_argument("--driver", default=paths.SCHED_DRIVER, help="the parbench-sched binary")
+    parser.add_argument("--driver", default=plan.DRIVER, help="the parbench-sched binary")
     parser.add_argument("--out-stem", help="output path stem (default: the pipeline's path for the cell)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. sched.repetitions=5")

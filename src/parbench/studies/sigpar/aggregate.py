@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
-from parbench.sigpar.plan import format_duration
+from parbench.progress import format_duration
 
 KEYS = ["algorithm", "operation", "mode", "workers"]
 PROVENANCE_COLUMNS = [

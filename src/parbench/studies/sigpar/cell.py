@@ -7,7 +7,7 @@ telemetry (per-core CPU sampler, energy meter), then starts the workers:
 - multiprocess: N spawned processes, each loading the keys from the cache file.
 
 Each worker pins itself to its planned core, waits on a barrier shared with the parent,
-and runs the timed loop of `parbench.sigpar.harness`. After the loop, outside the timed
+and runs the timed loop of `parbench.studies.sigpar.harness`. After the loop, outside the timed
 part, each worker checks what it measured: a sign worker verifies the signatures it
 kept; a verify worker checks that every verification it kept succeeded; and every worker
 checks that a tampered signature is rejected. A cell that fails a check, or whose worker
@@ -42,9 +42,9 @@ from pathlib import Path
 
 from parbench import stats
 from parbench.records import write_atomic
-from parbench.sigpar import algorithms, keys as keycache, signers
-from parbench.sigpar.harness import Schedule, WorkerRun, run_worker, sample_latencies
-from parbench.sigpar.plan import Cell
+from parbench.studies.sigpar import algorithms, keys as keycache, signers
+from parbench.studies.sigpar.harness import Schedule, WorkerRun, run_worker, sample_latencies
+from parbench.studies.sigpar.plan import Cell
 
 RECORD_VERSION = 1
 CSV_COLUMNS = ["timestamp", "worker_id", "ops_total", "analysis_ops", "rss_bytes",

@@ -16,7 +16,7 @@ def sweep_token(args) -> int:
 
 
 def algorithm(args) -> int:
-    from parbench.sigpar import aggregate
+    from parbench.studies.sigpar import aggregate
 
     records = aggregate.read_records(args.cells)
     cells = aggregate.cells_table(records)
@@ -29,7 +29,7 @@ def algorithm(args) -> int:
 def study(args) -> int:
     import pandas as pd
 
-    from parbench.sigpar import aggregate
+    from parbench.studies.sigpar import aggregate
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from parbench.figures import note, ok_rows
 
-from parbench.sigpar.algorithms import CATALOG
+from parbench.studies.sigpar.algorithms import CATALOG
 
 ALGORITHM_ORDER = list(CATALOG)
 FAMILY_ORDER = ["RSA", "ECDSA", "EdDSA", "ML-DSA", "Falcon", "SPHINCS+"]

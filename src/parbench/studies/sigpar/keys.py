@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from parbench.records import write_atomic
-from parbench.sigpar import signers
-from parbench.sigpar.algorithms import Algorithm
+from parbench.studies.sigpar import signers
+from parbench.studies.sigpar.algorithms import Algorithm
 
 CACHE_FORMAT = 1
 

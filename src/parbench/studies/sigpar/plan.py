@@ -7,9 +7,22 @@ verify sweep over ascending worker counts.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from parbench import paths
+from parbench.progress import format_duration
+
+# The seed's raw layout, one folder per mode (under data/raw/<profile>/).
+RAW = paths.RAW + "/parallelism"
+CELL = RAW + "/{mode}/{algorithm}_{operation}_t{workers}"
+# Every cell of an algorithm depends on its sweep token: forcing it reruns the algorithm.
+SWEEP = RAW + "/sweeps/{algorithm}.json"
+# One file per algorithm: its last correctness failure (run id, cell, message).
+FAILURES = RAW + "/failures"
+# Copies of every finished measurement, never deleted.
+HISTORY = RAW + "/history"
 
 
 @dataclass(frozen=True, order=True)
@@ -19,12 +32,16 @@ class Cell:
     mode: str
     workers: int
 
+    @classmethod
+    def from_wildcards(cls, wildcards) -> "Cell":
+        return cls(wildcards.algorithm, wildcards.operation, wildcards.mode, int(wildcards.workers))
+
     @property
     def label(self) -> str:
         return f"{self.algorithm} {self.operation} {self.mode} t{self.workers}"
 
     def stem(self, profile: str) -> str:
-        return paths.SIGPAR_CELL.format(profile=profile, mode=self.mode, algorithm=self.algorithm,
+        return CELL.format(profile=profile, mode=self.mode, algorithm=self.algorithm,
                                         operation=self.operation, workers=self.workers)
 
     def outputs(self, profile: str) -> dict[str, str]:
@@ -43,6 +60,22 @@ def cells(cfg: dict) -> list[Cell]:
 
 def cells_of(cfg: dict, algorithm: str) -> list[Cell]:
     return [c for c in cells(cfg) if c.algorithm == algorithm]
+
+
+def cell_records(cfg: dict, algorithm: str | None = None) -> list[str]:
+    """The record (`_cell.json`) of every cell, or of one algorithm's cells."""
+    return [c.outputs(cfg["profile"])["cell"] for c in cells(cfg) if algorithm is None or c.algorithm == algorithm]
+
+
+def cell_inputs(profile: str, algorithm: str, liboqs: str | None) -> dict[str, str]:
+    """What a cell needs before it runs: its algorithm's sweep token and, for post-quantum
+    algorithms, the liboqs build (its descriptor)."""
+    from parbench.studies.sigpar.algorithms import get
+
+    inputs = {"sweep": SWEEP.format(profile=profile, algorithm=algorithm)}
+    if get(algorithm).library == "liboqs":
+        inputs["liboqs"] = liboqs
+    return inputs
 
 
 def cell_estimate_sec(cfg: dict) -> float:
@@ -72,13 +105,61 @@ def cell_parameters(cfg: dict, cell: Cell) -> dict:
     }
 
 
-def format_duration(seconds: float) -> str:
-    """`3m02s`, `45s`, `1h05m`: the seed's console style."""
-    seconds = max(0, int(round(seconds)))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    if h:
-        return f"{h}h{m:02d}m"
-    if m:
-        return f"{m}m{s:02d}s"
-    return f"{s}s"
+def job_seconds() -> dict:
+    """Seconds per job of the rules that measure, for the run's estimate."""
+    return {"sigpar_cell": lambda cfg, wildcards: cell_estimate_sec(cfg)}
+
+
+def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+    """The seed's run header, with how many cells this run measures and how long."""
+    sp = cfg["sigpar"]
+    todo = sum(1 for name, _ in jobs if name == "sigpar_cell")
+    total = len(cells(cfg))
+    named = sp["algorithm_set"]["name"] if sp["algorithms"] == sp["algorithm_set"]["names"] else "custom list"
+    return [
+        f"PARALLELISM THROUGHPUT BENCHMARK (sigpar) - modes: {', '.join(sp['modes'])}",
+        f"Testing {len(sp['algorithms'])} algorithms ({named})",
+        f"Worker counts: {sorted(sp['workers'])}",
+        f"Duration per config: {sp['duration_sec']:g}s (analysis window: {sp['analysis_window_sec']:g}s, "
+        f"warmup: {sp['warmup_sec']:g}s)",
+        f"Cells to measure: {todo} of {total} ({total - todo} already measured)",
+        f"Measuring time: ~{format_duration(estimate_sec(cfg, todo))} "
+        f"({format_duration(cell_estimate_sec(cfg))} per cell)",
+    ]
+
+
+def failures(cfg: dict, run_id: str | None) -> list[str]:
+    """The algorithms whose cells failed their checks in run `run_id`, and how to rerun them."""
+    lines = []
+    for path in sorted(Path(FAILURES.format(profile=cfg["profile"])).glob("*.json")):
+        record = json.loads(path.read_text())
+        if record.get("run_id") == run_id:
+            algorithm = record["cell"].split()[0]
+            lines += [f"FAILED: {record['cell']}: {record['failure']}",
+                      f"  its remaining cells were skipped; after fixing, rerun: "
+                      f"make rerun ALG={algorithm} PROFILE={cfg['profile']}"]
+    return lines
+
+
+def rerun_names(cfg: dict) -> list[str]:
+    return list(cfg["sigpar"]["algorithms"])
+
+
+def rerun_tokens(cfg: dict, name: str) -> list[str]:
+    """Forcing an algorithm's sweep token remeasures exactly its cells."""
+    return [SWEEP.format(profile=cfg["profile"], algorithm=name)] if name in rerun_names(cfg) else []
+
+
+def config_errors(cfg: dict) -> list[str]:
+    """Checks that span keys of the sigpar config (the schema checks each key)."""
+    errors = []
+    sp = cfg.get("sigpar", {})
+    window, duration = sp.get("analysis_window_sec"), sp.get("duration_sec")
+    if isinstance(window, (int, float)) and isinstance(duration, (int, float)) and window > duration:
+        errors.append(f"sigpar.analysis_window_sec: {window!r} is longer than sigpar.duration_sec "
+                      f"({duration!r}); allowed: 0 < analysis_window_sec <= duration_sec")
+    workers = sp.get("workers")
+    if isinstance(workers, list) and workers and all(isinstance(w, int) for w in workers) and 1 not in workers:
+        errors.append(f"sigpar.workers: {workers!r} must include 1, the base of scaling efficiency "
+                      f"(ops(N) / (N x ops(1)))")
+    return errors

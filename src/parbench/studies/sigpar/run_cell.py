@@ -19,7 +19,6 @@ so a cell run by hand measures what the pipeline would. Around the measurement:
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import time
@@ -27,23 +26,17 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.cli import check_choice
+from parbench.progress import progress_suffix, run_id as current_run_id
 from parbench.records import keep_history, write_atomic
-from parbench.sigpar import algorithms
-from parbench.sigpar.plan import Cell, format_duration
+from parbench.studies.sigpar import algorithms, plan
+from parbench.studies.sigpar.plan import Cell
 
-RUN_ID_ENV = "PARBENCH_RUN_ID"
-RUN_STARTED_ENV = "PARBENCH_RUN_STARTED"
-RUN_ESTIMATE_ENV = "PARBENCH_RUN_ESTIMATE_SEC"
 OPERATIONS = ("sign", "verify")
 MODES = ("threading", "multiprocess")
 
 
-def _raw_dir(profile: str) -> Path:
-    return Path(paths.SIGPAR_RAW.format(profile=profile))
-
-
 def failure_record_path(profile: str, algorithm: str) -> Path:
-    return _raw_dir(profile) / "failures" / f"{algorithm}.json"
+    return Path(plan.FAILURES.format(profile=profile)) / f"{algorithm}.json"
 
 
 def earlier_failure(profile: str, algorithm: str, run_id: str | None) -> dict | None:
@@ -66,11 +59,11 @@ def record_failure(profile: str, cell: Cell, failure: str, run_id: str | None) -
 
 
 def history_folder(profile: str, cell: Cell) -> Path:
-    return _raw_dir(profile) / "history" / cell.mode / f"{cell.algorithm}_{cell.operation}_t{cell.workers}"
+    return Path(plan.HISTORY.format(profile=profile)) / cell.mode / f"{cell.algorithm}_{cell.operation}_t{cell.workers}"
 
 
 def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
-    from parbench.sigpar.cell import algorithm_record
+    from parbench.studies.sigpar.cell import algorithm_record
 
     algo = algorithms.get(cell.algorithm)
     return {"record_version": 1, "study": "sigpar", "profile": cfg["profile"],
@@ -81,14 +74,6 @@ def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
             "failure": f"not measured: {earlier['cell']} failed earlier in this run ({earlier['failure']})",
             "started_unix": time.time(), "finished_unix": time.time(), "elapsed_sec": 0.0,
             "result": {}, "workers": [], "cpu_samples": [], "power": {}, "warnings": [], "provenance": {}}
-
-
-def progress_suffix() -> str:
-    started, estimate = os.environ.get(RUN_STARTED_ENV), os.environ.get(RUN_ESTIMATE_ENV)
-    if not started or not estimate:
-        return ""
-    elapsed = time.time() - float(started)
-    return f"   [{format_duration(elapsed)} of ~{format_duration(float(estimate))}]"
 
 
 def console_line(record: dict) -> str:
@@ -103,7 +88,7 @@ def console_line(record: dict) -> str:
 
 def main(args) -> int:
     from parbench import config as pbconfig
-    from parbench.sigpar import cell as cellmod
+    from parbench.studies.sigpar import cell as cellmod
 
     check_choice("sigpar-cell", "algorithm", args.algorithm, list(algorithms.CATALOG))
     check_choice("sigpar-cell", "operation", args.operation, OPERATIONS)
@@ -130,7 +115,7 @@ def main(args) -> int:
 
     # SIGTERM (Snakemake stopping a job) ends the cell like Ctrl+C does.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    run_id = os.environ.get(RUN_ID_ENV)
+    run_id = current_run_id()
     earlier = earlier_failure(cfg["profile"], cell.algorithm, run_id)
     try:
         if earlier:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from parbench.sigpar.algorithms import Algorithm
+from parbench.studies.sigpar.algorithms import Algorithm
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,53 @@
+"""How the generated parts of the paper write numbers, tables and figures: shared by
+every study's paper module so that the whole paper reads alike."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def fmt_num(x, digits: int = 3) -> str:
+    """A readable number: 3 significant digits, thousands separators."""
+    if x is None or pd.isna(x):
+        return "n/a"
+    x = float(x)
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}"
+
+
+def fmt_pct(x) -> str:
+    return "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.0f}%"
+
+
+def _numeric_column(column: pd.Series) -> bool:
+    """Whether every cell reads as a number (formatted or not): right-aligned."""
+    text = column.astype(str).str.replace(r"[,%]", "", regex=True)
+    return bool(len(column)) and bool(pd.to_numeric(text.where(text != "n/a", "0"), errors="coerce").notna().all())
+
+
+def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
+    """A pipe table with a numbered caption (`@tbl-...` refers to it)."""
+    header = "| " + " | ".join(frame.columns) + " |"
+    align = "|" + "|".join("--:" if _numeric_column(frame[c]) else ":--" for c in frame.columns) + "|"
+    rows = ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, align, *rows, "", f": {caption} {{#{label}}}", ""])
+
+
+def figure(profile: str, name: str, caption: str, label: str) -> str:
+    """A numbered figure from `figures/<profile>/<name>.svg` (paths are relative to the
+    paper's folder, where Quarto resolves them)."""
+    return f"![{caption}](../figures/{profile}/{name}.svg){{#{label}}}\n"
+
+
+def findings(ok: pd.DataFrame, machine: dict, writers: dict) -> dict[str, str]:
+    """Each writer's part of a section (name -> writer(ok cells, machine) -> markdown), or,
+    when no cell passed its checks, a part that says so."""
+    if ok.empty:
+        return {name: "No cell passed its checks, so there is nothing to report here.\n" for name in writers}
+    return {name: writer(ok, machine) for name, writer in writers.items()}
+
+
+def join(*paragraphs: str) -> str:
+    """Paragraphs separated by blank lines, empty ones left out."""
+    return "\n\n".join(p.strip("\n") for p in paragraphs if p and p.strip()) + "\n"

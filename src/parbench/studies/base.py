@@ -1,0 +1,107 @@
+"""What a study gives the shared machinery: the `Study` record every study package
+exports as `STUDY`.
+
+The shared parts (config composition and validation, the Snakemake header and time
+estimate, the command line, figures, the paper, the liboqs build, `parbench rerun`)
+call these fields and nothing else of a study. Fields that name a module are imported
+only when used, so loading the registry stays cheap (a measured cell never imports
+pandas or altair because of it).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import yaml
+
+
+def _none(*_args) -> list:
+    return []
+
+
+@dataclass(frozen=True)
+class Study:
+    # The study's key: its package, config group, rules file, paper section, the prefix of
+    # its rules, commands, tables and figures.
+    name: str
+    # Title of its paper section and of its category in Snakemake's report.
+    title: str
+    # One line: what it measures.
+    summary: str
+    # cfg -> the cells of the sweep, in the order they run. A cell is hashable and has a
+    # `label` (one line naming it).
+    cells: Callable[[dict], list]
+    # Rule name -> seconds one job of it takes, from (cfg, the job's wildcards): the run's
+    # printed estimate. Name every rule that measures or builds; other jobs count as short.
+    job_seconds: Mapping[str, Callable[[dict, dict], float]]
+    # The rule whose jobs are the measured cells.
+    cell_rule: str
+    # (cfg, jobs of this run as (rule name, wildcards)) -> the lines of its part of the
+    # run's header.
+    header: Callable[[dict, list], list[str]]
+    # `parbench` subcommand -> the module whose add_commands(subparsers) registers it.
+    commands: Mapping[str, str] = field(default_factory=dict)
+    # Module whose FIGURES maps figure name -> (function, [input names]); an input name is
+    # a table `data/processed/<profile>/<name>.parquet` or a key of `figure_files`.
+    figures_module: str | None = None
+    # profile -> {input name: path} for figure inputs that are not processed tables.
+    figure_files: Callable[[str], dict] = field(default=lambda profile: {})
+    # Module with FRAGMENTS (names of the generated parts of the paper section), TABLES
+    # (the processed tables they read) and fragments(tables, machine) -> {name: markdown}.
+    paper_module: str | None = None
+    # cfg -> problems that span keys of the study's config (the schema checks the rest).
+    config_errors: Callable[[dict], list[str]] = _none
+    # schema -> schema: fills in what only the code knows (e.g. a catalog of names).
+    complete_schema: Callable[[dict], dict] = field(default=lambda schema: schema)
+    # Hydra override aliases kept for users: {"algorithms": "sigpar/algorithms"}.
+    override_aliases: Mapping[str, str] = field(default_factory=dict)
+    # cfg -> liboqs build ids (OQS_MINIMAL_BUILD entries) the configured cells need.
+    liboqs_ids: Callable[[dict], list[str]] = _none
+    # () -> {liboqs build id: the name liboqs knows the algorithm by}, for every id the
+    # study can ask for.
+    liboqs_names: Callable[[], dict] = field(default=lambda: {})
+    # (cfg, run id) -> one line per cell that failed its checks in this run, with the
+    # command that measures it again.
+    failures: Callable[[dict, str | None], list[str]] = _none
+    # (cfg, name) -> the sweep tokens whose forcing remeasures `name` (e.g. an algorithm);
+    # empty when the study does not know the name.
+    rerun_tokens: Callable[[dict, str], list[str]] = _none
+    # cfg -> the names `rerun_tokens` knows, for the error message.
+    rerun_names: Callable[[dict], list[str]] = _none
+
+    @property
+    def package(self) -> str:
+        return f"parbench.studies.{self.name}"
+
+    @property
+    def folder(self) -> Path:
+        return Path(__file__).resolve().parent / self.name
+
+    def schema(self) -> dict:
+        """The JSON schema of the study's config section (`config.schema.yaml` in its folder)."""
+        return self.complete_schema(copy.deepcopy(_load_yaml(self.folder / "config.schema.yaml")))
+
+    def figures(self) -> dict:
+        """Figure name -> (function, [input names]), in the order the paper shows them."""
+        if not self.figures_module:
+            return {}
+        return importlib.import_module(self.figures_module).FIGURES
+
+    def figure_inputs(self, name: str, profile: str, processed: str) -> list[str]:
+        files = self.figure_files(profile)
+        _, inputs = self.figures()[name]
+        return [files.get(i, f"{processed}/{i}.parquet") for i in inputs]
+
+    def paper(self) -> Any:
+        return importlib.import_module(self.paper_module) if self.paper_module else None
+
+
+@functools.cache
+def _load_yaml(path: Path) -> dict:
+    with open(path) as fh:
+        return yaml.safe_load(fh)

@@ -1,0 +1,155 @@
+"""The generated parts of the sched section (`paper/sections/sched.qmd` includes them
+from `paper/_generated/sched/`): this run's parameters, its figures, and every sentence
+that states a finding, computed here from the study's tables. The fixed prose (the
+schedulers, the workloads, the checks) is in the section file."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from parbench.paper.format import figure, findings, fmt_num, fmt_pct, join, md_table
+
+TABLES = ["sched_summary", "sched_runs"]
+FRAGMENTS = ["setup", "quicksort", "speedup", "steals", "mandelbrot", "summary"]
+REPORT_TABLES = ["sched_summary_table"]
+
+SCHEDULER_NAMES = {"sequential": "the sequential baseline", "lifo": "LIFO (one shared stack)",
+                   "ws": "work stealing", "ws_sync": "synchronizing work stealing",
+                   "openmp": "OpenMP tasks", "tbb": "TBB parallel_sort"}
+
+
+def setup(summary: pd.DataFrame, machine: dict) -> str:
+    cfg = machine["config"]["sched"]
+    q, m = cfg["quicksort"], cfg["mandelbrot"]
+    failed = summary[summary["status"] == "failed"]
+    unavailable = summary[summary["status"] == "unavailable"].drop_duplicates("scheduler")
+    text = (f"This run sorted {q['size']:,} random 32-bit ints (seed {q['seed']}, sequential below "
+            f"{q['cutoff']:,} elements) and rendered {m['width']}x{m['height']} frames ({m['max_iter']} iterations, "
+            f"tasks of at most {m['threshold_pixels']:,} pixels); idle thieves backed off from "
+            f"{cfg['backoff']['min_ns']:,} ns to {cfg['backoff']['max_ns']:,} ns. Each cell ran "
+            f"{cfg['repetitions']} timed sort(s) or {m['frames']} frame(s) at "
+            f"{', '.join(str(t) for t in sorted(summary['threads'].unique()))} threads; the median is reported. ")
+    if len(failed):
+        text += (f"{len(failed)} cell(s) failed verification: "
+                 + "; ".join(f"{r.workload} {r.scheduler} t{r.threads} ({r.failure})" for r in failed.itertuples())
+                 + ".")
+    else:
+        text += "Every sort and every frame passed verification."
+    parts = [text]
+    if len(unavailable):
+        parts.append("::: {.callout-note title=\"Peers not built on this machine\"}\n"
+                     + " ".join(f"{r.scheduler}: {r.failure}." for r in unavailable.itertuples()) + "\n:::")
+    return join(*parts)
+
+
+def quicksort(ok: pd.DataFrame, machine: dict) -> str:
+    profile, tmax = machine["profile"], int(ok["threads"].max())
+    qs = ok[ok["workload"] == "quicksort"]
+    seq = qs[qs["scheduler"] == "sequential"]["median_time_s"]
+    top = qs[(qs["threads"] == tmax) & (qs["scheduler"] != "sequential")].sort_values("median_time_s")
+    fig = figure(profile, "sched_time", "Quicksort time against threads, median with min-max bars; the dashed "
+                 "line is the sequential sort.", "fig-sched-time")
+    if not (len(seq) and len(top)):
+        return join(fig)
+    best = top.iloc[0]
+    text = (f"The sequential sort took {fmt_num(seq.iloc[0])} s. At {tmax} threads the fastest was "
+            f"{SCHEDULER_NAMES[best['scheduler']]} ({fmt_num(best['median_time_s'])} s, "
+            f"{fmt_num(best['speedup_vs_sequential'])}x the sequential sort)")
+    ws = top.set_index("scheduler")["speedup_vs_sequential"]
+    if "ws" in ws.index and "openmp" in ws.index:
+        verdict = "at least matching" if ws["ws"] >= ws["openmp"] else "behind"
+        text += (f"; work stealing reached {fmt_num(ws['ws'])}x against {fmt_num(ws['openmp'])}x for OpenMP "
+                 f"tasks, {verdict} them")
+    if "lifo" in ws.index:
+        text += f", and LIFO {fmt_num(ws['lifo'])}x"
+    return join(fig, text + " (@fig-sched-time).")
+
+
+def speedup(ok: pd.DataFrame, machine: dict) -> str:
+    profile, tmax = machine["profile"], int(ok["threads"].max())
+    fig = figure(profile, "sched_speedup", "Speedup against the sequential baseline and against the same "
+                 "scheduler on one thread; dashed: linear speedup.", "fig-sched-speedup")
+    par = ok[(ok["threads"] == tmax) & (ok["scheduler"] != "sequential")]
+    if par.empty:
+        return join(fig)
+    eff = par.groupby("workload")["efficiency"].max()
+    return join(fig, f"@fig-sched-speedup compares each scheduler with the sequential code and with itself on one "
+                     f"thread. The best efficiency (speedup over the sequential code per thread) at {tmax} threads "
+                     f"was " + " and ".join(f"{fmt_pct(v)} for {w}" for w, v in eff.items()) + ".")
+
+
+def steals(ok: pd.DataFrame, machine: dict) -> str:
+    profile, tmax = machine["profile"], int(ok["threads"].max())
+    figs = [figure(profile, "sched_steals", "Steal attempts per run: successes, failures on an empty victim and "
+                   "lost races.", "fig-sched-steals"),
+            figure(profile, "sched_tasks", f"Tasks executed by each thread at {tmax} threads.", "fig-sched-tasks")]
+    st = ok[ok["scheduler"].isin(["ws", "ws_sync"]) & (ok["threads"] == tmax)].dropna(subset=["steal_success_rate"])
+    if st.empty:
+        return join(*figs, "@fig-sched-steals and @fig-sched-tasks need more than one thread.")
+    parts = []
+    for workload, f in st.groupby("workload", sort=False):
+        parts.append(f"on {workload}, " + " and ".join(
+            f"{SCHEDULER_NAMES[r.scheduler]} stole {fmt_num(r.steal_success)} tasks per run "
+            f"({fmt_pct(r.steal_success_rate)} of its attempts"
+            + (f"; tasks per thread varied by {fmt_pct(r.task_share_cv)}" if r.task_share_cv is not None
+               and not pd.isna(r.task_share_cv) else "") + ")" for r in f.itertuples()))
+    return join(*figs, f"At {tmax} threads, " + "; ".join(parts) + " (@fig-sched-steals; the variation of tasks "
+                       "per thread is their coefficient of variation, @fig-sched-tasks).")
+
+
+def mandelbrot(ok: pd.DataFrame, machine: dict) -> str:
+    profile, tmax = machine["profile"], int(ok["threads"].max())
+    figs = [figure(profile, "sched_mandelbrot_frames", "Mandelbrot frame time against threads; the dashed line "
+                   "is the sequential render.", "fig-sched-frames"),
+            figure(profile, "sched_mandelbrot_image", "The rendered frame; every parallel frame was "
+                   "byte-identical to it.", "fig-sched-image")]
+    mb = ok[ok["workload"] == "mandelbrot"]
+    mseq = mb[mb["scheduler"] == "sequential"]["median_time_s"]
+    mpar = mb[(mb["scheduler"] != "sequential") & (mb["threads"] == tmax)].sort_values("median_time_s")
+    if not (len(mseq) and len(mpar)):
+        return join(*figs)
+    best = mpar.iloc[0]
+    return join(*figs, f"A sequential frame took {fmt_num(mseq.iloc[0])} s; with {SCHEDULER_NAMES[best['scheduler']]} "
+                       f"on {tmax} threads a frame took {fmt_num(best['median_time_s'])} s, "
+                       f"{fmt_num(best['speedup_vs_sequential'])}x faster (@fig-sched-frames, @fig-sched-image).")
+
+
+def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The paper's summary table (also written for the Snakemake report)."""
+    ok = summary[summary["status"] == "ok"]
+    if ok.empty:
+        return pd.DataFrame({"workload": [], "scheduler": []})
+    rows = []
+    tmax = int(ok["threads"].max())
+    for (workload, scheduler), f in ok.groupby(["workload", "scheduler"], sort=False):
+        f = f.set_index("threads")
+        best = f["median_time_s"].idxmin()
+        rows.append({"workload": workload, "scheduler": scheduler,
+                     "1 thread, s": fmt_num(f["median_time_s"].get(1)),
+                     f"{tmax} threads, s": fmt_num(f["median_time_s"].get(tmax)) if scheduler != "sequential" else "",
+                     "minimum, s": fmt_num(f.loc[best, "median_time_s"]),
+                     "at threads": str(int(best)),
+                     "speedup vs sequential": fmt_num(f["speedup_vs_sequential"].max())})
+    return pd.DataFrame(rows)
+
+
+def summary(ok: pd.DataFrame, machine: dict) -> str:
+    return join(
+        "@tbl-sched-summary gives each scheduler's median time on one thread and on the most threads, its fastest "
+        "time and where it occurred (the seed's \"minimum time taken ... for cores = N\"), and its best speedup "
+        "over the sequential code.",
+        md_table(summary_table(ok), "Median times, minimum and speedup per workload and scheduler.",
+                 "tbl-sched-summary"),
+    )
+
+
+def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
+    return {"sched_summary_table": (summary_table(tables["sched_summary"]),
+                                    "sched: median times, minimum and speedup per workload and scheduler")}
+
+
+def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
+    cells = tables["sched_summary"]
+    writers = {"quicksort": quicksort, "speedup": speedup, "steals": steals, "mandelbrot": mandelbrot,
+               "summary": summary}
+    return {"setup": setup(cells, machine), **findings(cells[cells["status"] == "ok"], machine, writers)}

@@ -1,0 +1,75 @@
+"""The generated parts of the sigpar section: numbers come from the table, and every
+finding names the mode it speaks of."""
+
+import pandas as pd
+
+from parbench.studies.sigpar import paper
+
+MACHINE = {
+    "profile": "test",
+    "config": {"sigpar": {"warmup_sec": 0.25, "duration_sec": 2.0, "analysis_window_sec": 1.5},
+               "telemetry": {"sample_interval_sec": 0.25}},
+    "libraries": {"cryptography_version": "50.0.2"},
+    "capabilities": {"energy": {"available": False, "reason": "no RAPL"}},
+}
+
+
+def cells(status="ok"):
+    rows = []
+    rates = {("RSA-2048", "threading"): 100.0, ("RSA-2048", "multiprocess"): 110.0,
+             ("Ed25519", "threading"): 900.0, ("Ed25519", "multiprocess"): 1000.0}
+    for (algorithm, mode), rate in rates.items():
+        for op in ("sign", "verify"):
+            for workers, eff in ((1, 1.0), (2, 0.9 if mode == "multiprocess" else 0.6)):
+                rows.append({"algorithm": algorithm, "family": algorithm.split("-")[0], "operation": op,
+                             "mode": mode, "workers": workers, "status": status, "failure": None,
+                             "ops_per_sec": rate * workers * eff, "scaling_efficiency": eff,
+                             "p99_latency_ms": 1.0 * workers, "window_rate_cv": 0.1,
+                             "energy_per_op_j": None, "energy_source": None,
+                             "security_bits": 112 if algorithm == "RSA-2048" else 128})
+    return pd.DataFrame(rows)
+
+
+def test_every_throughput_finding_names_its_mode():
+    text = paper.fragments({"sigpar_cells": cells()}, MACHINE)["throughput"]
+    assert "in threading mode Ed25519 signs fastest (900 ops/s)" in text
+    assert "in multiprocess mode Ed25519 signs fastest (1,000 ops/s)" in text
+    assert "RSA-2048 slowest (110 ops/s)" in text
+    assert "![" in text and "{#fig-sigpar-scaling}" in text
+
+
+def test_efficiency_latency_and_ratio_per_mode():
+    parts = paper.fragments({"sigpar_cells": cells()}, MACHINE)
+    assert "multiprocess cells reached a median efficiency of 90%" in parts["efficiency"]
+    assert "threading cells reached a median efficiency of 60%" in parts["efficiency"]
+    assert "Below 70%" in parts["efficiency"] and "(threading)" in parts["efficiency"]
+    assert "100% in threading mode and 100% in multiprocess mode" in parts["latency"]
+    assert "threading cells reached a median" in parts["gil"]
+    assert "no RAPL" in parts["energy"]
+    assert set(parts) == set(paper.FRAGMENTS)
+
+
+def test_a_run_where_nothing_passed_says_so_instead_of_failing():
+    parts = paper.fragments({"sigpar_cells": cells(status="failed")}, MACHINE)
+    assert "16 of 16 cells did not pass" in parts["setup"]
+    assert all("nothing to report" in parts[name] for name in paper.FRAGMENTS if name != "setup")
+    assert paper.report_tables({"sigpar_cells": cells(status="failed")})["sigpar_summary"][0].empty
+
+
+def test_the_summary_table_has_both_modes():
+    frame, caption = paper.report_tables({"sigpar_cells": cells()})["sigpar_summary"]
+    assert list(frame.columns) == ["algorithm", "bits", "operation", "thr 1w ops/s", "thr 2w ops/s", "thr eff.",
+                                   "mp 1w ops/s", "mp 2w ops/s", "mp eff."]
+    assert frame.iloc[0]["algorithm"] == "RSA-2048"  # catalog order
+    assert "per mode" in caption
+
+
+def test_table_views_are_html_and_csv(tmp_path):
+    from parbench.render.tables import write_table_views
+
+    frame, caption = paper.report_tables({"sigpar_cells": cells()})["sigpar_summary"]
+    html_path, csv_path = write_table_views(frame, tmp_path / "sigpar_summary", caption)
+    page = html_path.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<caption>sigpar: throughput" in page
+    assert '<td class="num">1,000</td>' in page and "<td>Ed25519</td>" in page
+    assert pd.read_csv(csv_path).shape == frame.shape

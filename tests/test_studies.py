@@ -1,0 +1,154 @@
+"""A study is a plug-in (docs/adding-a-study.md): its own package, rules file, config
+group, paper section and report captions, known elsewhere only through the registry.
+These tests check that every registered study has its places and that they agree, and
+that the shared parts name no study."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from parbench import config as pbconfig
+from parbench import paths, pipeline, studies
+
+REPO = Path(__file__).resolve().parents[1]
+NAMES = studies.names()
+
+# The shared parts: none of them may name a study (the registry is the only place that does).
+SHARED = [
+    "Snakefile", "workflow/rules/common.smk", "workflow/rules/build.smk", "workflow/rules/machine.smk",
+    "workflow/rules/paper.smk", "paper/index.qmd", "src/parbench/pipeline.py", "src/parbench/config.py",
+    "src/parbench/cli.py", "src/parbench/rerun.py", "src/parbench/paths.py", "src/parbench/progress.py",
+    "src/parbench/probe.py", "src/parbench/figures/__init__.py", "src/parbench/paper/__init__.py",
+    "src/parbench/paper/sources.py", "src/parbench/paper/format.py", "src/parbench/native/liboqs.py",
+    "src/parbench/studies/base.py",
+]
+
+
+@pytest.fixture(params=NAMES)
+def study(request):
+    return studies.get(request.param)
+
+
+def test_the_registry_lists_each_study_once_and_in_paper_order():
+    assert NAMES == list(dict.fromkeys(NAMES))
+    assert NAMES[:2] == ["sigpar", "sched"]
+    with pytest.raises(KeyError, match="unknown study 'nosuch'; registered: sigpar, sched"):
+        studies.get("nosuch")
+
+
+def test_each_study_has_its_places(study):
+    name = study.name
+    assert (REPO / "src/parbench/studies" / name / "__init__.py").is_file()
+    assert (REPO / "src/parbench/studies" / name / "config.schema.yaml").is_file()
+    assert (REPO / "workflow/rules" / f"{name}.smk").is_file()
+    for option in ("default", "local", "m4", "smoke"):
+        assert (REPO / "conf" / name / f"{option}.yaml").is_file(), option
+    assert (REPO / paths.paper_section(name)).is_file()
+    assert (REPO / "workflow/report" / name / "figures.rst").is_file()
+    assert study.title and study.summary
+
+
+def test_names_are_prefixed_with_the_study(study):
+    prefix = f"{study.name}_"
+    assert all(figure.startswith(prefix) for figure in study.figures())
+    assert all(command.startswith(f"{study.name}-") for command in study.commands)
+    assert study.cell_rule.startswith(prefix) and study.cell_rule in study.job_seconds
+    rules = (REPO / "workflow/rules" / f"{study.name}.smk").read_text()
+    for rule in re.findall(r"^rule (\w+):", rules, re.M):
+        assert rule.startswith(prefix), rule
+    assert f"rule {study.cell_rule}:" in rules
+
+
+def test_the_section_includes_every_generated_part_in_order(study):
+    module = study.paper()
+    section = (REPO / paths.paper_section(study.name)).read_text()
+    assert section.startswith(f"# {study.title} {{#sec-{study.name}}}")
+    included = re.findall(r"\{\{< include _generated/" + study.name + r"/(\w+)\.md >\}\}", section)
+    assert included == module.FRAGMENTS
+    assert set(module.TABLES) and set(module.REPORT_TABLES)
+
+
+def test_every_figure_has_a_caption_in_the_report(study):
+    captions = (REPO / "workflow/report" / study.name / "figures.rst").read_text()
+    for figure in study.figures():
+        assert f'figure == "{figure}"' in captions, figure
+    rules = (REPO / "workflow/rules" / f"{study.name}.smk").read_text()
+    for caption in re.findall(r'caption="\.\./report/([\w/]+\.rst)"', rules):
+        assert (REPO / "workflow/report" / caption).is_file(), caption
+        assert caption.startswith(f"{study.name}/"), caption
+
+
+def test_a_study_rules_file_names_no_other_study(study):
+    rules = (REPO / "workflow/rules" / f"{study.name}.smk").read_text()
+    for other in NAMES:
+        if other != study.name:
+            assert not re.search(rf"\b{other}\b", rules), other
+
+
+@pytest.mark.parametrize("path", SHARED)
+def test_the_shared_parts_name_no_study(path):
+    code = (REPO / path).read_text()
+    # comments and docstrings may give a study as an example; code may not name one
+    code = re.sub(r"#.*", "", code)
+    code = re.sub(r'"""(?:.|\n)*?"""', "", code)
+    for name in NAMES:
+        assert not re.search(rf"""["'/.]{name}\b|\b{name}["'./]""", code), name
+
+
+def test_each_study_section_of_the_config_is_validated(study):
+    schema = pbconfig.schema()
+    assert study.name in schema["required"] and study.name in schema["properties"]
+    assert schema["properties"][study.name]["additionalProperties"] is False
+    with pytest.raises(pbconfig.ConfigError, match=rf"unknown key 'nosuch'.*allowed keys"):
+        pbconfig.load("smoke", [f"+{study.name}.nosuch=1"])
+
+
+def test_profiles_compose_the_study_option_named_after_them(tmp_path):
+    conf = REPO / "conf"
+    assert pbconfig.study_option("sigpar", "smoke", conf) == "smoke"
+    assert pbconfig.study_option("sigpar", "mine", conf) == "default"
+    smoke = pbconfig.load("smoke")
+    assert smoke["sigpar"]["algorithms"] == ["ECDSA-P256", "ML-DSA-44"] and smoke["sched"]["threads"] == [1, 2]
+
+
+def test_a_profile_may_override_a_study_inline_and_wins_over_its_group(tmp_path):
+    conf = tmp_path / "conf"
+    import shutil
+
+    shutil.copytree(REPO / "conf", conf)
+    (conf / "mine.yaml").write_text("defaults: [config, _self_]\ndescription: mine\n"
+                                    "sigpar:\n  workers: [1, 3]\n  duration_sec: 4.0\n  analysis_window_sec: 3.0\n")
+    cfg = pbconfig.load("mine", conf_dir=conf)
+    assert cfg["sigpar"]["workers"] == [1, 3] and cfg["sigpar"]["duration_sec"] == 4.0
+    assert cfg["sigpar"]["warmup_sec"] == 1.0  # the rest from conf/sigpar/default.yaml
+
+
+def test_cells_run_study_by_study_in_registry_order():
+    cfg = pbconfig.load("smoke")
+    priorities = pipeline.cell_priorities(cfg)
+    order = [key for key, _ in sorted(priorities.items(), key=lambda kv: -kv[1])]
+    assert [s for s, _ in order] == sorted((s for s, _ in order), key=NAMES.index)
+    one = pbconfig.load("smoke", ["studies=[sched]"])
+    assert {s for s, _ in pipeline.cell_priorities(one)} == {"sched"}
+
+
+def test_the_header_and_estimate_come_from_each_active_study(capsys):
+    cfg = pbconfig.load("smoke")
+    jobs = [("sigpar_cell", {}), ("sched_cell", {"workload": "quicksort", "scheduler": "ws", "threads": "2"}),
+            ("sched_build", {}), ("sigpar_aggregate", {}), ("all", {})]
+    seconds = pipeline.run_estimate_sec(cfg, jobs)
+    expected = (studies.get("sigpar").job_seconds["sigpar_cell"](cfg, {})
+                + studies.get("sched").job_seconds["sched_cell"](cfg, jobs[1][1])
+                + studies.get("sched").job_seconds["sched_build"](cfg, {}) + pipeline.OTHER_JOB_SEC)
+    assert seconds == pytest.approx(expected)
+    pipeline.start_run(cfg, jobs, [])
+    out = capsys.readouterr().out
+    assert "PARALLELISM THROUGHPUT BENCHMARK (sigpar)" in out and "SCHEDULER BENCHMARK (sched)" in out
+    assert out.index("(sigpar)") < out.index("(sched)")
+    assert "Cells to measure: 1 of 16 (15 already measured)" in out
+
+
+def test_liboqs_is_built_for_what_the_studies_ask():
+    assert pipeline.liboqs_ids(pbconfig.load("smoke")) == ["SIG_ml_dsa_44"]
+    assert pipeline.liboqs_ids(pbconfig.load("smoke", ["studies=[sched]"])) == []

@@ -1,0 +1,202 @@
+# sched: native C schedulers and their peers on parallel quicksort and Mandelbrot. The
+# driver build -> cells -> tidy Parquet and the seed's console blocks -> figures -> the
+# generated parts of its paper section. Python: src/parbench/studies/sched/; C:
+# native/sched/; config: conf/sched/; captions: workflow/report/sched/.
+
+from parbench.studies.sched import plan as sched_plan
+
+SCHED_STEM = sched_plan.CELL.replace("{threads:02d}", "{threads}").format(
+    profile=PROFILE, workload="{workload}", scheduler="{scheduler}", threads="{threads}"
+)
+# what the driver is compiled from: a change to any of them rebuilds it (and so reruns
+# the sched cells); the C tests and docs are not among them
+SCHED_SOURCES = ["native/sched/Makefile"] + sorted(
+    str(p)
+    for d in ("lib", "workloads", "driver")
+    for p in Path("native/sched", d).rglob("*")
+    if p.is_file()
+)
+
+
+wildcard_constraints:
+    workload="quicksort|mandelbrot",
+    scheduler="|".join(sched_plan.SCHEDULER_ORDER),
+    threads=r"\d+",
+
+
+rule sched_build:
+    # make rebuilds only what changed; peers (OpenMP, TBB) are detected by make.
+    input:
+        sources=SCHED_SOURCES,
+    output:
+        driver=sched_plan.DRIVER,
+        peers=sched_plan.PEERS_RECORD,
+    log:
+        f"{sched_plan.BUILD}/build.log",
+    params:
+        build_dir=lambda wc, output: Path(output.driver).parent.resolve(),
+    threads: workflow.cores
+    conda:
+        CONDA_ENV
+    shell:
+        "(make -C native/sched BUILD_DIR={params.build_dir} -j{threads} all "
+        "&& {output.driver} peers > {output.peers}) > {log} 2>&1"
+
+
+rule sched_cell:
+    # One measured cell; it claims every core, so cells run one at a time.
+    input:
+        driver=sched_plan.DRIVER,
+        peers=sched_plan.PEERS_RECORD,
+    output:
+        record=f"{SCHED_STEM}.json",
+        console=f"{SCHED_STEM}.txt",
+    log:
+        f"{LOGS}/sched/{{workload}}/{{scheduler}}_t{{threads}}.log",
+    params:
+        # what the cell measures: a change reruns the cell
+        cell=lambda wc: sched_plan.cell_parameters(PB, sched_plan.SchedCell.from_wildcards(wc)),
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    threads: workflow.cores
+    priority: lambda wc: cell_priority("sched", sched_plan.SchedCell.from_wildcards(wc))
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sched-cell --profile {params.profile} --workload {wildcards.workload} "
+        "--scheduler {wildcards.scheduler} --threads {wildcards.threads} --driver {input.driver} "
+        "{params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule sched_image:
+    # One frame of the Mandelbrot view, for the paper; the driver checks it against the
+    # sequential render before writing it.
+    input:
+        driver=sched_plan.DRIVER,
+    output:
+        sched_plan.IMAGE.format(profile=PROFILE),
+    log:
+        f"{LOGS}/sched/image.log",
+    params:
+        args=lambda wc, output: " ".join(
+            sched_plan.driver_command(
+                PB,
+                sched_plan.SchedCell("mandelbrot", "ws_sync", max(PB["sched"]["threads"])),
+                "",
+                image_path=output[0],
+                frames=1,
+            )[1:]
+        ),
+    conda:
+        CONDA_ENV
+    shell:
+        "{input.driver} {params.args} > {log} 2>&1"
+
+
+rule sched_aggregate:
+    # Prints the seed's blocks: one `[NN] Time taken` line per thread count.
+    input:
+        cells=sched_plan.cell_records(PB),
+    output:
+        summary=report(
+            f"{PROCESSED}/sched_summary.parquet",
+            caption="../report/sched/summary_parquet.rst",
+            category=report_category("sched"),
+            subcategory="Tables",
+            labels={"table": "sched_summary", "format": "Parquet"},
+        ),
+        runs=report(
+            f"{PROCESSED}/sched_runs.parquet",
+            caption="../report/sched/runs.rst",
+            category=report_category("sched"),
+            subcategory="Tables",
+            labels={"table": "sched_runs", "format": "Parquet"},
+        ),
+        workers=report(
+            f"{PROCESSED}/sched_workers.parquet",
+            caption="../report/sched/workers.rst",
+            category=report_category("sched"),
+            subcategory="Tables",
+            labels={"table": "sched_workers", "format": "Parquet"},
+        ),
+        console=report(
+            f"{PROCESSED}/sched_console.txt",
+            caption="../report/sched/console.rst",
+            category=report_category("sched"),
+            subcategory="Tables",
+            labels={"table": "sched_console (the seed's)", "format": "text"},
+        ),
+    log:
+        f"{LOGS}/sched/aggregate.log",
+    params:
+        out_dir=lambda wc, output: Path(output.summary).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sched-aggregate --out-dir {params.out_dir} {input.cells} 2>> {log} | tee -a {log}"
+
+
+rule sched_figure:
+    # One figure: SVG (in the paper), PNG and interactive HTML, both shown in the report.
+    input:
+        tables=figure_inputs("sched"),
+        machine=MACHINE,
+    output:
+        svg=report(
+            f"{FIGURES}/{{figure}}.svg",
+            caption="../report/sched/figures.rst",
+            category=report_category("sched"),
+            subcategory="Figures",
+            labels={"figure": "{figure}", "format": "SVG"},
+        ),
+        png=f"{FIGURES}/{{figure}}.png",
+        html=report(
+            f"{FIGURES}/{{figure}}.html",
+            caption="../report/sched/figures.rst",
+            category=report_category("sched"),
+            subcategory="Interactive figures",
+            labels={"figure": "{figure}", "format": "HTML"},
+        ),
+    log:
+        f"{LOGS}/figures/{{figure}}.log",
+    params:
+        stem=lambda wc: f"{FIGURES}/{wc.figure}",
+        parbench=PARBENCH,
+    wildcard_constraints:
+        figure=figure_constraint("sched"),
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} figure {wildcards.figure} --machine {input.machine} "
+        "--out-stem {params.stem} {input.tables} > {log} 2>&1"
+
+
+rule sched_paper:
+    # The generated parts of paper/sections/sched.qmd, and its table for the report.
+    input:
+        machine=MACHINE,
+        tables=paper_tables("sched"),
+        figures=figure_outputs("sched"),
+    output:
+        fragments=paper_fragments("sched"),
+        html=report(
+            report_tables("sched")["sched_summary_table_html"],
+            caption="../report/sched/summary.rst",
+            category=report_category("sched"),
+            subcategory="Tables",
+            labels={"table": "sched_summary_table (the paper's)", "format": "HTML"},
+        ),
+        csv=report_tables("sched")["sched_summary_table_csv"],
+    log:
+        f"{LOGS}/paper/sched.log",
+    params:
+        out_dir=lambda wc, output: Path(output.fragments[0]).parent,
+        tables_dir=lambda wc, output: Path(output.html).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} paper-fragments --machine {input.machine} --out-dir {params.out_dir} "
+        "--tables-dir {params.tables_dir} sched {input.tables} > {log} 2>&1"

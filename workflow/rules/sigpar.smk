@@ -1,0 +1,202 @@
+# sigpar: sign/verify throughput of classical and post-quantum signatures across worker
+# counts, threading against multiprocessing. Cells -> per-algorithm blocks -> tidy
+# Parquet and the seed's files -> figures -> the generated parts of its paper section.
+# Python: src/parbench/studies/sigpar/; config: conf/sigpar/; captions:
+# workflow/report/sigpar/.
+
+from parbench.studies.sigpar import plan as sigpar_plan
+
+SIGPAR_ALGORITHMS = PB["sigpar"]["algorithms"]
+SIGPAR_MODES = PB["sigpar"]["modes"]
+SIGPAR_STEM = sigpar_plan.CELL.format(
+    profile=PROFILE,
+    mode="{mode}",
+    algorithm="{algorithm}",
+    operation="{operation}",
+    workers="{workers}",
+)
+SIGPAR_ALGORITHM_TABLE = f"{PROCESSED}/sigpar/algorithms/{{algorithm}}.parquet"
+
+
+wildcard_constraints:
+    algorithm=r"[A-Za-z0-9+\-]+",
+    operation="sign|verify",
+    mode="threading|multiprocess",
+    workers=r"\d+",
+
+
+rule sigpar_sweep_token:
+    # Every cell of an algorithm depends on this file; forcing it (make rerun ALG=...)
+    # reruns exactly that algorithm's cells.
+    output:
+        sigpar_plan.SWEEP.format(profile=PROFILE, algorithm="{algorithm}"),
+    log:
+        f"{LOGS}/sigpar/sweeps/{{algorithm}}.log",
+    params:
+        parbench=PARBENCH,
+    # instant, and every sigpar cell waits for it: first, so that cells keep their order
+    priority: FIRST_PRIORITY - 1
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sigpar-sweep-token --algorithm {wildcards.algorithm} --out {output} > {log} 2>&1"
+
+
+rule sigpar_cell:
+    # One measured cell; it claims every core, so cells run one at a time.
+    input:
+        unpack(lambda wc: sigpar_plan.cell_inputs(PROFILE, wc.algorithm, LIBOQS)),
+    output:
+        csv=f"{SIGPAR_STEM}.csv",
+        system=f"{SIGPAR_STEM}_system.json",
+        cell=f"{SIGPAR_STEM}_cell.json",
+    log:
+        f"{LOGS}/sigpar/{{mode}}/{{algorithm}}_{{operation}}_t{{workers}}.log",
+    params:
+        # what the cell measures: a change reruns the cell
+        cell=lambda wc: sigpar_plan.cell_parameters(PB, sigpar_plan.Cell.from_wildcards(wc)),
+        liboqs=lambda wc, input: f"--liboqs {Path(input.liboqs).parent}" if "liboqs" in input.keys() else "",
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    threads: workflow.cores
+    priority: lambda wc: cell_priority("sigpar", sigpar_plan.Cell.from_wildcards(wc))
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sigpar-cell --profile {params.profile} --algorithm {wildcards.algorithm} "
+        "--operation {wildcards.operation} --mode {wildcards.mode} --workers {wildcards.workers} "
+        "{params.liboqs} {params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule sigpar_algorithm:
+    # One algorithm's cells: prints the seed's per-algorithm block.
+    input:
+        cells=lambda wc: sigpar_plan.cell_records(PB, wc.algorithm),
+    output:
+        SIGPAR_ALGORITHM_TABLE,
+    log:
+        f"{LOGS}/sigpar/algorithms/{{algorithm}}.log",
+    params:
+        index=lambda wc: SIGPAR_ALGORITHMS.index(wc.algorithm) + 1,
+        total=len(SIGPAR_ALGORITHMS),
+        parbench=PARBENCH,
+    # the algorithm's block follows right after its last cell
+    priority: lambda wc: min(cell_priority("sigpar", c) for c in sigpar_plan.cells_of(PB, wc.algorithm))
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sigpar-algorithm --index {params.index} --total {params.total} --out {output} "
+        "{input.cells} 2>> {log} | tee -a {log}"
+
+
+rule sigpar_aggregate:
+    # The study's tidy tables and the seed's processed files.
+    input:
+        algorithms=expand(SIGPAR_ALGORITHM_TABLE, algorithm=SIGPAR_ALGORITHMS),
+        cells=sigpar_plan.cell_records(PB),
+    output:
+        cells=report(
+            f"{PROCESSED}/sigpar_cells.parquet",
+            caption="../report/sigpar/cells.rst",
+            category=report_category("sigpar"),
+            subcategory="Tables",
+            labels={"table": "sigpar_cells", "format": "Parquet"},
+        ),
+        workers=report(
+            f"{PROCESSED}/sigpar_workers.parquet",
+            caption="../report/sigpar/workers.rst",
+            category=report_category("sigpar"),
+            subcategory="Tables",
+            labels={"table": "sigpar_workers", "format": "Parquet"},
+        ),
+        latency=report(
+            f"{PROCESSED}/sigpar_latency.parquet",
+            caption="../report/sigpar/latency.rst",
+            category=report_category("sigpar"),
+            subcategory="Tables",
+            labels={"table": "sigpar_latency", "format": "Parquet"},
+        ),
+        summary=report(
+            f"{PROCESSED}/parallelism_summary.csv",
+            caption="../report/sigpar/seed_summary.rst",
+            category=report_category("sigpar"),
+            subcategory="Tables",
+            labels={"table": "parallelism_summary (the seed's)", "format": "CSV"},
+        ),
+        mode_json=expand(f"{PROCESSED}/parallelism_{{mode}}.json", mode=SIGPAR_MODES),
+        mode_summary=expand(f"{PROCESSED}/parallelism_summary_{{mode}}.csv", mode=SIGPAR_MODES),
+    log:
+        f"{LOGS}/sigpar/aggregate.log",
+    params:
+        out_dir=lambda wc, output: Path(output.cells).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sigpar-aggregate --out-dir {params.out_dir} --algorithms {input.algorithms} "
+        "--cells {input.cells} > {log} 2>&1"
+
+
+rule sigpar_figure:
+    # One figure: SVG (in the paper), PNG and interactive HTML, both shown in the report.
+    input:
+        tables=figure_inputs("sigpar"),
+        machine=MACHINE,
+    output:
+        svg=report(
+            f"{FIGURES}/{{figure}}.svg",
+            caption="../report/sigpar/figures.rst",
+            category=report_category("sigpar"),
+            subcategory="Figures",
+            labels={"figure": "{figure}", "format": "SVG"},
+        ),
+        png=f"{FIGURES}/{{figure}}.png",
+        html=report(
+            f"{FIGURES}/{{figure}}.html",
+            caption="../report/sigpar/figures.rst",
+            category=report_category("sigpar"),
+            subcategory="Interactive figures",
+            labels={"figure": "{figure}", "format": "HTML"},
+        ),
+    log:
+        f"{LOGS}/figures/{{figure}}.log",
+    params:
+        stem=lambda wc: f"{FIGURES}/{wc.figure}",
+        parbench=PARBENCH,
+    wildcard_constraints:
+        figure=figure_constraint("sigpar"),
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} figure {wildcards.figure} --machine {input.machine} "
+        "--out-stem {params.stem} {input.tables} > {log} 2>&1"
+
+
+rule sigpar_paper:
+    # The generated parts of paper/sections/sigpar.qmd, and its table for the report.
+    input:
+        machine=MACHINE,
+        tables=paper_tables("sigpar"),
+        figures=figure_outputs("sigpar"),
+    output:
+        fragments=paper_fragments("sigpar"),
+        html=report(
+            report_tables("sigpar")["sigpar_summary_html"],
+            caption="../report/sigpar/summary.rst",
+            category=report_category("sigpar"),
+            subcategory="Tables",
+            labels={"table": "sigpar_summary (the paper's)", "format": "HTML"},
+        ),
+        csv=report_tables("sigpar")["sigpar_summary_csv"],
+    log:
+        f"{LOGS}/paper/sigpar.log",
+    params:
+        out_dir=lambda wc, output: Path(output.fragments[0]).parent,
+        tables_dir=lambda wc, output: Path(output.html).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} paper-fragments --machine {input.machine} --out-dir {params.out_dir} "
+        "--tables-dir {params.tables_dir} sigpar {input.tables} > {log} 2>&1"
