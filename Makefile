@@ -17,16 +17,22 @@ SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= all
 PROFILE ?= local
 
-.PHONY: paper test env rerun native-test clean-env help
+.PHONY: paper test env deps rerun native-test clean-env help
 
 help:
 	@sed -n '3,5p' Makefile
 
-paper: env
+paper: env deps
 	$(SNAKEMAKE) --cores $(CORES) report --configfile conf/$(PROFILE).yaml
 
-test: env
+test: env deps
 	$(PY) -m pytest
+
+# The system packages the studies need (Study.system_packages): installed with apt-get
+# when running as root on Debian, otherwise the command to run is printed; a missing
+# required one stops here, before any long work.
+deps: env
+	$(PY) -m parbench system-deps --install
 
 # Rerun one algorithm's cells and re-aggregate, leaving every other cell untouched:
 #   make rerun ALG=Ed25519 [PROFILE=local]

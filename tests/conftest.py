@@ -1,10 +1,22 @@
-"""Shared fixtures. `liboqs_dir` provides a liboqs with ML-DSA-44 (what the smoke
-profile needs) once per checkout, in the same folder the pipeline would use."""
+"""Shared fixtures.
 
+- `liboqs_dir` provides a liboqs with ML-DSA-44 (what the smoke profile needs) once per
+  checkout, in the same folder the pipeline would use.
+- `smoke_run` runs the whole pipeline once per test session on the smoke profile, in a
+  temporary copy of the checkout (`smoke_checkout`): started, interrupted with Ctrl+C
+  once some sigpar cells are done, then resumed to the end. Every study's end-to-end
+  tests (tests/test_pipeline_smoke.py, tests/test_<study>_pipeline.py) read that one run.
+"""
+
+import json
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from parbench import paths
@@ -35,3 +47,69 @@ def in_repo(monkeypatch):
     """Run with the checkout as the working directory (as Snakemake jobs do)."""
     monkeypatch.chdir(REPO)
     return REPO
+
+
+SMOKE = "smoke"
+
+
+def run_snakemake(workdir, *args, timeout=1200, **kw):
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, capture_output=True,
+                          text=True, timeout=timeout, **kw)
+
+
+@pytest.fixture(scope="session")
+def smoke_checkout(tmp_path_factory):
+    """The checkout's files (tracked and not ignored), copied as a fresh clone would have them."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=REPO, capture_output=True, check=True).stdout.decode().split("\0")
+    dest = tmp_path_factory.mktemp("checkout")
+    for rel in filter(None, listed):
+        src = REPO / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(src.read_bytes())
+            (dest / rel).chmod(src.stat().st_mode)
+    return dest
+
+
+def _sigpar_cells(workdir):
+    return sorted((workdir / "data/raw" / SMOKE / "parallelism").glob("*/*_cell.json"))
+
+
+def _pgid(pid):
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _interrupt(workdir) -> dict:
+    """Start the smoke pipeline, press Ctrl+C once three sigpar cells are done, and record
+    what is left: processes, finished cells, and what a new run would measure."""
+    proc = subprocess.Popen([sys.executable, "-m", "snakemake", "-c2", "report", "--configfile",
+                             f"conf/{SMOKE}.yaml"], cwd=workdir, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.monotonic() + 600
+    while len(_sigpar_cells(workdir)) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert proc.poll() is None, "the smoke run ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl+C in a terminal does
+    out, _ = proc.communicate(timeout=120)
+    time.sleep(1)
+    left = [p.cmdline() for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == proc.pid]
+    finished = {str(p): json.loads(p.read_text())["status"] for p in _sigpar_cells(workdir)}
+    plan = run_snakemake(workdir, "-n", "report", "--quiet", "rules", "--configfile", f"conf/{SMOKE}.yaml")
+    planned = {line.split()[0]: int(line.split()[1]) for line in plan.stdout.splitlines()
+               if len(line.split()) >= 2 and line.split()[1].isdigit()}
+    return {"returncode": proc.returncode, "output": out, "left": left, "finished": finished, "planned": planned}
+
+
+@pytest.fixture(scope="session")
+def smoke_run(smoke_checkout):
+    """{"interrupted": what the Ctrl+C left, "kept": sigpar cells kept, "resumed": the
+    CompletedProcess of the run that finished the pipeline}."""
+    interrupted = _interrupt(smoke_checkout)
+    kept = len(_sigpar_cells(smoke_checkout))
+    resumed = run_snakemake(smoke_checkout, "-c2", "report", "--configfile", f"conf/{SMOKE}.yaml")
+    assert resumed.returncode == 0, resumed.stdout[-4000:] + resumed.stderr[-4000:]
+    return {"interrupted": interrupted, "kept": kept, "resumed": resumed}

@@ -5,16 +5,14 @@ algorithm rerun while every other cell stays untouched."""
 
 import hashlib
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
-import psutil
 import pytest
+
+from conftest import run_snakemake
 
 pytestmark = pytest.mark.integration
 
@@ -40,25 +38,6 @@ CELL_COLUMNS = {
 }
 
 
-def snakemake(workdir, *args, timeout=900, **kw):
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, capture_output=True,
-                          text=True, timeout=timeout, **kw)
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory):
-    """The checkout's files (tracked and not ignored), copied as a fresh clone would have them."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=REPO, capture_output=True, check=True).stdout.decode().split("\0")
-    dest = tmp_path_factory.mktemp("checkout")
-    for rel in filter(None, listed):
-        src = REPO / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            (dest / rel).write_bytes(src.read_bytes())
-    return dest
-
-
 def cell_files(workdir):
     return sorted((workdir / RAW).glob("*/*_cell.json"))
 
@@ -67,52 +46,33 @@ def digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_interrupted_run_keeps_finished_cells_and_resumes(checkout):
-    proc = subprocess.Popen([sys.executable, "-m", "snakemake", "-c2", "report", "--configfile",
-                             f"conf/{PROFILE}.yaml"], cwd=checkout, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    deadline = time.monotonic() + 300
-    while len(cell_files(checkout)) < 3 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    assert proc.poll() is None, "the run ended before it could be interrupted"
-    os.killpg(proc.pid, signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
-    assert proc.returncode != 0
-    # no worker, cell or Snakemake process of the run is left behind
-    time.sleep(1)
-    left = [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == proc.pid]
-    assert not left, [p.cmdline() for p in left]
-    finished = cell_files(checkout)
-    assert 3 <= len(finished) < CELLS
-    for path in finished:  # every kept cell is whole
-        assert json.loads(path.read_text())["status"] == "ok"
-    plan = snakemake(checkout, "-n", "report", "--quiet", "rules", "--configfile", f"conf/{PROFILE}.yaml")
-    counts = dict(line.split()[:2] for line in plan.stdout.splitlines() if line.startswith("sigpar_cell"))
-    assert counts, plan.stdout + plan.stderr
-    # the unfinished cells, plus the one that was running when Ctrl+C came (its outputs
-    # may be whole, but Snakemake never saw it finish: it is measured again)
-    assert CELLS - len(finished) <= int(counts["sigpar_cell"]) <= CELLS - len(finished) + 1
-
-
-def _pgid(pid):
-    try:
-        return os.getpgid(pid)
-    except ProcessLookupError:
-        return None
+@pytest.fixture(scope="module")
+def checkout(smoke_checkout):
+    return smoke_checkout
 
 
 @pytest.fixture(scope="module")
-def full_run(checkout):
-    before = len(cell_files(checkout))
-    proc = snakemake(checkout, "-c2", "report", "--configfile", f"conf/{PROFILE}.yaml")
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return proc, before
+def full_run(smoke_run):
+    return smoke_run["resumed"], smoke_run["kept"]
+
+
+def test_an_interrupted_run_leaves_no_process_and_keeps_whole_cells(smoke_run):
+    interrupted = smoke_run["interrupted"]
+    assert interrupted["returncode"] != 0
+    assert not interrupted["left"], interrupted["left"]  # no worker, cell or Snakemake process
+    finished = interrupted["finished"]
+    assert 3 <= len(finished) < CELLS
+    assert all(status == "ok" for status in finished.values())  # every kept cell is whole
+    # the unfinished cells, plus the one that was running when Ctrl+C came (its outputs
+    # may be whole, but Snakemake never saw it finish: it is measured again)
+    assert CELLS - len(finished) <= interrupted["planned"]["sigpar_cell"] <= CELLS - len(finished) + 1
 
 
 def test_the_run_resumes_with_the_unfinished_cells_only(checkout, full_run):
     proc, before = full_run
     assert any(f"Cells to measure: {CELLS - kept} of {CELLS} ({kept} already measured)" in proc.stdout
                for kept in (before, before - 1)), proc.stdout[:3000]
+    assert "parbench: finished in" in proc.stdout
 
 
 def test_every_cell_has_real_nonzero_throughput(checkout, full_run):
@@ -193,7 +153,7 @@ def _embedded(report, name):
 
 def test_snakemakes_report_holds_every_figure_and_table_by_study(checkout, full_run):
     before = {p: p.stat().st_mtime_ns for p in cell_files(checkout)}
-    proc = snakemake(checkout, "--report", "report.html", "--configfile", f"conf/{PROFILE}.yaml", timeout=300)
+    proc = run_snakemake(checkout, "--report", "report.html", "--configfile", f"conf/{PROFILE}.yaml", timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert {p: p.stat().st_mtime_ns for p in cell_files(checkout)} == before  # nothing measured again
     report = checkout / "report.html"
@@ -230,5 +190,5 @@ def test_rerun_of_one_algorithm_leaves_other_cells_untouched(checkout, full_run)
     assert (checkout / PROCESSED / "sigpar_cells.parquet").stat().st_mtime_ns > parquet_before
     history = checkout / RAW / "history" / "threading" / "ECDSA-P256_sign_t1"
     assert len(list(history.iterdir())) == 2  # the replaced measurement is kept
-    again = snakemake(checkout, "-n", "report", "--configfile", f"conf/{PROFILE}.yaml")
+    again = run_snakemake(checkout, "-n", "report", "--configfile", f"conf/{PROFILE}.yaml")
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -19,6 +19,7 @@ SHARED_COMMANDS = {
     "paper-sources": "parbench.paper",
     "paper-fragments": "parbench.paper",
     "rerun": "parbench.rerun",
+    "system-deps": "parbench.system_deps",
 }
 
 

@@ -25,6 +25,22 @@ def _none(*_args) -> list:
 
 
 @dataclass(frozen=True)
+class SystemPackage:
+    """A package of the operating system a study needs (`make` installs it on Debian when
+    it runs as root; elsewhere it says which command to run)."""
+
+    # Debian package name
+    debian: str
+    # what it provides: a command on PATH, or an absolute path of a file it installs
+    provides: str
+    # why the study needs it (printed when it is missing)
+    why: str
+    # False: the study records what needs it as unavailable, with the reason, instead of
+    # failing (a peer, an optional runtime)
+    required: bool = True
+
+
+@dataclass(frozen=True)
 class Study:
     # The study's key: its package, config group, rules file, paper section, the prefix of
     # its rules, commands, tables and figures.
@@ -73,6 +89,8 @@ class Study:
     rerun_tokens: Callable[[dict, str], list[str]] = _none
     # cfg -> the names `rerun_tokens` knows, for the error message.
     rerun_names: Callable[[dict], list[str]] = _none
+    # Packages of the operating system it needs beyond the toolchain in the README.
+    system_packages: tuple[SystemPackage, ...] = ()
 
     @property
     def package(self) -> str:

@@ -1,7 +1,7 @@
 """sched: native C schedulers (LIFO, work stealing, synchronizing work stealing) and
 their peers (OpenMP tasks, TBB) on parallel quicksort and Mandelbrot rendering (seed 004)."""
 
-from parbench.studies.base import Study
+from parbench.studies.base import Study, SystemPackage
 from parbench.studies.sched import plan
 
 STUDY = Study(
@@ -22,4 +22,9 @@ STUDY = Study(
     paper_module="parbench.studies.sched.paper",
     config_errors=plan.config_errors,
     failures=plan.failures,
+    system_packages=(
+        SystemPackage("libtbb-dev", "/usr/include/tbb/parallel_sort.h",
+                      "the TBB peer (tbb::parallel_sort); without it TBB is recorded as unavailable",
+                      required=False),
+    ),
 )
