@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import run_snakemake
+from parbench import studies
 
 pytestmark = pytest.mark.integration
 
@@ -158,9 +159,10 @@ def test_snakemakes_report_holds_every_figure_and_table_by_study(checkout, full_
     assert {p: p.stat().st_mtime_ns for p in cell_files(checkout)} == before  # nothing measured again
     report = checkout / "report.html"
     results, categories = _embedded(report, "results"), _embedded(report, "categories")
-    assert list(categories) == ["1. Signature throughput across workers", "2. Native schedulers"]
+    # one category per study, numbered in paper order
+    assert list(categories) == [f"{i}. {s.title}" for i, s in enumerate(studies.registered(), start=1)]
     by_category = {c: {p for paths in subs.values() for p in paths} for c, subs in categories.items()}
-    sigpar, sched = by_category.values()
+    sigpar, sched = by_category["1. " + studies.get("sigpar").title], by_category["2. " + studies.get("sched").title]
     for name in SIGPAR_FIGURES + SCHED_FIGURES:
         held = sigpar if name.startswith("sigpar") else sched
         for ext in ("svg", "html"):
