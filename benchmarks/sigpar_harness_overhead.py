@@ -50,7 +50,7 @@ def bare_rate(sign, message: bytes, seconds: float) -> float:
 
 
 def harness_rate(cfg: dict, algorithm: str, mode: str = "threading", workers: int = 1) -> float:
-    record = measure(cfg, Cell(algorithm, "sign", mode, workers), log=lambda m: None)
+    record = measure(cfg, Cell.of(algorithm, "sign", mode, workers), log=lambda m: None)
     if record["status"] != "ok":
         raise SystemExit(f"{algorithm} {mode} {workers}w failed: {record['failure']}")
     return record["result"]["ops_per_sec"]

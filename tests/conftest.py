@@ -42,6 +42,18 @@ def liboqs_dir():
     return out
 
 
+@pytest.fixture(scope="session")
+def shim_dir(liboqs_dir, tmp_path_factory):
+    """The crypto shim (native/cryptoshim) built against `liboqs_dir`, in a folder of the
+    test session's own (the pipeline's build stays as the pipeline made it)."""
+    from parbench.studies.sigpar import shim
+
+    out = tmp_path_factory.mktemp("cryptoshim")
+    doc = shim.build(out, liboqs_dir, jobs=os.cpu_count() or 1)
+    assert doc["available"], doc.get("reason")
+    return out
+
+
 @pytest.fixture
 def in_repo(monkeypatch):
     """Run with the checkout as the working directory (as Snakemake jobs do)."""

@@ -21,12 +21,16 @@ REPO = Path(__file__).resolve().parents[1]
 PROFILE = "smoke"
 RAW = Path("data/raw") / PROFILE / "parallelism"
 PROCESSED = Path("data/processed") / PROFILE
-SIGPAR_FIGURES = ["sigpar_scaling", "sigpar_efficiency", "sigpar_latency", "sigpar_gil_ratio", "sigpar_energy"]
+SIGPAR_FIGURES = ["sigpar_scaling", "sigpar_efficiency", "sigpar_latency", "sigpar_gil_ratio", "sigpar_python_cost",
+                  "sigpar_energy"]
 SCHED_FIGURES = ["sched_time", "sched_speedup", "sched_steals", "sched_tasks", "sched_mandelbrot_frames",
                  "sched_mandelbrot_image"]
 FIGURE_IDS = {"sigpar_gil_ratio": "fig-sigpar-gil", "sched_mandelbrot_frames": "fig-sched-frames",
               "sched_mandelbrot_image": "fig-sched-image"}
-CELLS = 2 * 2 * 2 * 2  # algorithms x operations x modes x worker counts in conf/smoke.yaml
+# conf/sigpar/smoke.yaml: ECDSA-P256 in 5 variants (threading and multiprocess with pyca
+# and openssl-cffi, native-threads) and ML-DSA-44 in 3 (threading and multiprocess with
+# liboqs-python, native-threads), each x 2 operations x 2 worker counts
+CELLS = (5 + 3) * 2 * 2
 # Columns docs/data.md promises in sigpar_cells.parquet.
 CELL_COLUMNS = {
     "study", "profile", "algorithm", "operation", "mode", "workers", "family", "kind", "library",
@@ -85,6 +89,10 @@ def test_every_cell_has_real_nonzero_throughput(checkout, full_run):
     assert cells["ops_per_sec"].nunique() == CELLS  # measured, not a constant
     one = cells[cells["workers"] == 1]
     assert (one["scaling_efficiency"] == 1.0).all()
+    # every backend measured: the library bindings, the shim through cffi, the native runner
+    assert set(cells["backend"]) == {"pyca", "liboqs-python", "openssl-cffi", "native"}
+    native = cells[cells["backend"] == "native"]
+    assert native["backend_version"].str.contains("OpenSSL 3|liboqs").all()
     assert cells["liboqs_version"].dropna().eq("0.13.0").any() or cells["liboqs_version"].notna().any()
     workers = pd.read_parquet(checkout / PROCESSED / "sigpar_workers.parquet")
     assert len(workers) == sum(cells["workers"])
@@ -94,12 +102,16 @@ def test_every_cell_has_real_nonzero_throughput(checkout, full_run):
 
 
 def test_the_seed_files_are_there(checkout, full_run):
-    for mode in ("threading", "multiprocess"):
+    for mode in ("threading", "multiprocess", "native-threads"):
         assert (checkout / RAW / mode / "ECDSA-P256_sign_t2.csv").exists()
         assert (checkout / RAW / mode / "ML-DSA-44_verify_t1_system.json").exists()
         doc = json.loads((checkout / PROCESSED / f"parallelism_{mode}.json").read_text())
         assert set(doc["algorithms"]) == {"ECDSA-P256", "ML-DSA-44"}
         assert set(doc["algorithms"]["ML-DSA-44"]["sign_ops_per_sec"]) == {"1", "2"}
+    for variant in ("threading-openssl-cffi", "multiprocess-openssl-cffi"):
+        assert (checkout / RAW / variant / "ECDSA-P256_verify_t2.csv").exists()
+        doc = json.loads((checkout / PROCESSED / f"parallelism_{variant}.json").read_text())
+        assert set(doc["algorithms"]) == {"ECDSA-P256"} and doc["metadata"]["backends"] == ["openssl-cffi"]
     summary = pd.read_csv(checkout / PROCESSED / "parallelism_summary.csv")
     assert list(summary.columns[:6]) == ["algorithm", "operation", "worker_count", "ops_per_sec",
                                         "scaling_efficiency", "p99_latency_ms"]
@@ -139,7 +151,7 @@ def test_the_paper_holds_the_figures_and_numbers_from_the_data(checkout, full_ru
         assert f'id="{FIGURE_IDS.get(name, "fig-" + name.replace("_", "-"))}"' in html, name
     assert "data:image/svg+xml" in html
     cells = pd.read_parquet(checkout / PROCESSED / "sigpar_cells.parquet")
-    fastest = cells[(cells["workers"] == 1) & (cells["operation"] == "sign") & (cells["mode"] == "multiprocess")]
+    fastest = cells[(cells["workers"] == 1) & (cells["operation"] == "sign") & (cells["variant"] == "multiprocess")]
     best = fastest.loc[fastest["ops_per_sec"].idxmax()]
     # every finding names the mode it speaks of
     assert f"in multiprocess mode {best['algorithm']} signs fastest ({best['ops_per_sec']:,.0f} ops/s)" in html

@@ -8,11 +8,13 @@ from parbench.studies.sigpar import aggregate
 
 
 def record(algorithm="RSA-2048", operation="sign", mode="threading", workers=1, ops=100, status="ok",
-           latencies=(1.0, 2.0)):
+           latencies=(1.0, 2.0), backend="pyca"):
     window = 2.0
     return {
         "profile": "test", "status": status, "failure": None if status == "ok" else "boom",
-        "cell": {"algorithm": algorithm, "operation": operation, "mode": mode, "workers": workers},
+        "cell": {"algorithm": algorithm, "operation": operation, "mode": mode, "workers": workers,
+                 "backend": backend},
+        "backend": {"name": backend, "version": "OpenSSL 3" if backend != "pyca" else "50"},
         "algorithm": {"name": algorithm, "family": "RSA", "kind": "classical", "library": "cryptography",
                       "library_version": "50", "security_bits": 112, "nist_level": None},
         "parameters": {"analysis_window_sec": window, "duration_sec": 3.0, "warmup_sec": 0.5,
@@ -42,6 +44,20 @@ def test_efficiency_is_relative_to_one_worker_of_the_same_mode(records):
     assert cells.loc[("threading", 2), "scaling_efficiency"] == pytest.approx(0.9)
     assert cells.loc[("threading", 4), "scaling_efficiency"] == pytest.approx(0.5)
     assert cells.loc[("multiprocess", 2), "scaling_efficiency"] == pytest.approx(1.0)
+
+
+def test_efficiency_is_relative_to_one_worker_of_the_same_backend(records):
+    records += [record(backend="openssl-cffi", workers=1, ops=200), record(backend="openssl-cffi", workers=2, ops=360),
+                record(mode="native-threads", backend="native", workers=1, ops=400),
+                record(mode="native-threads", backend="native", workers=2, ops=800)]
+    cells = aggregate.cells_table(records).set_index(["variant", "workers"])
+    assert cells.loc[("threading-openssl-cffi", 2), "scaling_efficiency"] == pytest.approx(0.9)
+    assert cells.loc[("native-threads", 2), "scaling_efficiency"] == pytest.approx(1.0)
+    assert cells.loc[("threading", 2), "scaling_efficiency"] == pytest.approx(0.9)
+    assert cells.loc[("threading-openssl-cffi", 1), "backend_version"] == "OpenSSL 3"
+    doc = aggregate.seed_json(aggregate.cells_table(records), "threading-openssl-cffi", {})
+    assert doc["metadata"]["mode"] == "threading" and doc["metadata"]["backends"] == ["openssl-cffi"]
+    assert doc["algorithms"]["RSA-2048"]["sign_ops_per_sec"] == {"1": 100.0, "2": 180.0}
 
 
 def test_a_failed_cell_contributes_no_measurement(records):
@@ -79,7 +95,7 @@ def test_seed_summary_columns(records):
     cells = aggregate.cells_table(records)
     assert list(aggregate.seed_summary(cells, "threading").columns) == [
         "algorithm", "operation", "worker_count", "ops_per_sec", "scaling_efficiency", "p99_latency_ms"]
-    assert list(aggregate.seed_summary(cells).columns)[-1] == "mode"
+    assert list(aggregate.seed_summary(cells).columns)[-2:] == ["mode", "backend"]
 
 
 def test_console_block_in_the_seeds_style(records):

@@ -130,7 +130,7 @@ def test_ctrl_c_stops_every_worker_at_once_and_writes_nothing(tmp_path):
 
 @pytest.mark.parametrize("args, words", [
     (["--workers", "0"], "--workers must be >= 1 (got 0)"),
-    (["--mode", "threads"], "'threads' is not allowed; allowed: threading, multiprocess"),
+    (["--mode", "threads"], "'threads' is not allowed; allowed: threading, multiprocess, native-threads"),
     (["--algorithm", "RSA-1"], "'RSA-1' is not allowed; allowed: RSA-2048"),
 ])
 def test_bad_arguments_are_refused_before_measuring(tmp_path, args, words):
@@ -139,4 +139,57 @@ def test_bad_arguments_are_refused_before_measuring(tmp_path, args, words):
         cmd[cmd.index(flag) + 1] = value
     proc = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ, PARBENCH_ROOT=str(REPO)),
                           capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and words in proc.stderr
+
+
+def test_the_openssl_cffi_backend_measures_and_checks_itself(tmp_path, shim_dir):
+    for mode in ("threading", "multiprocess"):
+        proc, stem = run_cell(tmp_path, mode=mode, operation="sign",
+                              extra=("--backend", "openssl-cffi", "--shim", str(shim_dir)))
+        assert proc.returncode == 0, proc.stderr
+        record = json.loads(Path(f"{stem}_cell.json").read_text())
+        assert record["status"] == "ok", record["failure"]
+        assert record["cell"]["backend"] == "openssl-cffi"
+        assert record["backend"]["version"].startswith("OpenSSL 3")  # the system OpenSSL, not pyca's
+        assert all(w["correctness"]["checked"] > 0 and w["correctness"]["tamper_rejected"] for w in record["workers"])
+        assert "threading-openssl-cffi" in proc.stdout or "multiprocess-openssl-cffi" in proc.stdout
+
+
+@pytest.mark.parametrize("algorithm, operation", [("Ed25519", "verify"), ("ML-DSA-44", "sign")])
+def test_the_native_runner_writes_the_same_files(tmp_path, shim_dir, liboqs_dir, algorithm, operation):
+    extra = ["--shim", str(shim_dir)] + (["--liboqs", str(liboqs_dir)] if algorithm.startswith("ML") else [])
+    proc, stem = run_cell(tmp_path, algorithm=algorithm, operation=operation, mode="native-threads", extra=extra)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(Path(f"{stem}_cell.json").read_text())
+    assert record["status"] == "ok", record["failure"]
+    assert record["cell"]["backend"] == "native" and len(record["workers"]) == 2
+    result = record["result"]
+    assert result["analysis_ops"] > 0 and result["ops_per_sec"] == pytest.approx(result["analysis_ops"] / 0.3)
+    assert result["p50_latency_ms"] > 0
+    for worker in record["workers"]:
+        assert worker["correctness"]["checked"] > 0 and worker["correctness"]["failed"] == 0
+        assert worker["correctness"]["tamper_rejected"] is True
+        assert worker["snapshots"] and worker["cpu_time_window_sec"] > 0
+    with open(f"{stem}.csv") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == CSV_COLUMNS and {r[1] for r in rows[1:]} == {"0", "1"}
+
+
+def test_a_backend_without_its_shim_is_recorded_unavailable(tmp_path):
+    (tmp_path / "shim").mkdir()
+    (tmp_path / "shim" / "shim.json").write_text(json.dumps(
+        {"available": False, "reason": "the system OpenSSL's headers are missing (Debian: apt-get install libssl-dev)"}))
+    proc, stem = run_cell(tmp_path, extra=("--backend", "openssl-cffi", "--shim", str(tmp_path / "shim")))
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(Path(f"{stem}_cell.json").read_text())
+    assert record["status"] == "unavailable" and "libssl-dev" in record["failure"]
+    assert "UNAVAILABLE" in proc.stdout
+
+
+@pytest.mark.parametrize("extra, words", [
+    (("--backend", "openssl-cffi"), "backend openssl-cffi needs the crypto shim: pass --shim"),
+    (("--backend", "liboqs-python"), "'liboqs-python' is not allowed; allowed: pyca, openssl-cffi"),
+])
+def test_a_backend_needs_its_build_and_must_fit_the_algorithm(tmp_path, extra, words):
+    proc, _ = run_cell(tmp_path, extra=extra)
     assert proc.returncode != 0 and words in proc.stderr

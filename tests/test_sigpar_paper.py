@@ -16,13 +16,16 @@ MACHINE = {
 
 def cells(status="ok"):
     rows = []
-    rates = {("RSA-2048", "threading"): 100.0, ("RSA-2048", "multiprocess"): 110.0,
-             ("Ed25519", "threading"): 900.0, ("Ed25519", "multiprocess"): 1000.0}
-    for (algorithm, mode), rate in rates.items():
+    rates = {("RSA-2048", "threading", "pyca"): 100.0, ("RSA-2048", "multiprocess", "pyca"): 110.0,
+             ("Ed25519", "threading", "pyca"): 900.0, ("Ed25519", "multiprocess", "pyca"): 1000.0,
+             ("Ed25519", "threading", "openssl-cffi"): 950.0, ("Ed25519", "native-threads", "native"): 1000.0}
+    for (algorithm, mode, backend), rate in rates.items():
+        variant = f"{mode}-{backend}" if backend == "openssl-cffi" else mode
         for op in ("sign", "verify"):
-            for workers, eff in ((1, 1.0), (2, 0.9 if mode == "multiprocess" else 0.6)):
+            for workers, eff in ((1, 1.0), (2, 0.9 if mode != "threading" else 0.6)):
                 rows.append({"algorithm": algorithm, "family": algorithm.split("-")[0], "operation": op,
-                             "mode": mode, "workers": workers, "status": status, "failure": None,
+                             "mode": mode, "backend": backend, "variant": variant, "workers": workers,
+                             "status": status, "failure": None,
                              "ops_per_sec": rate * workers * eff, "scaling_efficiency": eff,
                              "p99_latency_ms": 1.0 * workers, "window_rate_cv": 0.1,
                              "energy_per_op_j": None, "energy_source": None,
@@ -35,6 +38,7 @@ def test_every_throughput_finding_names_its_mode():
     assert "in threading mode Ed25519 signs fastest (900 ops/s)" in text
     assert "in multiprocess mode Ed25519 signs fastest (1,000 ops/s)" in text
     assert "RSA-2048 slowest (110 ops/s)" in text
+    assert "in native-threads mode Ed25519 signs fastest (1,000 ops/s)" in text
     assert "![" in text and "{#fig-sigpar-scaling}" in text
 
 
@@ -42,26 +46,39 @@ def test_efficiency_latency_and_ratio_per_mode():
     parts = paper.fragments({"sigpar_cells": cells()}, MACHINE)
     assert "multiprocess cells reached a median efficiency of 90%" in parts["efficiency"]
     assert "threading cells reached a median efficiency of 60%" in parts["efficiency"]
+    assert "threading-openssl-cffi cells reached a median efficiency of 60%" in parts["efficiency"]
     assert "Below 70%" in parts["efficiency"] and "(threading)" in parts["efficiency"]
-    assert "100% in threading mode and 100% in multiprocess mode" in parts["latency"]
-    assert "threading cells reached a median" in parts["gil"]
+    assert "100% in threading mode, 100% in multiprocess mode" in parts["latency"]
+    # threads / processes at 2 workers: 0.6 x 900 / (0.9 x 1000) for Ed25519, 0.6 x 100 / (0.9 x 110) for RSA
+    assert "with pyca a median 0.603" in parts["gil"]
     assert "no RAPL" in parts["energy"]
     assert set(parts) == set(paper.FRAGMENTS)
 
 
+def test_python_backends_are_compared_with_the_native_runner():
+    text = paper.fragments({"sigpar_cells": cells()}, MACHINE)["backends"]
+    # Ed25519 with one thread: pyca 900 and openssl-cffi 950 ops/s against native 1000
+    assert "openssl-cffi reached a median 95% of the native rate" in text
+    assert "pyca reached a median 90% of the native rate (111 µs per operation more than the native runner's" in text
+    assert "{#fig-sigpar-python-cost}" in text
+
+
 def test_a_run_where_nothing_passed_says_so_instead_of_failing():
     parts = paper.fragments({"sigpar_cells": cells(status="failed")}, MACHINE)
-    assert "16 of 16 cells did not pass" in parts["setup"]
+    assert "24 of 24 cells did not pass" in parts["setup"]
     assert all("nothing to report" in parts[name] for name in paper.FRAGMENTS if name != "setup")
     assert paper.report_tables({"sigpar_cells": cells(status="failed")})["sigpar_summary"][0].empty
 
 
 def test_the_summary_table_has_both_modes():
     frame, caption = paper.report_tables({"sigpar_cells": cells()})["sigpar_summary"]
-    assert list(frame.columns) == ["algorithm", "bits", "operation", "thr 1w ops/s", "thr 2w ops/s", "thr eff.",
-                                   "mp 1w ops/s", "mp 2w ops/s", "mp eff."]
+    assert list(frame.columns) == ["algorithm", "bits", "operation", "backend", "thr 1w ops/s", "thr 2w ops/s",
+                                   "thr eff.", "mp 1w ops/s", "mp 2w ops/s", "mp eff."]
     assert frame.iloc[0]["algorithm"] == "RSA-2048"  # catalog order
-    assert "per mode" in caption
+    ed = frame[(frame["algorithm"] == "Ed25519") & (frame["operation"] == "sign")]
+    assert list(ed["backend"]) == ["pyca", "openssl-cffi", "native"]
+    assert list(ed["thr 1w ops/s"]) == ["900", "950", "1,000"] and list(ed["mp 1w ops/s"]) == ["1,000", "", ""]
+    assert "per backend and mode" in caption
 
 
 def test_table_views_are_html_and_csv(tmp_path):

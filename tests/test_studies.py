@@ -146,7 +146,7 @@ def test_the_header_and_estimate_come_from_each_active_study(capsys):
     out = capsys.readouterr().out
     assert "PARALLELISM THROUGHPUT BENCHMARK (sigpar)" in out and "SCHEDULER BENCHMARK (sched)" in out
     assert out.index("(sigpar)") < out.index("(sched)")
-    assert "Cells to measure: 1 of 16 (15 already measured)" in out
+    assert "Cells to measure: 1 of 32 (31 already measured)" in out
 
 
 def test_liboqs_is_built_for_what_the_studies_ask():

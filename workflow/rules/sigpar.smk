@@ -1,16 +1,17 @@
 # sigpar: sign/verify throughput of classical and post-quantum signatures across worker
-# counts, threading against multiprocessing. Cells -> per-algorithm blocks -> tidy
-# Parquet and the seed's files -> figures -> the generated parts of its paper section.
-# Python: src/parbench/studies/sigpar/; config: conf/sigpar/; captions:
+# counts, threads against processes against native threads, per backend. The crypto
+# shim's build -> cells -> per-algorithm blocks -> tidy Parquet and the seed's files ->
+# figures -> the generated parts of its paper section. Python:
+# src/parbench/studies/sigpar/; C: native/cryptoshim/; config: conf/sigpar/; captions:
 # workflow/report/sigpar/.
 
 from parbench.studies.sigpar import plan as sigpar_plan
 
 SIGPAR_ALGORITHMS = PB["sigpar"]["algorithms"]
-SIGPAR_MODES = PB["sigpar"]["modes"]
+SIGPAR_VARIANTS = sigpar_plan.variants(PB)
 SIGPAR_STEM = sigpar_plan.CELL.format(
     profile=PROFILE,
-    mode="{mode}",
+    variant="{variant}",
     algorithm="{algorithm}",
     operation="{operation}",
     workers="{workers}",
@@ -21,8 +22,32 @@ SIGPAR_ALGORITHM_TABLE = f"{PROCESSED}/sigpar/algorithms/{{algorithm}}.parquet"
 wildcard_constraints:
     algorithm=r"[A-Za-z0-9+\-]+",
     operation="sign|verify",
-    mode="threading|multiprocess",
+    variant="|".join(sigpar_plan.VARIANTS),
     workers=r"\d+",
+
+
+rule sigpar_shim:
+    # The crypto shim over the system OpenSSL and the run's liboqs: the cffi library of
+    # the openssl-cffi backend and the native runner of the native-threads mode. A
+    # machine without OpenSSL's headers gets a descriptor saying so; its cells are then
+    # recorded as unavailable, with that reason.
+    input:
+        sources=sigpar_plan.shim_sources(),
+        liboqs=[LIBOQS] if LIBOQS else [],
+    output:
+        sigpar_plan.SHIM,
+    log:
+        f"{sigpar_plan.SHIM_BUILD}/build.log",
+    params:
+        out=lambda wc, output: Path(output[0]).parent,
+        liboqs=lambda wc, input: f"--liboqs {Path(input.liboqs[0]).parent}" if input.liboqs else "",
+        python=PYTHON,
+    threads: workflow.cores
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.python} -m parbench.studies.sigpar.shim --out {params.out} --jobs {threads} {params.liboqs} "
+        "> {log} 2>&1"
 
 
 rule sigpar_sweep_token:
@@ -45,17 +70,19 @@ rule sigpar_sweep_token:
 rule sigpar_cell:
     # One measured cell; it claims every core, so cells run one at a time.
     input:
-        unpack(lambda wc: sigpar_plan.cell_inputs(PROFILE, wc.algorithm, LIBOQS)),
+        unpack(lambda wc: sigpar_plan.cell_inputs(PROFILE, sigpar_plan.Cell.from_wildcards(wc), LIBOQS)),
     output:
         csv=f"{SIGPAR_STEM}.csv",
         system=f"{SIGPAR_STEM}_system.json",
         cell=f"{SIGPAR_STEM}_cell.json",
     log:
-        f"{LOGS}/sigpar/{{mode}}/{{algorithm}}_{{operation}}_t{{workers}}.log",
+        f"{LOGS}/sigpar/{{variant}}/{{algorithm}}_{{operation}}_t{{workers}}.log",
     params:
         # what the cell measures: a change reruns the cell
         cell=lambda wc: sigpar_plan.cell_parameters(PB, sigpar_plan.Cell.from_wildcards(wc)),
-        liboqs=lambda wc, input: f"--liboqs {Path(input.liboqs).parent}" if "liboqs" in input.keys() else "",
+        mode=lambda wc: sigpar_plan.Cell.from_wildcards(wc).mode,
+        # the backend, and the builds it runs on (liboqs, the crypto shim)
+        builds=lambda wc, input: sigpar_plan.cell_arguments(sigpar_plan.Cell.from_wildcards(wc), input),
         parbench=PARBENCH,
         profile=PROFILE,
         overrides=OVERRIDE_ARGS,
@@ -65,8 +92,8 @@ rule sigpar_cell:
         CONDA_ENV
     shell:
         "{params.parbench} sigpar-cell --profile {params.profile} --algorithm {wildcards.algorithm} "
-        "--operation {wildcards.operation} --mode {wildcards.mode} --workers {wildcards.workers} "
-        "{params.liboqs} {params.overrides} 2>> {log} | tee -a {log}"
+        "--operation {wildcards.operation} --mode {params.mode} --workers {wildcards.workers} "
+        "{params.builds} {params.overrides} 2>> {log} | tee -a {log}"
 
 
 rule sigpar_algorithm:
@@ -124,8 +151,8 @@ rule sigpar_aggregate:
             subcategory="Tables",
             labels={"table": "parallelism_summary (the seed's)", "format": "CSV"},
         ),
-        mode_json=expand(f"{PROCESSED}/parallelism_{{mode}}.json", mode=SIGPAR_MODES),
-        mode_summary=expand(f"{PROCESSED}/parallelism_summary_{{mode}}.csv", mode=SIGPAR_MODES),
+        variant_json=expand(f"{PROCESSED}/parallelism_{{variant}}.json", variant=SIGPAR_VARIANTS),
+        variant_summary=expand(f"{PROCESSED}/parallelism_summary_{{variant}}.csv", variant=SIGPAR_VARIANTS),
     log:
         f"{LOGS}/sigpar/aggregate.log",
     params:

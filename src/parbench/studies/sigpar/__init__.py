@@ -1,7 +1,7 @@
 """sigpar: sign/verify throughput of classical and post-quantum signatures across
 worker counts, threading against multiprocessing (seed 000)."""
 
-from parbench.studies.base import Study
+from parbench.studies.base import Study, SystemPackage
 from parbench.studies.sigpar import algorithms, plan
 
 
@@ -14,7 +14,7 @@ STUDY = Study(
     name="sigpar",
     title="Signature throughput across workers",
     summary="sign/verify throughput of classical and post-quantum signatures across worker counts, "
-            "threads against processes",
+            "threads against processes against native threads, per backend",
     cells=plan.cells,
     job_seconds=plan.job_seconds(),
     cell_rule="sigpar_cell",
@@ -35,4 +35,9 @@ STUDY = Study(
     failures=plan.failures,
     rerun_tokens=plan.rerun_tokens,
     rerun_names=plan.rerun_names,
+    system_packages=(
+        SystemPackage("libssl-dev", "/usr/include/openssl/evp.h",
+                      "the crypto shim of the openssl-cffi backend and the native-threads mode; without it those "
+                      "cells are recorded as unavailable", required=False),
+    ),
 )

@@ -2,14 +2,17 @@
 
 Tables (Parquet, one row per observation; the schema is documented in docs/data.md):
 
-- cells:   one row per cell (algorithm x operation x mode x workers), with throughput,
+- cells:   one row per cell (algorithm x operation x mode x workers x backend), with throughput,
            scaling efficiency, latency percentiles, telemetry, status and provenance;
 - workers: one row per worker of a cell;
 - latency: one row per retained latency sample.
 
-Seed files: `parallelism_<mode>.json` (nested by algorithm, keyed by worker count),
-`parallelism_summary.csv` (the seed's columns plus `mode`), and one
-`parallelism_summary_<mode>.csv` per mode with exactly the seed's columns.
+Seed files: `parallelism_<variant>.json` (nested by algorithm, keyed by worker count),
+`parallelism_summary.csv` (the seed's columns plus `mode` and `backend`), and one
+`parallelism_summary_<variant>.csv` per variant with exactly the seed's columns. A
+variant is a mode (`threading`, `multiprocess`, `native-threads`), or a mode with an
+extra backend (`threading-openssl-cffi`): the folder its cells' raw files are in.
+
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ import pandas as pd
 
 from parbench import stats
 from parbench.progress import format_duration
+from parbench.studies.sigpar.plan import MODES, variant_of
 
-KEYS = ["algorithm", "operation", "mode", "workers"]
+KEYS = ["algorithm", "operation", "mode", "workers", "backend"]
+# Scaling efficiency compares a cell with the one-worker cell of the same group.
+GROUP = ["algorithm", "operation", "mode", "backend"]
 PROVENANCE_COLUMNS = [
     "timestamp_utc", "config_hash", "git_commit", "git_dirty", "hostname", "cpu_model", "cpu_vendor", "arch",
     "logical_cores", "physical_cores", "performance_cores", "efficiency_cores", "smt_active", "cpufreq_governor",
@@ -47,11 +53,12 @@ def read_records(paths) -> list[dict]:
 def cell_row(record: dict) -> dict:
     cell, algo, params, result = record["cell"], record["algorithm"], record.get("parameters", {}), record["result"]
     prov = record.get("provenance", {})
+    backend = record.get("backend", {})
     row = {
         "study": "sigpar", "profile": record["profile"],
-        **{k: cell[k] for k in KEYS},
+        **{k: cell[k] for k in KEYS}, "variant": variant_of(cell["mode"], cell["backend"]),
         "family": algo["family"], "kind": algo["kind"], "library": algo["library"],
-        "library_version": algo.get("library_version"),
+        "library_version": algo.get("library_version"), "backend_version": backend.get("version"),
         "security_bits": algo["security_bits"], "nist_level": algo["nist_level"],
         "status": record["status"], "failure": record["failure"],
         **{c: result.get(c) for c in RESULT_COLUMNS},
@@ -62,21 +69,21 @@ def cell_row(record: dict) -> dict:
         "started_unix": record["started_unix"], "elapsed_sec": record["elapsed_sec"],
         **{c: prov.get(c) for c in PROVENANCE_COLUMNS},
     }
-    if record["status"] != "ok":  # a failed or skipped cell contributes no measurement
+    if record["status"] != "ok":  # a failed, skipped or unavailable cell contributes no measurement
         for c in RESULT_COLUMNS:
             row[c] = None
     return row
 
 
 def add_efficiency(cells: pd.DataFrame) -> pd.DataFrame:
-    """scaling_efficiency = ops(N) / (N x ops(1)) within each (algorithm, operation, mode)."""
+    """scaling_efficiency = ops(N) / (N x ops(1)) within each (algorithm, operation, mode,
+    backend)."""
     cells = cells.copy()
     ok = cells["status"] == "ok"
-    base = (cells[ok & (cells["workers"] == 1)]
-            .set_index(["algorithm", "operation", "mode"])["ops_per_sec"])
+    base = cells[ok & (cells["workers"] == 1)].set_index(GROUP)["ops_per_sec"]
     cells["scaling_efficiency"] = [
         stats.scaling_efficiency(r.ops_per_sec if r.status == "ok" else None, r.workers,
-                                 base.get((r.algorithm, r.operation, r.mode)))
+                                 base.get((r.algorithm, r.operation, r.mode, r.backend)))
         for r in cells.itertuples()
     ]
     return cells
@@ -92,7 +99,7 @@ def _order_key(column: str):
     if column == "operation":
         return {"sign": 0, "verify": 1}.get
     if column == "mode":
-        return {"threading": 0, "multiprocess": 1}.get
+        return {m: i for i, m in enumerate(MODES)}.get
     return lambda v: v
 
 
@@ -144,11 +151,12 @@ def _by_workers(frame: pd.DataFrame, column: str) -> dict:
             for r in frame.itertuples()}
 
 
-def seed_json(cells: pd.DataFrame, mode: str, metadata: dict) -> dict:
+def seed_json(cells: pd.DataFrame, variant: str, metadata: dict) -> dict:
     """The seed's `parallelism_<mode>.json` layout (plus security columns and all
-    percentiles)."""
-    out = {"metadata": dict(metadata, mode=mode), "algorithms": {}}
-    sub = cells[cells["mode"] == mode]
+    percentiles), for one variant (a mode, or a mode with an extra backend)."""
+    sub = cells[cells["variant"] == variant]
+    out = {"metadata": dict(metadata, mode=sub["mode"].iloc[0] if len(sub) else variant, variant=variant,
+                            backends=sorted(sub["backend"].unique().tolist())), "algorithms": {}}
     for algorithm, frame in sub.groupby("algorithm", sort=False):
         entry = {"security_bits": int(frame["security_bits"].iloc[0]),
                  "nist_level": None if pd.isna(frame["nist_level"].iloc[0]) else int(frame["nist_level"].iloc[0]),
@@ -165,11 +173,12 @@ def seed_json(cells: pd.DataFrame, mode: str, metadata: dict) -> dict:
     return out
 
 
-def seed_summary(cells: pd.DataFrame, mode: str | None = None) -> pd.DataFrame:
-    """`parallelism_summary.csv`: the seed's columns, plus `mode` when covering all modes."""
-    sub = cells if mode is None else cells[cells["mode"] == mode]
-    out = sub.rename(columns={"workers": "worker_count"})[SEED_SUMMARY_COLUMNS + (["mode"] if mode is None else [])]
-    return out.reset_index(drop=True)
+def seed_summary(cells: pd.DataFrame, variant: str | None = None) -> pd.DataFrame:
+    """`parallelism_summary.csv`: the seed's columns, plus `mode` and `backend` when
+    covering every variant."""
+    sub = cells if variant is None else cells[cells["variant"] == variant]
+    extra = ["mode", "backend"] if variant is None else []
+    return sub.rename(columns={"workers": "worker_count"})[SEED_SUMMARY_COLUMNS + extra].reset_index(drop=True)
 
 
 def metadata(cells: pd.DataFrame) -> dict:
@@ -197,15 +206,15 @@ def _pct(x) -> str:
 
 
 def algorithm_block(cells: pd.DataFrame, index: int, total: int) -> str:
-    """The seed's per-algorithm console block, for one algorithm's cells (all modes)."""
+    """The seed's per-algorithm console block, for one algorithm's cells (every variant)."""
     first = cells.iloc[0]
     level = f"Level {int(first['security_bits'])}"
     if not pd.isna(first["nist_level"]) and first["kind"] == "pqc":
         level += f", NIST category {int(first['nist_level'])}"
     lines = [f"[{index}/{total}] {first['algorithm']} ({level})"]
-    for mode, by_mode in cells.groupby("mode", sort=False):
-        lines.append(f"  {mode}")
-        for op, f in by_mode.groupby("operation", sort=False):
+    for variant, by_variant in cells.groupby("variant", sort=False):
+        lines.append(f"  {variant}")
+        for op, f in by_variant.groupby("operation", sort=False):
             lines.append(f"    {op.capitalize()}:")
             for r in f.sort_values("workers").itertuples():
                 if r.status != "ok":
@@ -218,13 +227,13 @@ def algorithm_block(cells: pd.DataFrame, index: int, total: int) -> str:
     mark = "✗" if len(failed) else "✓"
     lines.append(f"  {mark} Completed in {format_duration(span)}"
                  + (f" with {len(failed)} cell(s) not measured" if len(failed) else ""))
-    for mode, by_mode in cells.groupby("mode", sort=False):
-        for op, f in by_mode.groupby("operation", sort=False):
+    for variant, by_variant in cells.groupby("variant", sort=False):
+        for op, f in by_variant.groupby("operation", sort=False):
             f = f[f["status"] == "ok"].sort_values("workers")
             if f.empty:
                 continue
             lo, hi = f.iloc[0], f.iloc[-1]
-            lines.append(f"    {mode:<12} {op.capitalize():<6}: {lo['ops_per_sec']:>10.1f} → {hi['ops_per_sec']:>10.1f} "
+            lines.append(f"    {variant:<25} {op.capitalize():<6}: {lo['ops_per_sec']:>10.1f} → {hi['ops_per_sec']:>10.1f} "
                          f"ops/sec (efficiency: {_pct(hi['scaling_efficiency'])})")
     ok = cells[cells["status"] == "ok"]
     cpu = ok["system_cpu_percent"].dropna()

@@ -79,6 +79,19 @@ _ALGORITHMS = [
 CATALOG: dict[str, Algorithm] = {a.name: a for a in _ALGORITHMS}
 
 
+def shim_scheme(algo: Algorithm) -> tuple[str, str]:
+    """How the crypto shim (native/cryptoshim) names `algo`: (scheme, param), the same
+    operation as the Python libraries (RSA-PSS with MGF1 and a digest-length salt,
+    ECDSA over the curve's digest, EdDSA over the message, liboqs by its method name)."""
+    if algo.family == "RSA":
+        return "rsa-pss", algo.params["hash"]
+    if algo.family == "ECDSA":
+        return "ecdsa", algo.params["hash"]
+    if algo.family == "EdDSA":
+        return "eddsa", ""
+    return "liboqs", algo.oqs_name
+
+
 def get(name: str) -> Algorithm:
     """The catalog entry for `name`; a KeyError names the allowed algorithms."""
     try:

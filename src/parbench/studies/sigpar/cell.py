@@ -1,10 +1,16 @@
-"""Run one sigpar cell: one algorithm, one operation, one mode, one worker count.
+"""Run one sigpar cell: one algorithm, one operation, one mode, one worker count, one
+backend.
 
 The cell's parent process loads (or makes) the cached keys and checks them, starts the
 telemetry (per-core CPU sampler, energy meter), then starts the workers:
 
 - threading: N threads in this process, each building key objects of its own;
-- multiprocess: N spawned processes, each loading the keys from the cache file.
+- multiprocess: N spawned processes, each loading the keys from the cache file;
+- native-threads: the native runner (native/cryptoshim) with N POSIX threads, each with a
+  signer of its own, running the same timed loop in C (see `shim.run_native`).
+
+In the Python modes the backend decides what the workers call: the library binding
+(pyca/cryptography, liboqs-python) or `openssl-cffi` (the crypto shim through cffi).
 
 Each worker pins itself to its planned core, waits on a barrier shared with the parent,
 and runs the timed loop of `parbench.studies.sigpar.harness`. After the loop, outside the timed
@@ -42,7 +48,7 @@ from pathlib import Path
 
 from parbench import stats
 from parbench.records import write_atomic
-from parbench.studies.sigpar import algorithms, keys as keycache, signers
+from parbench.studies.sigpar import algorithms, keys as keycache, shim, signers
 from parbench.studies.sigpar.harness import Schedule, WorkerRun, run_worker, sample_latencies
 from parbench.studies.sigpar.plan import Cell
 
@@ -63,6 +69,16 @@ def algorithm_record(algo, library_version: str | None) -> dict:
             "library_version": library_version}
 
 
+def backend_version(algo, backend: str, shim_dir) -> str:
+    """What did the work: the Python library's version, or the OpenSSL/liboqs the shim
+    runs on (the system OpenSSL, not pyca/cryptography's own)."""
+    if backend not in ("openssl-cffi", "native"):
+        return signers.library_version(algo)
+    if algo.library == "liboqs":
+        return signers.library_version(algo).split(",")[0]
+    return shim.library_version(shim_dir)
+
+
 @dataclass(frozen=True)
 class WorkerSpec:
     """Everything a worker needs; picklable, so spawned processes get it too."""
@@ -77,6 +93,8 @@ class WorkerSpec:
     collect_latencies: bool
     collect_memory: bool
     max_latency_samples: int
+    backend: str = "pyca"
+    shim_dir: str | None = None
 
 
 # --- inside a worker -------------------------------------------------------------------------
@@ -93,7 +111,11 @@ def _rss_reader(collect_memory: bool):
 
 
 def _make_ops(spec: WorkerSpec, keys: keycache.CachedKeys) -> signers.Ops:
-    ops = signers.make_ops(algorithms.get(spec.algorithm), keys.material)
+    algo = algorithms.get(spec.algorithm)
+    if spec.backend == "openssl-cffi":
+        ops = shim.make_ops(algo, keys.material, spec.shim_dir)
+    else:
+        ops = signers.make_ops(algo, keys.material)
     if os.environ.get(BREAK_VERIFY_ENV) == spec.algorithm:
         ops = signers.Ops(sign=ops.sign, verify=lambda message, signature: True)
     return ops
@@ -306,9 +328,22 @@ def correctness_verdict(workers: list[dict]) -> str | None:
     return "; ".join(problems) or None
 
 
-def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
+def unavailable_record(cfg: dict, cell: Cell, reason: str) -> dict:
+    """The record of a cell this machine cannot measure (its backend is not built)."""
+    now = time.time()
+    return {"record_version": RECORD_VERSION, "study": "sigpar", "profile": cfg["profile"], "cell": asdict(cell),
+            "algorithm": algorithm_record(algorithms.get(cell.algorithm), None),
+            "backend": {"name": cell.backend, "version": None},
+            "status": "unavailable", "failure": reason, "started_unix": now, "finished_unix": now,
+            "elapsed_sec": 0.0, "result": {}, "workers": [], "cpu_samples": [], "power": {}, "warnings": [],
+            "provenance": {}}
+
+
+def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush=True),
+            shim_dir: str | None = None) -> dict:
     """Run the cell and return its record (see module doc); raises nothing on a failed
-    check: the record says status "failed"."""
+    check: the record says status "failed". `shim_dir` is the crypto shim's build, for
+    the openssl-cffi backend and the native-threads mode."""
     from parbench import provenance
     from parbench.telemetry.affinity import plan_affinity
     from parbench.telemetry.cpu import CpuSampler, mean_avg
@@ -326,7 +361,8 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
             if aff["enabled"] else [[] for _ in range(cell.workers)])
     specs = [WorkerSpec(i, cell.algorithm, cell.operation, str(keys.path), sp["message_bytes"], schedule,
                         tuple(plan[i]), sp["measurement"]["collect_latencies"],
-                        sp["measurement"]["collect_memory"], sp["max_latency_samples"])
+                        sp["measurement"]["collect_memory"], sp["max_latency_samples"], cell.backend,
+                        str(shim_dir) if shim_dir else None)
              for i in range(cell.workers)]
     energy = EnergyMeter.detect(tel["powermetrics"], Path(cfg.get("_log_dir", "logs")),
                                 rapl_cfg=tel["rapl"], label=cell.label.replace(" ", "_"))
@@ -342,8 +378,11 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
     try:
         if cell.mode == "threading":
             workers = _run_threads(specs, keys, on_start)
-        else:
+        elif cell.mode == "multiprocess":
             workers = _run_processes(specs, on_start)
+        else:
+            workers, _ = shim.run_native(shim_dir, algo, cell.operation, keys, schedule, sp["max_latency_samples"],
+                                         sp["measurement"], [list(p) for p in plan], on_start)
     finally:
         cpu_samples = sampler.stop() if sampler else []
         power = energy.stop()
@@ -368,6 +407,7 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
         "profile": cfg["profile"],
         "cell": asdict(cell),
         "algorithm": algorithm_record(algo, signers.library_version(algo)),
+        "backend": {"name": cell.backend, "version": backend_version(algo, cell.backend, shim_dir)},
         "parameters": {"warmup_sec": sp["warmup_sec"], "duration_sec": sp["duration_sec"],
                        "analysis_window_sec": sp["analysis_window_sec"],
                        "window_start_sec": schedule.window_start, "window_end_sec": schedule.window_end,

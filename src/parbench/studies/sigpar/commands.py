@@ -40,10 +40,10 @@ def study(args) -> int:
     for name, frame in tables.items():
         frame.to_parquet(out / f"sigpar_{name}.parquet", index=False)
     meta = aggregate.metadata(cells)
-    for mode in cells["mode"].unique():
-        doc = aggregate.seed_json(cells, mode, meta)
-        write_atomic(out / f"parallelism_{mode}.json", json.dumps(doc, indent=2) + "\n")
-        aggregate.seed_summary(cells, mode).to_csv(out / f"parallelism_summary_{mode}.csv", index=False)
+    for variant in cells["variant"].unique():
+        doc = aggregate.seed_json(cells, variant, meta)
+        write_atomic(out / f"parallelism_{variant}.json", json.dumps(doc, indent=2) + "\n")
+        aggregate.seed_summary(cells, variant).to_csv(out / f"parallelism_summary_{variant}.csv", index=False)
     aggregate.seed_summary(cells).to_csv(out / "parallelism_summary.csv", index=False)
     print(f"sigpar: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok), "
           f"{len(tables['workers'])} worker rows, {len(tables['latency'])} latency samples -> {out}")

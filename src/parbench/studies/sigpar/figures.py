@@ -1,5 +1,9 @@
 """The sigpar figures. Each takes the study's cells table (Parquet `sigpar_cells`) and
-the machine record, and returns a chart; only cells with status "ok" are drawn."""
+the machine record, and returns a chart; only cells with status "ok" are drawn.
+
+Lines and columns are per variant: the mode, or the mode with an extra backend
+(`threading-openssl-cffi`); `native-threads`, no Python in the loop, is the upper bound
+the others are drawn against."""
 
 from __future__ import annotations
 
@@ -9,27 +13,38 @@ import pandas as pd
 from parbench.figures import note, ok_rows
 
 from parbench.studies.sigpar.algorithms import CATALOG
+from parbench.studies.sigpar.plan import VARIANTS
 
 ALGORITHM_ORDER = list(CATALOG)
 FAMILY_ORDER = ["RSA", "ECDSA", "EdDSA", "ML-DSA", "Falcon", "SPHINCS+"]
-MODE_DASH = alt.StrokeDash("mode:N", title="mode", sort=["threading", "multiprocess"],
-                           legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#444444"))
+VARIANT_ORDER = ["threading", "multiprocess", "threading-openssl-cffi", "multiprocess-openssl-cffi", "native-threads"]
+assert sorted(VARIANT_ORDER) == sorted(VARIANTS)
+# solid: threads of Python; dashed: processes; dotted: the openssl-cffi backend; the
+# native runner, the upper bound, long-dashed
+VARIANT_DASH = alt.StrokeDash("variant:N", title="mode (backend)", sort=VARIANT_ORDER,
+                              scale=alt.Scale(domain=VARIANT_ORDER,
+                                              range=[[1, 0], [6, 3], [1, 2], [6, 2, 1, 2], [12, 3]]),
+                              legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#444444",
+                                                symbolStrokeWidth=2, symbolSize=400))
 
 
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
     """Lines against worker count, one panel per family (columns) and operation (rows),
-    one colour per algorithm, dashed for multiprocess."""
-    data = ok_rows(cells)[["algorithm", "family", "operation", "mode", "workers", y]].dropna()
+    one colour per algorithm, one dash pattern per variant (mode and backend)."""
+    data = ok_rows(cells)[["algorithm", "family", "operation", "variant", "workers", y]].dropna()
     workers = sorted(data["workers"].unique().tolist())
     base = alt.Chart(data).encode(
         x=alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
                 axis=alt.Axis(values=workers, format="d")),
         y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
-        strokeDash=MODE_DASH,
-        tooltip=["algorithm", "operation", "mode", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f")],
+        tooltip=["algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f")],
     )
-    chart = (base.mark_line(point=True).properties(width=150, height=130)
+    # the dash is on the lines only: points with it too would draw the legend's dashes as
+    # dots, invisible
+    lines = base.mark_line().encode(strokeDash=VARIANT_DASH)
+    points = base.mark_circle(size=22, opacity=1).encode(detail="variant:N")
+    chart = (alt.layer(lines, points).properties(width=150, height=130)
              .facet(column=alt.Column("family:N", sort=FAMILY_ORDER, title=None),
                     row=alt.Row("operation:N", sort=["sign", "verify"], title=None))
              .resolve_scale(y="independent"))
@@ -38,7 +53,7 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
 
 def scaling(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     return _family_grid(cells, "ops_per_sec", "operations per second (log)",
-                        "Throughput against workers: sign and verify, threading (solid) and multiprocess (dashed)")
+                        "Throughput against workers, per mode and backend (native threads: the upper bound)")
 
 
 def latency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -47,7 +62,7 @@ def latency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
 
 
 def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
-    data = ok_rows(cells)[["algorithm", "operation", "mode", "workers", "scaling_efficiency"]].dropna()
+    data = ok_rows(cells)[["algorithm", "operation", "variant", "workers", "scaling_efficiency"]].dropna()
     base = alt.Chart(data).encode(
         x=alt.X("workers:O", title="workers"),
         y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
@@ -55,33 +70,85 @@ def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     rect = base.mark_rect().encode(
         color=alt.Color("scaling_efficiency:Q", title="efficiency",
                         scale=alt.Scale(scheme="redyellowgreen", domain=[0, 1.1], clamp=True)),
-        tooltip=["algorithm", "operation", "mode", "workers", alt.Tooltip("scaling_efficiency:Q", format=".2f")],
+        tooltip=["algorithm", "operation", "variant", "workers", alt.Tooltip("scaling_efficiency:Q", format=".2f")],
     )
     text = base.mark_text(fontSize=9).encode(text=alt.Text("scaling_efficiency:Q", format=".2f"))
-    return ((rect + text).properties(width=22 * max(2, data["workers"].nunique()), height=alt.Step(14))
-            .facet(column=alt.Column("mode:N", sort=["threading", "multiprocess"], title=None),
+    return ((rect + text).properties(width=max(130, 22 * data["workers"].nunique()), height=alt.Step(14))
+            .facet(column=alt.Column("variant:N", sort=VARIANT_ORDER, title=None),
                    row=alt.Row("operation:N", sort=["sign", "verify"], title=None))
             .properties(title="Scaling efficiency ops(N) / (N x ops(1))"))
 
 
-def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
+def thread_process_ratio(cells: pd.DataFrame) -> pd.DataFrame:
+    """Threading throughput / multiprocess throughput at the same algorithm, operation,
+    worker count and backend (one row each)."""
     data = ok_rows(cells)
-    wide = data.pivot_table(index=["algorithm", "operation", "workers"], columns="mode",
+    wide = data.pivot_table(index=["algorithm", "operation", "workers", "backend"], columns="mode",
                             values="ops_per_sec").reset_index()
     if not {"threading", "multiprocess"} <= set(wide.columns):
-        return note("Threading / multiprocess ratio", "needs both modes in the run")
+        return pd.DataFrame(columns=["algorithm", "operation", "workers", "backend", "ratio"])
     wide["ratio"] = wide["threading"] / wide["multiprocess"]
-    wide = wide.dropna(subset=["ratio"])
+    return wide.dropna(subset=["ratio"])
+
+
+def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
+    wide = thread_process_ratio(cells)
+    if wide.empty:
+        return note("Threading / multiprocess ratio", "needs both modes in the run")
     bars = alt.Chart(wide).mark_bar().encode(
         x=alt.X("ratio:Q", title="threading / multiprocess throughput"),
-        y=alt.Y("workers:O", title=None),
+        y=alt.Y("backend:N", title=None),
+        yOffset=alt.YOffset("workers:O"),
         color=alt.Color("workers:O", title="workers"),
         row=alt.Row("algorithm:N", sort=ALGORITHM_ORDER, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
         column=alt.Column("operation:N", sort=["sign", "verify"], title=None),
-        tooltip=["algorithm", "operation", "workers", alt.Tooltip("ratio:Q", format=".3f"),
+        tooltip=["algorithm", "operation", "backend", "workers", alt.Tooltip("ratio:Q", format=".3f"),
                  alt.Tooltip("threading:Q", format=",.1f"), alt.Tooltip("multiprocess:Q", format=",.1f")],
-    ).properties(width=220, height=alt.Step(8))
-    return bars.properties(title="What threads cost against processes (1.0 = same throughput)")
+    ).properties(width=220, height=alt.Step(7)).resolve_scale(y="independent")
+    return bars.properties(title="What threads cost against processes, per backend (1.0 = same throughput)")
+
+
+def python_cost_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm, operation and Python backend, with one worker in threading mode:
+    the time per operation above the native runner's (µs), and the backend's rate as a
+    fraction of the native rate."""
+    ok = ok_rows(cells)
+    one = ok[ok["workers"] == 1]
+    native = one[one["mode"] == "native-threads"].set_index(["algorithm", "operation"])["ops_per_sec"]
+    python = one[one["mode"] == "threading"]
+    rows = []
+    for r in python.itertuples():
+        base = native.get((r.algorithm, r.operation))
+        if base is None or pd.isna(base) or not r.ops_per_sec:
+            continue
+        rows.append({"algorithm": r.algorithm, "family": r.family, "operation": r.operation, "backend": r.backend,
+                     "native_ops_per_sec": base, "backend_ops_per_sec": r.ops_per_sec,
+                     "fraction_of_native": r.ops_per_sec / base,
+                     "python_cost_us": 1e6 / r.ops_per_sec - 1e6 / base})
+    return pd.DataFrame(rows, columns=["algorithm", "family", "operation", "backend", "native_ops_per_sec",
+                                       "backend_ops_per_sec", "fraction_of_native", "python_cost_us"])
+
+
+def python_cost(cells: pd.DataFrame, machine: dict) -> alt.Chart:
+    data = python_cost_table(cells)
+    if data.empty:
+        return note("What Python costs per operation", "needs the native-threads mode and a Python mode in the run")
+    base = alt.Chart(data)
+    bars = base.mark_bar().encode(
+        x=alt.X("fraction_of_native:Q", title="rate / native rate (1 thread)",
+                scale=alt.Scale(domain=[0, max(1.1, float(data["fraction_of_native"].max()))])),
+        y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
+        yOffset=alt.YOffset("backend:N"),
+        color=alt.Color("backend:N", title="backend"),
+        tooltip=["algorithm", "operation", "backend", alt.Tooltip("fraction_of_native:Q", format=".3f"),
+                 alt.Tooltip("python_cost_us:Q", title="µs per operation above native", format=",.2f"),
+                 alt.Tooltip("backend_ops_per_sec:Q", format=",.1f"), alt.Tooltip("native_ops_per_sec:Q", format=",.1f")],
+    )
+    rule = base.mark_rule(strokeDash=[4, 4], color="#444444").encode(x=alt.datum(1.0))
+    return (alt.layer(bars, rule).properties(width=260, height=alt.Step(9))
+            .facet(column=alt.Column("operation:N", sort=["sign", "verify"], title=None))
+            .properties(title="What Python costs per operation: each backend's rate against the native runner's "
+                              "(threads, 1 worker; dashed: native)"))
 
 
 def energy(cells: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -101,5 +168,6 @@ FIGURES = {
     "sigpar_efficiency": (efficiency, ["sigpar_cells"]),
     "sigpar_latency": (latency, ["sigpar_cells"]),
     "sigpar_gil_ratio": (gil_ratio, ["sigpar_cells"]),
+    "sigpar_python_cost": (python_cost, ["sigpar_cells"]),
     "sigpar_energy": (energy, ["sigpar_cells"]),
 }

@@ -1,8 +1,20 @@
 """The cells of a sigpar sweep, in the order they run, and how long they will take.
 
-One cell = one (algorithm, operation, mode, workers) point = one Snakemake job. The
-order is the seed's: algorithm by algorithm; within one, each mode's sign sweep then
-verify sweep over ascending worker counts.
+One cell = one (algorithm, operation, mode, workers, backend) point = one Snakemake job.
+The order is the seed's: algorithm by algorithm; within one, each mode's sign sweep then
+verify sweep over ascending worker counts, backend by backend.
+
+Modes and backends:
+- `threading` and `multiprocess` run Python workers. Their backend is the algorithm's
+  library binding (`pyca` for the classical algorithms, pyca/cryptography; `liboqs-python`
+  for the post-quantum ones) and, for classical algorithms, every extra backend of
+  `sigpar.classical_backends` (`openssl-cffi`: the crypto shim over the system OpenSSL,
+  called through cffi, the seed's approach);
+- `native-threads` runs POSIX threads of the native runner (native/cryptoshim), no
+  Python in the loop: backend `native`, the upper bound of the Python modes.
+
+A cell's folder is its variant: the mode, or `<mode>-<backend>` for an extra backend
+(`threading-openssl-cffi`); the default backends keep the seed's folders.
 """
 
 from __future__ import annotations
@@ -16,13 +28,39 @@ from parbench.progress import format_duration
 
 # The seed's raw layout, one folder per mode (under data/raw/<profile>/).
 RAW = paths.RAW + "/parallelism"
-CELL = RAW + "/{mode}/{algorithm}_{operation}_t{workers}"
+CELL = RAW + "/{variant}/{algorithm}_{operation}_t{workers}"
 # Every cell of an algorithm depends on its sweep token: forcing it reruns the algorithm.
 SWEEP = RAW + "/sweeps/{algorithm}.json"
 # One file per algorithm: its last correctness failure (run id, cell, message).
 FAILURES = RAW + "/failures"
 # Copies of every finished measurement, never deleted.
 HISTORY = RAW + "/history"
+# The crypto shim's build: the cffi library, the native runner and their descriptor.
+SHIM_BUILD = "native/build/cryptoshim"
+SHIM = SHIM_BUILD + "/shim.json"
+
+PYTHON_MODES = ("threading", "multiprocess")
+NATIVE_MODE = "native-threads"
+MODES = (*PYTHON_MODES, NATIVE_MODE)
+# The library binding of each kind of algorithm in the Python modes.
+DEFAULT_BACKENDS = {"classical": "pyca", "pqc": "liboqs-python"}
+# Backends a classical algorithm can be measured with beside its default one.
+EXTRA_BACKENDS = ("openssl-cffi",)
+NATIVE_BACKEND = "native"
+# Cells whose backend needs the crypto shim.
+SHIM_BACKENDS = ("openssl-cffi", NATIVE_BACKEND)
+# Every folder a cell can have (the Snakemake wildcard `variant`).
+VARIANTS = (*MODES, *(f"{mode}-{backend}" for mode in PYTHON_MODES for backend in EXTRA_BACKENDS))
+
+
+def default_backend(algorithm: str, mode: str) -> str:
+    from parbench.studies.sigpar.algorithms import get
+
+    return NATIVE_BACKEND if mode == NATIVE_MODE else DEFAULT_BACKENDS[get(algorithm).kind]
+
+
+def variant_of(mode: str, backend: str) -> str:
+    return f"{mode}-{backend}" if backend in EXTRA_BACKENDS else mode
 
 
 @dataclass(frozen=True, order=True)
@@ -31,31 +69,80 @@ class Cell:
     operation: str
     mode: str
     workers: int
+    backend: str
+
+    @classmethod
+    def of(cls, algorithm: str, operation: str, mode: str, workers: int, backend: str | None = None) -> "Cell":
+        """A cell; without a backend, the algorithm's default one in that mode."""
+        return cls(algorithm, operation, mode, int(workers), backend or default_backend(algorithm, mode))
 
     @classmethod
     def from_wildcards(cls, wildcards) -> "Cell":
-        return cls(wildcards.algorithm, wildcards.operation, wildcards.mode, int(wildcards.workers))
+        mode, backend = split_variant(wildcards.variant)
+        return cls.of(wildcards.algorithm, wildcards.operation, mode, int(wildcards.workers), backend)
+
+    @property
+    def variant(self) -> str:
+        return variant_of(self.mode, self.backend)
 
     @property
     def label(self) -> str:
-        return f"{self.algorithm} {self.operation} {self.mode} t{self.workers}"
+        return f"{self.algorithm} {self.operation} {self.variant} t{self.workers}"
+
+    @property
+    def needs_shim(self) -> bool:
+        return self.backend in SHIM_BACKENDS
 
     def stem(self, profile: str) -> str:
-        return CELL.format(profile=profile, mode=self.mode, algorithm=self.algorithm,
-                                        operation=self.operation, workers=self.workers)
+        return CELL.format(profile=profile, variant=self.variant, algorithm=self.algorithm,
+                           operation=self.operation, workers=self.workers)
 
     def outputs(self, profile: str) -> dict[str, str]:
         stem = self.stem(profile)
         return {"csv": f"{stem}.csv", "system": f"{stem}_system.json", "cell": f"{stem}_cell.json"}
 
 
+def split_variant(variant: str) -> tuple[str, str | None]:
+    """(mode, extra backend or None) of a cell folder."""
+    if variant in MODES:
+        return variant, None
+    for mode in PYTHON_MODES:
+        if variant.startswith(mode + "-") and variant[len(mode) + 1:] in EXTRA_BACKENDS:
+            return mode, variant[len(mode) + 1:]
+    raise ValueError(f"unknown sigpar variant {variant!r}; allowed: {', '.join(VARIANTS)}")
+
+
+def possible_backends(algorithm: str, mode: str) -> list[str]:
+    """Every backend an algorithm can be measured with in a mode."""
+    from parbench.studies.sigpar.algorithms import get
+
+    if mode == NATIVE_MODE:
+        return [NATIVE_BACKEND]
+    kind = get(algorithm).kind
+    return [DEFAULT_BACKENDS[kind], *(EXTRA_BACKENDS if kind == "classical" else ())]
+
+
+def backends_of(cfg: dict, algorithm: str, mode: str) -> list[str]:
+    """The backends an algorithm is measured with in a mode, by the config."""
+    possible = possible_backends(algorithm, mode)
+    if len(possible) == 1:
+        return possible
+    return [b for b in cfg["sigpar"]["classical_backends"] if b in possible]
+
+
 def cells(cfg: dict) -> list[Cell]:
     sp = cfg["sigpar"]
-    return [Cell(a, op, mode, w)
+    return [Cell(a, op, mode, w, backend)
             for a in sp["algorithms"]
             for mode in sp["modes"]
+            for backend in backends_of(cfg, a, mode)
             for op in sp["operations"]
             for w in sorted(sp["workers"])]
+
+
+def variants(cfg: dict) -> list[str]:
+    """The folders (mode, or mode and extra backend) this config's cells fill, in order."""
+    return list(dict.fromkeys(c.variant for c in cells(cfg)))
 
 
 def cells_of(cfg: dict, algorithm: str) -> list[Cell]:
@@ -67,15 +154,36 @@ def cell_records(cfg: dict, algorithm: str | None = None) -> list[str]:
     return [c.outputs(cfg["profile"])["cell"] for c in cells(cfg) if algorithm is None or c.algorithm == algorithm]
 
 
-def cell_inputs(profile: str, algorithm: str, liboqs: str | None) -> dict[str, str]:
-    """What a cell needs before it runs: its algorithm's sweep token and, for post-quantum
-    algorithms, the liboqs build (its descriptor)."""
+def shim_sources() -> list[str]:
+    """What the crypto shim is built from: a change rebuilds it (and reruns its cells)."""
+    from parbench import project
+
+    root = project.root()
+    return sorted(str(p.relative_to(root)) for p in (root / "native" / "cryptoshim").glob("*")
+                  if p.is_file() and p.suffix in (".c", ".h", "") and p.name != "README.md")
+
+
+def cell_inputs(profile: str, cell: Cell, liboqs: str | None) -> dict[str, str]:
+    """What a cell needs before it runs: its algorithm's sweep token; for post-quantum
+    algorithms, the liboqs build (its descriptor); for the shim's backends, the shim."""
     from parbench.studies.sigpar.algorithms import get
 
-    inputs = {"sweep": SWEEP.format(profile=profile, algorithm=algorithm)}
-    if get(algorithm).library == "liboqs":
+    inputs = {"sweep": SWEEP.format(profile=profile, algorithm=cell.algorithm)}
+    if get(cell.algorithm).library == "liboqs":
         inputs["liboqs"] = liboqs
+    if cell.needs_shim:
+        inputs["shim"] = SHIM
     return inputs
+
+
+def cell_arguments(cell: Cell, inputs) -> str:
+    """The `parbench sigpar-cell` options that name what the cell's inputs built."""
+    args = [f"--backend {cell.backend}"]
+    if "liboqs" in inputs.keys():
+        args.append(f"--liboqs {Path(inputs['liboqs']).parent}")
+    if "shim" in inputs.keys():
+        args.append(f"--shim {Path(inputs['shim']).parent}")
+    return " ".join(args)
 
 
 def cell_estimate_sec(cfg: dict) -> float:
@@ -95,7 +203,7 @@ def cell_parameters(cfg: dict, cell: Cell) -> dict:
     sp, tel = cfg["sigpar"], cfg["telemetry"]
     return {
         "algorithm": cell.algorithm, "operation": cell.operation, "mode": cell.mode,
-        "workers": cell.workers,
+        "workers": cell.workers, "backend": cell.backend,
         "warmup_sec": sp["warmup_sec"], "duration_sec": sp["duration_sec"],
         "analysis_window_sec": sp["analysis_window_sec"],
         "max_latency_samples": sp["max_latency_samples"], "message_bytes": sp["message_bytes"],
@@ -117,7 +225,8 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
     total = len(cells(cfg))
     named = sp["algorithm_set"]["name"] if sp["algorithms"] == sp["algorithm_set"]["names"] else "custom list"
     return [
-        f"PARALLELISM THROUGHPUT BENCHMARK (sigpar) - modes: {', '.join(sp['modes'])}",
+        f"PARALLELISM THROUGHPUT BENCHMARK (sigpar) - modes: {', '.join(sp['modes'])}; "
+        f"classical backends: {', '.join(sp['classical_backends'])}",
         f"Testing {len(sp['algorithms'])} algorithms ({named})",
         f"Worker counts: {sorted(sp['workers'])}",
         f"Duration per config: {sp['duration_sec']:g}s (analysis window: {sp['analysis_window_sec']:g}s, "

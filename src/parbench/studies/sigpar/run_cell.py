@@ -1,7 +1,8 @@
 """`parbench sigpar-cell`: run one cell as a command, the way Snakemake runs it.
 
     parbench sigpar-cell --profile local --algorithm Ed25519 --operation sign \\
-        --mode threading --workers 2 [HYDRA_OVERRIDE ...]
+        --mode threading --workers 2 [--backend openssl-cffi --shim native/build/cryptoshim] \\
+        [HYDRA_OVERRIDE ...]
 
 The config is composed exactly as the pipeline composes it (profile + Hydra overrides),
 so a cell run by hand measures what the pipeline would. Around the measurement:
@@ -28,11 +29,10 @@ from parbench import paths
 from parbench.cli import check_choice
 from parbench.progress import progress_suffix, run_id as current_run_id
 from parbench.records import keep_history, write_atomic
-from parbench.studies.sigpar import algorithms, plan
+from parbench.studies.sigpar import algorithms, plan, shim
 from parbench.studies.sigpar.plan import Cell
 
 OPERATIONS = ("sign", "verify")
-MODES = ("threading", "multiprocess")
 
 
 def failure_record_path(profile: str, algorithm: str) -> Path:
@@ -59,7 +59,7 @@ def record_failure(profile: str, cell: Cell, failure: str, run_id: str | None) -
 
 
 def history_folder(profile: str, cell: Cell) -> Path:
-    return Path(plan.HISTORY.format(profile=profile)) / cell.mode / f"{cell.algorithm}_{cell.operation}_t{cell.workers}"
+    return Path(plan.HISTORY.format(profile=profile)) / cell.variant / f"{cell.algorithm}_{cell.operation}_t{cell.workers}"
 
 
 def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
@@ -68,8 +68,9 @@ def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
     algo = algorithms.get(cell.algorithm)
     return {"record_version": 1, "study": "sigpar", "profile": cfg["profile"],
             "cell": {"algorithm": cell.algorithm, "operation": cell.operation, "mode": cell.mode,
-                     "workers": cell.workers},
+                     "workers": cell.workers, "backend": cell.backend},
             "algorithm": algorithm_record(algo, None),
+            "backend": {"name": cell.backend, "version": None},
             "status": "skipped",
             "failure": f"not measured: {earlier['cell']} failed earlier in this run ({earlier['failure']})",
             "started_unix": time.time(), "finished_unix": time.time(), "elapsed_sec": 0.0,
@@ -78,7 +79,8 @@ def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
 
 def console_line(record: dict) -> str:
     c, r = record["cell"], record["result"]
-    head = f"  {c['algorithm']} {c['operation']:<6} {c['mode']:<12} {c['workers']:>3}t →"
+    variant = plan.variant_of(c["mode"], c.get("backend", ""))
+    head = f"  {c['algorithm']} {c['operation']:<6} {variant:<12} {c['workers']:>3}t →"
     if record["status"] != "ok":
         return f"{head} {record['status'].upper()}: {record['failure']}"
     p99 = r.get("p99_latency_ms")
@@ -92,14 +94,15 @@ def main(args) -> int:
 
     check_choice("sigpar-cell", "algorithm", args.algorithm, list(algorithms.CATALOG))
     check_choice("sigpar-cell", "operation", args.operation, OPERATIONS)
-    check_choice("sigpar-cell", "mode", args.mode, MODES)
+    check_choice("sigpar-cell", "mode", args.mode, plan.MODES)
     if args.workers < 1:
         raise SystemExit(f"parbench sigpar-cell: --workers must be >= 1 (got {args.workers})")
     try:
         cfg = pbconfig.load(args.profile, args.overrides)
     except pbconfig.ConfigError as exc:
         raise SystemExit(f"parbench sigpar-cell: {exc}") from None
-    cell = Cell(args.algorithm, args.operation, args.mode, args.workers)
+    cell = Cell.of(args.algorithm, args.operation, args.mode, args.workers, args.backend)
+    check_choice("sigpar-cell", "backend", cell.backend, plan.possible_backends(cell.algorithm, cell.mode))
     stem = args.out_stem or cell.stem(cfg["profile"])
     cfg["_log_dir"] = str(Path(paths.LOGS.format(profile=cfg["profile"])) / "power")
     Path(cfg["_log_dir"]).mkdir(parents=True, exist_ok=True)
@@ -118,16 +121,19 @@ def main(args) -> int:
     run_id = current_run_id()
     earlier = earlier_failure(cfg["profile"], cell.algorithm, run_id)
     try:
+        unavailable = shim_unavailable(cell, args.shim)
         if earlier:
             record = skipped_record(cfg, cell, earlier)
+        elif unavailable:
+            record = cellmod.unavailable_record(cfg, cell, unavailable)
         else:
-            record = cellmod.measure(cfg, cell)
+            record = cellmod.measure(cfg, cell, shim_dir=args.shim)
     except KeyboardInterrupt:
         print(f"parbench sigpar-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130
     Path(stem).parent.mkdir(parents=True, exist_ok=True)
     outputs = cellmod.write_outputs(record, stem)
-    if record["status"] != "skipped":
+    if record["status"] not in ("skipped", "unavailable"):
         dest, earlier_copies = keep_history(history_folder(cfg["profile"], cell), outputs.values())
         if earlier_copies:
             print(f"  note: replaced the measurement of {earlier_copies[-1].name} for {cell.label}; "
@@ -144,6 +150,20 @@ def main(args) -> int:
     return 0
 
 
+def shim_unavailable(cell: Cell, shim_dir: str | None) -> str | None:
+    """Why this machine cannot measure the cell's backend, or None."""
+    if not cell.needs_shim:
+        return None
+    if not shim_dir:
+        raise SystemExit(f"parbench sigpar-cell: backend {cell.backend} needs the crypto shim: pass --shim "
+                         f"{plan.SHIM_BUILD} (built by `snakemake -c1 sigpar_shim`)")
+    try:
+        shim.descriptor(shim_dir)
+    except shim.ShimUnavailable as exc:
+        return f"the crypto shim is not available on this machine: {exc}"
+    return None
+
+
 def add_commands(sub) -> None:
     add_arguments(sub.add_parser("sigpar-cell", help="measure one sigpar cell"))
 
@@ -153,8 +173,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
     parser.add_argument("--algorithm", required=True)
     parser.add_argument("--operation", required=True, help="sign or verify")
-    parser.add_argument("--mode", required=True, help="threading or multiprocess")
+    parser.add_argument("--mode", required=True, help="threading, multiprocess or native-threads")
     parser.add_argument("--workers", type=int, required=True)
+    parser.add_argument("--backend", help="pyca or openssl-cffi for classical algorithms in the Python modes "
+                                          "(default: the algorithm's library binding; native in native-threads)")
+    parser.add_argument("--shim", help="the crypto shim's build folder (for openssl-cffi and native-threads)")
     parser.add_argument("--liboqs", help="liboqs install folder (default: $OQS_INSTALL_PATH)")
     parser.add_argument("--out-stem", help="output path stem (default: the pipeline's path for the cell)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. sigpar.duration_sec=5")
