@@ -33,5 +33,5 @@ report: "workflow/report/workflow.rst"
 
 rule all:
     input:
-        paths.PAPER_OUTPUT,
+        rules.render_paper.output,
     default_target: True

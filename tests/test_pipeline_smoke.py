@@ -145,7 +145,9 @@ def test_figures_exist_in_every_format(checkout, full_run):
 
 def test_the_paper_holds_the_figures_and_numbers_from_the_data(checkout, full_run):
     proc, _ = full_run
-    assert "rendered paper/_output/index.html with" in proc.stdout + proc.stderr
+    assert "rendered paper/_output/index.html and paper/_output/index.pdf with" in proc.stdout + proc.stderr
+    pdf = checkout / "paper/_output/index.pdf"
+    assert pdf.read_bytes().startswith(b"%PDF-") and pdf.stat().st_size > 100_000  # the figures are in it
     html = (checkout / "paper/_output/index.html").read_text()
     for name in SIGPAR_FIGURES + SCHED_FIGURES:
         assert f'id="{FIGURE_IDS.get(name, "fig-" + name.replace("_", "-"))}"' in html, name

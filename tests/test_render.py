@@ -80,7 +80,7 @@ def test_pandoc_output_location_and_result(rendered):
     assert result.figures == ["fig-scaling", "fig-speedup"]
     assert result.warnings == []
     assert lines[0].startswith("paper: rendered ")
-    assert f"with pandoc {result.renderer_version} (pandoc renderer requested)" in lines[0]
+    assert f"with pandoc {result.renderer_version} and typst " in lines[0] and "(pandoc renderer requested)" in lines[0]
 
 
 def test_pandoc_output_is_self_contained(rendered):
@@ -149,6 +149,32 @@ def test_output_option_and_cli(paper, tmp_path, no_quarto, capsys):
     assert cli_main([str(paper), "--renderer", "pandoc", "--output", str(out)]) == 1
     err = capsys.readouterr().err
     assert "error" in err and "fig-nope" in err
+
+
+def test_the_pdf_beside_the_html_has_the_same_numbers(tmp_path, no_quarto):
+    dest = tmp_path / "paper"
+    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns("_output", ".quarto"))
+    from parbench.render.pandoc import render_with_pandoc
+    from parbench.render.project import load_project
+
+    keep = tmp_path / "intermediate"
+    outcome = render_with_pandoc(load_project(dest), dest / "_output" / "index.html", keep_intermediate=keep,
+                                 pdf_output=dest / "_output" / "index.pdf")
+    assert outcome.pdf == dest / "_output" / "index.pdf"
+    assert outcome.pdf.read_bytes().startswith(b"%PDF-") and outcome.pdf.stat().st_size > 5000
+    typ = (keep / "document.typ").read_text()
+    # the HTML's numbers, written into captions and references; Typst's own numbering off
+    assert "#set figure(numbering: none)" in typ
+    assert "Figure 1: Scaling of sigpar with threads." in typ and "Table 1: Summary of the runs." in typ
+    assert "#link(<fig-scaling>)[Figure 1]" in typ and "<fig-speedup>" in typ
+    assert f'image("{dest.resolve()}/figures/scaling.svg")' in typ
+    assert "#outline(" in typ  # the table of contents, as in the HTML
+
+
+def test_the_renderer_says_it_made_both(rendered):
+    result, _, lines = rendered
+    assert result.pdf_path == result.output_path.with_suffix(".pdf") and result.pdf_path.is_file()
+    assert "and " in lines[0] and "index.pdf with pandoc" in lines[0] and "typst" in lines[0]
 
 
 # --- errors -------------------------------------------------------------------------
@@ -274,6 +300,7 @@ if [ "$1" = "render" ]; then
   if [ -n "$FAKE_QUARTO_FAIL" ]; then echo "ERROR: something broke" >&2; exit 1; fi
   mkdir -p "$2/_output"
   printf '<html><body><div id="fig-scaling" class="quarto-float"></div><div id="fig-speedup"></div></body></html>' > "$2/_output/index.html"
+  if [ -z "$FAKE_QUARTO_NO_PDF" ]; then printf '%%PDF-1.7 fake' > "$2/_output/index.pdf"; fi
   exit 0
 fi
 exit 2
@@ -308,8 +335,17 @@ def test_auto_uses_quarto_when_on_path(paper, fake_quarto, tmp_path):
     result = render_paper(paper, out, renderer="quarto", log=None)
     assert result.output_path == out and 'id="fig-scaling"' in out.read_text()
 
+    assert result.pdf_path == out.with_suffix(".pdf") and out.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
+
     result = render_paper(paper, renderer="pandoc", log=None)  # forced fallback
     assert result.renderer == "pandoc"
+
+
+def test_quarto_without_the_typst_format_is_reported(paper, fake_quarto, monkeypatch):
+    monkeypatch.setenv("FAKE_QUARTO_NO_PDF", "1")
+    with pytest.raises(RenderError, match="did not write .*index.pdf .*typst format"):
+        render_paper(paper, log=None)
+    assert render_paper(paper, log=None, pdf=False).pdf_path is None
 
 
 def test_quarto_failure_is_reported(paper, fake_quarto, monkeypatch):

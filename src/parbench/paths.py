@@ -15,6 +15,7 @@ PAPER_DIR = "paper"
 PAPER_GENERATED = "paper/_generated"
 PAPER_SECTIONS = "paper/sections"
 PAPER_OUTPUT = "paper/_output/index.html"
+PAPER_PDF = "paper/_output/index.pdf"
 LIBOQS_BUILD = "native/build/liboqs/{key}"
 
 

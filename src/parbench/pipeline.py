@@ -105,7 +105,8 @@ def finish_run(cfg: dict, out=None) -> None:
     for study in studies.active(cfg):
         for line in study.failures(cfg, run_id):
             p(line)
-    if Path(paths.PAPER_OUTPUT).exists():
-        p(f"paper: {paths.PAPER_OUTPUT}")
+    for paper in (paths.PAPER_OUTPUT, paths.PAPER_PDF):
+        if Path(paper).exists():
+            p(f"paper: {paper}")
     p("=" * 80)
     out.flush()

@@ -26,7 +26,8 @@ rule render_paper:
         qmd="paper/index.qmd",
         project="paper/_quarto.yml",
     output:
-        paths.PAPER_OUTPUT,
+        html=paths.PAPER_OUTPUT,
+        pdf=paths.PAPER_PDF,
     log:
         f"{LOGS}/render_paper.log",
     params:
@@ -40,4 +41,4 @@ rule render_paper:
 rule report:
     # `snakemake report`: everything the paper needs, measured, drawn and rendered.
     input:
-        paths.PAPER_OUTPUT,
+        rules.render_paper.output,

@@ -1,9 +1,11 @@
-"""Render the paper (a Quarto project) to HTML.
+"""Render the paper (a Quarto project) to HTML and PDF.
 
-With Quarto on PATH, ``quarto render <paper_dir>`` does it. Without Quarto, the same
-sources are rendered to one self-contained HTML file with pandoc (from
-pypandoc-binary), supporting the Quarto subset documented in :mod:`.crossref` and
-:mod:`.shortcodes`. Either way the result says which renderer was used.
+With Quarto on PATH, ``quarto render <paper_dir>`` does it (the project's formats: html
+and typst). Without Quarto, the same sources are rendered to one self-contained HTML
+file with pandoc (from pypandoc-binary), supporting the Quarto subset documented in
+:mod:`.crossref` and :mod:`.shortcodes`, and to PDF through pandoc's Typst writer and
+the Typst compiler of the PyPI package `typst` (:mod:`.typst`). Either way the result
+says which renderer was used.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .errors import (
 from .pandoc import render_with_pandoc
 from .project import load_project
 from .quarto import find_quarto, quarto_version, render_with_quarto, require_quarto
+from .typst import typst_version
 
 __all__ = [
     "RENDERERS",
@@ -46,6 +49,7 @@ class RenderResult:
     output_path: Path
     figures: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    pdf_path: Path | None = None
 
 
 def _display(path: Path) -> str:
@@ -61,8 +65,10 @@ def render_paper(
     output_html: str | os.PathLike[str] | None = None,
     renderer: str = "auto",
     log: Callable[[str], object] | None = print,
+    pdf: bool = True,
 ) -> RenderResult:
-    """Render ``paper_dir`` (a Quarto project with ``index.qmd``) to HTML.
+    """Render ``paper_dir`` (a Quarto project with ``index.qmd``) to HTML and, with
+    ``pdf``, to PDF beside it (same name, ``.pdf``).
 
     ``renderer``: "auto" (Quarto if on PATH, else pandoc), "quarto" (error without
     Quarto) or "pandoc" (the built-in fallback). ``output_html`` defaults to
@@ -80,19 +86,22 @@ def render_paper(
     elif renderer == "auto":
         quarto = find_quarto()
 
+    pdf_output = output.with_suffix(".pdf") if pdf else None
     if quarto is not None:
         version = quarto_version(quarto)
-        figures, warnings = render_with_quarto(quarto, project, output)
-        result = RenderResult("quarto", version, output, figures, warnings)
+        figures, warnings = render_with_quarto(quarto, project, output, pdf_output)
+        result = RenderResult("quarto", version, output, figures, warnings, pdf_output)
         how = f"with Quarto {version}"
     else:
-        outcome = render_with_pandoc(project, output)
-        result = RenderResult("pandoc", outcome.version, output, outcome.figures, outcome.warnings)
+        outcome = render_with_pandoc(project, output, pdf_output=pdf_output)
+        result = RenderResult("pandoc", outcome.version, output, outcome.figures, outcome.warnings, outcome.pdf)
         why = "Quarto not found on PATH" if renderer == "auto" else "pandoc renderer requested"
-        how = f"with pandoc {outcome.version} ({why})"
+        with_typst = f" and typst {typst_version()}" if pdf_output else ""
+        how = f"with pandoc {outcome.version}{with_typst} ({why})"
 
     if log is not None:
-        log(f"paper: rendered {_display(output)} {how}")
+        both = f" and {_display(pdf_output)}" if pdf_output else ""
+        log(f"paper: rendered {_display(output)}{both} {how}")
         for warning in result.warnings:
             log(f"paper: warning: {warning}")
     return result

@@ -1,10 +1,12 @@
 """The pandoc fallback: render a Quarto project's main document to one
-self-contained HTML file with the pandoc binary shipped in pypandoc-binary.
+self-contained HTML file with the pandoc binary shipped in pypandoc-binary, and to PDF
+through Typst (:mod:`.typst`).
 
 Steps: expand shortcodes (includes) in the .qmd text, parse it to pandoc's JSON AST,
 number figures/tables/sections/equations and resolve cross references there
 (:mod:`.crossref`), then write HTML with ``--standalone --embed-resources`` so that
-images and the stylesheet end up inside the file as data URIs.
+images and the stylesheet end up inside the file as data URIs, and the same AST as
+Typst, typeset into a PDF.
 """
 
 from __future__ import annotations
@@ -95,9 +97,11 @@ class PandocOutcome:
     tables: list[str]
     warnings: list[str] = field(default_factory=list)
     markdown: str = ""
+    pdf: Path | None = None
 
 
-def render_with_pandoc(project: PaperProject, output: Path, keep_intermediate: Path | None = None) -> PandocOutcome:
+def render_with_pandoc(project: PaperProject, output: Path, keep_intermediate: Path | None = None,
+                       pdf_output: Path | None = None) -> PandocOutcome:
     exe = find_pandoc()
     version = pandoc_version(exe)
     paper_dir = project.paper_dir.resolve()
@@ -198,6 +202,13 @@ def render_with_pandoc(project: PaperProject, output: Path, keep_intermediate: P
                 warnings.append(msg)
         if fatal:
             raise RenderError("pandoc could not resolve: " + "; ".join(fatal))
+        if pdf_output is not None:
+            from .typst import write_pdf
+
+            toc_depth = int(project.option("toc-depth", 3) or 3) if project.option("toc", False) else None
+            warnings += write_pdf(exe, doc_json, meta, paper_dir, Path(pdf_output),
+                                  keep_typst=keep_intermediate / "document.typ" if keep_intermediate else None,
+                                  toc_depth=toc_depth)
         if keep_intermediate is not None:
             keep_intermediate.mkdir(parents=True, exist_ok=True)
             for name in ("document.md", "document.json", "metadata.yaml"):
@@ -207,4 +218,5 @@ def render_with_pandoc(project: PaperProject, output: Path, keep_intermediate: P
         shutil.copyfile(html_tmp, staging)
         os.replace(staging, output)
 
-    return PandocOutcome(version, xref.ids("fig"), xref.ids("tbl"), warnings, markdown)
+    return PandocOutcome(version, xref.ids("fig"), xref.ids("tbl"), warnings, markdown,
+                         Path(pdf_output) if pdf_output is not None else None)

@@ -44,12 +44,16 @@ def _unique(matches: list[str]) -> list[str]:
     return list(dict.fromkeys(matches))
 
 
-def render_with_quarto(exe: str, project: PaperProject, output: Path) -> tuple[list[str], list[str]]:
-    """Run Quarto; copy its HTML to ``output`` if that is not where Quarto writes it.
-    Returns (figure ids, warnings)."""
+def render_with_quarto(exe: str, project: PaperProject, output: Path,
+                       pdf_output: Path | None = None) -> tuple[list[str], list[str]]:
+    """Run Quarto (every format of the project: html, and typst for the PDF); copy its
+    HTML to ``output`` (and its PDF to ``pdf_output``) if that is not where Quarto writes
+    them. Returns (figure ids, warnings)."""
     produced = project.default_output
-    if produced.exists():
-        produced.unlink()  # so that a stale file is never mistaken for this render's
+    produced_pdf = produced.with_suffix(".pdf")
+    for stale in (produced, produced_pdf):
+        if stale.exists():
+            stale.unlink()  # so that a stale file is never mistaken for this render's
     try:
         proc = subprocess.run([exe, "render", str(project.paper_dir)], capture_output=True, text=True)
     except OSError as exc:
@@ -60,6 +64,13 @@ def render_with_quarto(exe: str, project: PaperProject, output: Path) -> tuple[l
         raise RenderError(f"quarto render {project.paper_dir} failed (exit {proc.returncode}):\n{tail}")
     if not produced.is_file():
         raise RenderError(f"quarto render {project.paper_dir} succeeded but did not write {produced}")
+    if pdf_output is not None:
+        if not produced_pdf.is_file():
+            raise RenderError(f"quarto render {project.paper_dir} succeeded but did not write {produced_pdf} "
+                              f"(is the typst format in _quarto.yml?)")
+        if Path(pdf_output).resolve() != produced_pdf.resolve():
+            Path(pdf_output).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(produced_pdf, pdf_output)
     warnings = [line.strip() for line in log.splitlines() if "WARN" in line]
     output = Path(output)
     if output.resolve() != produced.resolve():
