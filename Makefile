@@ -23,6 +23,7 @@ help:
 	@sed -n '3,5p' Makefile
 
 paper: env deps
+	$(PY) -m parbench resume-check
 	$(SNAKEMAKE) --cores $(CORES) report --configfile conf/$(PROFILE).yaml
 
 test: env deps

@@ -208,3 +208,38 @@ def test_rerun_of_one_algorithm_leaves_other_cells_untouched(checkout, full_run)
     assert len(list(history.iterdir())) == 2  # the replaced measurement is kept
     again = run_snakemake(checkout, "-n", "report", "--configfile", f"conf/{PROFILE}.yaml")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_a_killed_run_resumes_with_the_readmes_command(checkout, full_run):
+    """SIGKILL leaves Snakemake's lock behind; `make paper` removes it (no Snakemake works in
+    the checkout) and resumes, measuring what the killed run did not finish."""
+    import os
+    import signal
+    import time
+
+    token = RAW / "sweeps" / "ML-DSA-44.json"
+    before = {p: p.stat().st_mtime_ns for p in cell_files(checkout) if p.name.startswith("ML-DSA-44")}
+    proc = subprocess.Popen([sys.executable, "-m", "snakemake", "-c2", "report", "--forcerun", str(token),
+                             "--configfile", f"conf/{PROFILE}.yaml"], cwd=checkout, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    def touched(path, mtime):  # rewritten, or removed by Snakemake before measuring it again
+        return not path.exists() or path.stat().st_mtime_ns != mtime
+
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any(touched(p, t) for p, t in before.items()):
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # power loss, the OOM killer: nothing cleans up
+    proc.wait()
+    assert list((checkout / ".snakemake" / "locks").glob("*.lock")), "SIGKILL should leave the lock"
+    venv = Path(sys.executable).parent.parent
+    # the README's command, with the test's environment taken as it is (-o: never reinstall
+    # it from this copy of the checkout)
+    resumed = subprocess.run(["make", "paper", f"PROFILE={PROFILE}", f"VENV={venv}", "-o", f"{venv}/.installed"],
+                             cwd=checkout, capture_output=True, text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "removed the lock a killed run left behind" in resumed.stdout
+    again = run_snakemake(checkout, "-n", "report", "--configfile", f"conf/{PROFILE}.yaml")
+    assert "Nothing to be done" in again.stdout + again.stderr

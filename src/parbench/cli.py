@@ -20,6 +20,7 @@ SHARED_COMMANDS = {
     "paper-fragments": "parbench.paper",
     "rerun": "parbench.rerun",
     "system-deps": "parbench.system_deps",
+    "resume-check": "parbench.locks",
 }
 
 

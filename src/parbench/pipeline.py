@@ -4,7 +4,9 @@ are known only through the registry (parbench.studies)."""
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -28,6 +30,43 @@ def export_environment(basedir: str) -> None:
     src = str(Path(basedir) / "src")
     current = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = src if not current else os.pathsep.join([src, current])
+
+
+class SchedulerChatter(logging.Filter):
+    """Drops Snakemake's "Select jobs to execute..." and "Execute N jobs..." lines: with
+    the profile's `quiet`, the console then holds the run's header, each cell's line
+    and the summary (everything stays in Snakemake's own log)."""
+
+    _CHATTER = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.)$")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self._CHATTER.match(str(record.msg))
+
+
+def quiet_scheduler() -> None:
+    logging.getLogger("snakemake.logging").addFilter(SchedulerChatter())
+
+
+def explain_failures(failed: list[tuple[str, dict, str, list[str]]], out=None, tail_lines: int = 15) -> None:
+    """For each failed job (rule, wildcards, command, log files): what failed, the
+    command, where its log is and the log's last lines - what Snakemake's quieted job
+    blocks would have shown."""
+    out = out or sys.stderr
+    for rule, wildcards, command, logs in failed:
+        where = " ".join(f"{k}={v}" for k, v in wildcards.items())
+        print(f"parbench: job {rule}{' (' + where + ')' if where else ''} failed", file=out)
+        if command:
+            print(f"  command: {' '.join(command.split())}", file=out)
+        for log in logs:
+            print(f"  log: {log}", file=out)
+            try:
+                lines = Path(log).read_text(errors="replace").rstrip().splitlines()[-tail_lines:]
+            except OSError:
+                print("    (the log was not written)", file=out)
+                continue
+            for line in lines:
+                print(f"    | {line}", file=out)
+    out.flush()
 
 
 def load_config(cli_configfiles, overrides) -> dict:

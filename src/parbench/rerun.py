@@ -33,11 +33,20 @@ def command(profile: str, name: str, cores: str, overrides: list[str]) -> list[s
 
 
 def main(args) -> int:
+    from pathlib import Path
+
+    from parbench.locks import resume_check
+
     try:
         cmd = command(args.profile, args.algorithm, args.cores, args.overrides)
     except pbconfig.ConfigError as exc:
         print(f"parbench rerun: {exc}", file=sys.stderr)
         return 2
+    ok, message = resume_check(Path.cwd())
+    if message:
+        print(f"parbench rerun: {message}", file=sys.stdout if ok else sys.stderr, flush=True)
+    if not ok:
+        return 3
     print("$ " + " ".join(cmd), flush=True)
     return subprocess.call(cmd)
 

@@ -115,6 +115,20 @@ def jobs_to_run():
         return []
 
 
+def failed_jobs():
+    """(rule, wildcards, command, logs) of each job that failed in this run."""
+    scheduler = getattr(workflow, "scheduler", None)
+    return [
+        (job.rule.name, dict(job.wildcards_dict), getattr(job, "shellcmd", None) or "", [str(f) for f in job.log])
+        for job in sorted(getattr(scheduler, "failed", ()), key=lambda j: j.rule.name)
+    ]
+
+
+# The console: the run's header, each cell's line, the summary (profiles/default quiets
+# Snakemake's job blocks; its own log keeps everything).
+pipeline.quiet_scheduler()
+
+
 onstart:
     pipeline.start_run(PB, jobs_to_run(), OVERRIDES)
 
@@ -124,6 +138,7 @@ onsuccess:
 
 
 onerror:
+    pipeline.explain_failures(failed_jobs())
     print(
         f"parbench: the run stopped with an error; each failed job's log is under {LOGS}/ "
         "and finished cells keep their results (run the same command again to resume).",
