@@ -29,7 +29,7 @@ VARIANT_DASH = alt.StrokeDash("variant:N", title="mode (backend)", sort=VARIANT_
 
 
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
-    """Lines against worker count, one panel per family (columns) and operation (rows),
+    """Lines against worker count, one panel per family (rows) and operation (columns),
     one colour per algorithm, one dash pattern per variant (mode and backend)."""
     data = ok_rows(cells)[["algorithm", "family", "operation", "variant", "workers", y]].dropna()
     workers = sorted(data["workers"].unique().tolist())
@@ -44,9 +44,11 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
     # dots, invisible
     lines = base.mark_line().encode(strokeDash=VARIANT_DASH)
     points = base.mark_circle(size=22, opacity=1).encode(detail="variant:N")
-    chart = (alt.layer(lines, points).properties(width=150, height=130)
-             .facet(column=alt.Column("family:N", sort=FAMILY_ORDER, title=None),
-                    row=alt.Row("operation:N", sort=["sign", "verify"], title=None))
+    # one row per family, sign and verify side by side: legible at the paper's width
+    chart = (alt.layer(lines, points).properties(width=260, height=150)
+             .facet(row=alt.Row("family:N", sort=FAMILY_ORDER, title=None, header=alt.Header(labelFontSize=12)),
+                    column=alt.Column("operation:N", sort=["sign", "verify"], title=None,
+                                      header=alt.Header(labelFontSize=12)))
              .resolve_scale(y="independent"))
     return chart.properties(title=title)
 
