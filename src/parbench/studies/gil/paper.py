@@ -232,7 +232,7 @@ def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str
     rule = (f"A speedup of at least {fmt_num(1 + 0.4 * (top - 1))} counts as helped, below "
             f"{fmt_num(1 + 0.15 * (top - 1))} (down to 0.85) as no difference, below 0.85 as slower.")
     text = (f"When do threads help? Threads at {top} workers against the same runtime's sequential run (speedup, "
-            f"with its bounds in brackets; {rule[0].lower() + rule[1:]})\n\n" + "\n".join(bullets)) if bullets else ""
+            f"with its bounds in brackets):\n\n" + "\n".join(bullets) + f"\n\n{rule}") if bullets else ""
     procs = ok[(ok["execution"] == "processes") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
     ptext = ""
     if len(procs):
