@@ -395,3 +395,16 @@ def test_console_line_shows_every_point_in_ms():
     line = console_line(rec)
     assert "sequential 300.00 | threads 2: 150.00 | processes 2: unavailable ms" in line
     json.dumps(rec)  # records are plain JSON
+
+
+def test_a_free_threaded_cpython_is_believed_when_it_says_its_gil_is_off():
+    from parbench.studies.gil.run_cell import runtime_facts
+
+    found = rt.Resolution("cpython_ft", ("python3.14t", "python3.13t"), ("/opt/bin/python3.14t",), "python3.14t",
+                          None, None)
+    said = {"implementation": "CPython", "version": "3.14.0", "gil_enabled": False, "free_threaded_build": True}
+    facts = runtime_facts(found, said)
+    assert facts["has_gil"] is False and facts["free_threaded_build"] is True and facts["version"] == "3.14.0"
+    # protoPython cannot say: the config's declaration stands
+    proto = rt.Resolution("protopy", ("$PROTOPY_BIN",), ("/opt/protopy",), "$PROTOPY_BIN", None, False)
+    assert runtime_facts(proto, {"implementation": "protoPython", "gil_enabled": None})["has_gil"] is False
