@@ -125,10 +125,10 @@ def runtimes_table(runtimes: pd.DataFrame) -> pd.DataFrame:
             rows.append({"runtime": r.runtime, "status": "measured",
                          "implementation": f"{r.implementation} {r.runtime_version}",
                          "host": _text(r.host_version), "GIL": gil, "multiprocessing": processes,
-                         "command": r.resolved_command})
+                         "command": f"`{r.resolved_command}`"})
         else:
             rows.append({"runtime": r.runtime, "status": "not measured", "implementation": "", "host": "",
-                         "GIL": "", "multiprocessing": "", "command": f"{r.command}: {r.reason}".replace("|", "/")})
+                         "GIL": "", "multiprocessing": "", "command": f"`{r.command}`: {r.reason}".replace("|", "/")})
     return pd.DataFrame(rows, columns=["runtime", "status", "implementation", "host", "GIL", "multiprocessing",
                                        "command"])
 
