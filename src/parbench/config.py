@@ -179,14 +179,23 @@ def _where(path) -> str:
     return out or "(top level)"
 
 
+def _deref(node: dict) -> dict:
+    return schema()["$defs"][node["$ref"].rsplit("/", 1)[1]] if "$ref" in node else node
+
+
 def _schema_at(path) -> dict:
-    """The schema node describing the object at `path` (for listing allowed keys)."""
+    """The schema node describing the object at `path` (for listing allowed keys). A key
+    that is not among an object's `properties` is described by its `additionalProperties`
+    schema (a map of user-chosen names to entries of one shape)."""
     node = schema()
     for part in path:
-        if "$ref" in node:
-            node = schema()["$defs"][node["$ref"].rsplit("/", 1)[1]]
-        node = node["items"] if isinstance(part, int) else node.get("properties", {}).get(part, {})
-    return node
+        node = _deref(node)
+        if isinstance(part, int):
+            node = node["items"]
+        else:
+            extra = node.get("additionalProperties")
+            node = node.get("properties", {}).get(part, extra if isinstance(extra, dict) else {})
+    return _deref(node)
 
 
 def _describe(error) -> str:

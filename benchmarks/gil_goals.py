@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The gil study's goals, measured in one run and printed beside their expectations.
+
+* CPython, pure-Python workload (multithread_cpu_scaled): thread speedup at 2 threads
+  near 1.0 (the GIL serializes the threads);
+* CPython, native-call workload (multithread_hashlib): thread speedup at 2 threads of at
+  least 1.8 (hashlib releases the GIL);
+* Jython, pure-Python workload (multithread_cpu_scaled): thread speedup at 2 threads of
+  at least 1.7 (JVM threads, no GIL).
+
+Each goal is one launch of the runtime's interpreter running the study's worker script
+(the same code the pipeline's cells run, with the local profile's workloads), sequential
+and 2 threads, warm-up runs first, then `--reps` repetitions alternating between the
+two. Speedup = median sequential time / median threaded time; the bracket is the bound
+from the two medians' confidence intervals (95%). CPU seconds per wall second of the
+threaded runs say whether the threads ran at once. This is a benchmark, not a test: it
+prints the figures, and exits 0 unless a run fails or returns a wrong result; a goal
+missed is printed as MISSED. On a shared machine, the other load caps every speedup:
+the script also prints how much CPU the sequential runs got.
+
+    .venv/bin/python benchmarks/gil_goals.py [--reps N] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from parbench import config as pbconfig  # noqa: E402
+from parbench import stats  # noqa: E402
+from parbench.studies.gil import plan, run_cell  # noqa: E402
+
+# A sequential run that got less than this many CPU seconds per wall second shared its
+# core with other load: the machine was busy.
+BUSY_BELOW = 0.85
+# (runtime, workload, what is expected, check on the speedup)
+GOALS = [
+    ("cpython", "multithread_cpu_scaled", "near 1.0 (0.8 .. 1.25): the GIL serializes the threads",
+     lambda s: 0.8 <= s <= 1.25),
+    ("cpython", "multithread_hashlib", ">= 1.8: hashlib releases the GIL", lambda s: s >= 1.8),
+    ("jython", "multithread_cpu_scaled", ">= 1.7: JVM threads, no GIL", lambda s: s >= 1.7),
+]
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (got {value})")
+    return value
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--reps", type=positive_int, default=15, help="timed repetitions per execution (default 15)")
+    p.add_argument("--threads", type=positive_int, default=2, help="threads of the threaded runs (default 2)")
+    p.add_argument("--profile", default="local", help="profile whose workloads are used (default local)")
+    return p.parse_args(argv)
+
+
+def measure(cfg: dict, runtime: str, workload: str, reps: int, threads: int) -> dict:
+    points = [("sequential", 1), ("threads", threads)]
+    spec = plan.worker_spec(cfg, runtime, workload, repetitions=reps, config_points=points)
+    record = run_cell.measure(cfg, plan.GilCell(runtime, workload), spec=spec)
+    if record["status"] != "ok":
+        sys.exit(f"gil_goals: {runtime} {workload}: {record['status']}: {record['failure']}")
+    by = {p["execution"]: p for p in record["points"]}
+    walls = {e: [r["wall_sec"] for r in by[e]["runs"]] for e in by}
+    cpu = {e: [r["cpu_sec"] / r["wall_sec"] for r in by[e]["runs"] if r["cpu_sec"] is not None] for e in by}
+    seq, thr = stats.median(walls["sequential"]), stats.median(walls["threads"])
+    lo_s, hi_s, _ = stats.median_ci(walls["sequential"], 0.95)
+    lo_t, hi_t, _ = stats.median_ci(walls["threads"], 0.95)
+    bounds = stats.ratio_interval((lo_s, hi_s), (lo_t, hi_t))
+    return {"seq_ms": seq * 1e3, "thr_ms": thr * 1e3, "speedup": seq / thr, "bounds": bounds,
+            "cpu_seq": stats.median(cpu["sequential"]), "cpu_thr": stats.median(cpu["threads"]),
+            "version": f"{record['runtime']['implementation']} {record['runtime']['version']}"}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    os.chdir(REPO)
+    cfg = pbconfig.load(args.profile, ["gil.measure=[cpython,jython]"])
+    found = {r.name: r for r in plan.measured_runtimes(cfg)}
+    print(f"gil goals: {args.threads} threads against sequential, {args.reps} repetitions each, profile "
+          f"{args.profile}; {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'runtime':<10} {'workload':<23} {'seq ms':>9} {'thr ms':>9} {'speedup':>8} {'bounds':>14} "
+          f"{'CPU s/s seq':>11} {'thr':>5}  expectation")
+    missed = busy = 0
+    started = time.time()
+    for runtime, workload, expectation, ok in GOALS:
+        if runtime not in found:
+            print(f"{runtime:<10} {workload:<23} not measured: "
+                  f"{next(r.reason for r in plan.resolved(cfg) if r.name == runtime)}   {expectation}")
+            missed += 1
+            continue
+        m = measure(cfg, runtime, workload, args.reps, args.threads)
+        lo, hi = m["bounds"]
+        verdict = "met" if ok(m["speedup"]) else "MISSED"
+        missed += verdict != "met"
+        bounds = f"[{lo:.2f}, {hi:.2f}]" if lo is not None else "n/a"
+        print(f"{runtime:<10} {workload:<23} {m['seq_ms']:>9.2f} {m['thr_ms']:>9.2f} {m['speedup']:>7.2f}x "
+              f"{bounds:>14} {m['cpu_seq']:>11.2f} {m['cpu_thr']:>5.2f}  {expectation}: {verdict} ({m['version']})")
+        if m["cpu_seq"] is not None and m["cpu_seq"] < BUSY_BELOW:
+            busy += 1
+            print(f"{'':<10} note: the sequential runs got only {m['cpu_seq']:.2f} CPU seconds per wall second: "
+                  f"other load held the cores, and caps what {args.threads} threads can gain here")
+    print(f"{len(GOALS) - missed} of {len(GOALS)} goals met in {time.time() - started:.0f} s; load average now "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+          + (f"; {busy} measurement(s) on a busy machine (see the notes)" if busy else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""gil: the same CPU-bound Python work, sequential, in threads and in processes, on
+several Python runtimes (CPython, PyPy, Jython, a free-threaded CPython, the seed's
+protoPython): what the GIL costs and what a GIL-free runtime gains (seed 001)."""
+
+from parbench.studies.base import Study, SystemPackage
+from parbench.studies.gil import plan
+
+STUDY = Study(
+    name="gil",
+    title="The GIL across Python runtimes",
+    summary="the same CPU-bound Python work sequential, in threads and in processes on CPython, PyPy, Jython "
+            "and other interpreters: what the GIL costs and what a GIL-free runtime gains",
+    cells=plan.cells,
+    job_seconds=plan.job_seconds(),
+    cell_rule="gil_cell",
+    header=plan.header,
+    commands={
+        "gil-cell": "parbench.studies.gil.run_cell",
+        "gil-aggregate": "parbench.studies.gil.commands",
+    },
+    figures_module="parbench.studies.gil.figures",
+    paper_module="parbench.studies.gil.paper",
+    config_errors=plan.config_errors,
+    failures=plan.failures,
+    system_packages=(
+        SystemPackage("pypy3", "pypy3", "the PyPy runtime (a GIL and a JIT); without it PyPy is listed as not "
+                      "measured", required=False),
+        SystemPackage("jython", "jython", "the Jython runtime (JVM threads, no GIL); without it Jython is listed "
+                      "as not measured", required=False),
+    ),
+)

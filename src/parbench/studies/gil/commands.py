@@ -1,0 +1,51 @@
+"""`parbench gil-aggregate`: the study's tables and the seed's report.
+
+    parbench gil-aggregate --profile local --out-dir data/processed/local [OVERRIDE ...] \\
+        --cells data/raw/local/gil/*/*.json
+
+The config (profile and overrides) says which runtimes were configured, so that one not
+found on this machine, which has no cells, is still listed with the reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPORT_NAME = "multithread_cpu_report.md"
+
+
+def study(args) -> int:
+    from parbench import config as pbconfig
+    from parbench.records import write_atomic
+    from parbench.studies.gil import aggregate, runtimes
+
+    try:
+        cfg = pbconfig.load(args.profile, args.overrides)
+    except pbconfig.ConfigError as exc:
+        raise SystemExit(f"parbench gil-aggregate: {exc}") from None
+    gc = cfg["gil"]
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    records = aggregate.read_records(args.cells)
+    resolutions = [r.summary() for r in runtimes.resolve_all(cfg)]
+    tables = aggregate.study_tables(records, resolutions, gc["confidence"], gc["baseline"])
+    for name, frame in tables.items():
+        frame.to_parquet(out / f"gil_{name}.parquet", index=False)
+    text = aggregate.seed_report(tables["summary"], tables["runtimes"], gc["baseline"], cfg["profile"])
+    write_atomic(out / REPORT_NAME, text)
+    print(text, flush=True)
+    summary, rt = tables["summary"], tables["runtimes"]
+    print(f"gil: {len(records)} cells, {len(summary)} points ({(summary['status'] == 'ok').sum()} ok, "
+          f"{(summary['status'] == 'unavailable').sum()} unavailable, {(summary['status'] == 'failed').sum()} "
+          f"failed); runtimes measured: {', '.join(rt.loc[rt['status'] == 'measured', 'runtime']) or 'none'} "
+          f"-> {out}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("gil-aggregate", help="write the gil study's tables and the seed's report")
+    p.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("overrides", nargs="*", help="Hydra overrides the run used")
+    p.add_argument("--cells", nargs="*", default=[], help="the cells' records (.json)")
+    p.set_defaults(func=study)

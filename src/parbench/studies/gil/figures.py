@@ -1,0 +1,134 @@
+"""The gil figures, from the study's summary table (`gil_summary`) and the machine record.
+Only points with status "ok" are drawn; the paper lists the others."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from parbench.figures import note, ok_rows
+from parbench.studies.gil import workloads as wl
+
+EXECUTION_ORDER = ["sequential", "threads", "processes"]
+EXECUTION_COLOR = alt.Scale(domain=EXECUTION_ORDER, range=["#444444", "#4c78a8", "#f58518"])
+PALETTE = ["#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#bab0ac"]
+
+
+def _runtime_order(frame: pd.DataFrame) -> list[str]:
+    """Runtimes in the table's order (the baseline first, then `gil.measure`)."""
+    return list(dict.fromkeys(frame["runtime"]))
+
+
+def _workload_order(frame: pd.DataFrame) -> list[str]:
+    present = set(frame["workload"])
+    return [w for w in wl.ORDER if w in present]
+
+
+def _runtime_color(frame: pd.DataFrame) -> alt.Color:
+    order = _runtime_order(frame)
+    return alt.Color("runtime:N", sort=order, title="runtime",
+                     scale=alt.Scale(domain=order, range=PALETTE[:len(order)] or PALETTE))
+
+
+def _at_most_workers(summary: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Sequential points and the parallel points at the most workers measured."""
+    top = int(summary["workers"].max())
+    keep = (summary["execution"] == "sequential") | (summary["workers"] == top)
+    return summary[keep].copy(), top
+
+
+def wall_time(summary: pd.DataFrame, machine: dict) -> alt.Chart:
+    s = ok_rows(summary)
+    if s.empty:
+        return note("Wall time by runtime and execution", "no point passed its checks in this run")
+    s, top = _at_most_workers(s)
+    s["wall_ms"] = s["median_wall_sec"] * 1e3
+    s["ci_low_ms"] = s["ci_low_wall_sec"] * 1e3
+    s["ci_high_ms"] = s["ci_high_wall_sec"] * 1e3
+    s["label"] = [e if e == "sequential" else f"{e} ({w})" for e, w in zip(s["execution"], s["workers"])]
+    runtimes = _runtime_order(s)
+    x = alt.X("runtime:N", sort=runtimes, title=None, axis=alt.Axis(labelAngle=-30))
+    base = alt.Chart(s).encode(x=x, xOffset=alt.XOffset("execution:N", sort=EXECUTION_ORDER))
+    bars = base.mark_bar().encode(
+        y=alt.Y("wall_ms:Q", title="wall time, ms (median)"),
+        color=alt.Color("execution:N", sort=EXECUTION_ORDER, scale=EXECUTION_COLOR, title="execution"),
+        tooltip=["runtime", "workload", "label", alt.Tooltip("wall_ms:Q", format=".2f", title="median ms"),
+                 alt.Tooltip("ci_low_ms:Q", format=".2f", title="CI low ms"),
+                 alt.Tooltip("ci_high_ms:Q", format=".2f", title="CI high ms"),
+                 alt.Tooltip("ci_coverage:Q", format=".1%", title="CI coverage"),
+                 alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup")])
+    whiskers = base.mark_errorbar(color="#222222", thickness=1).encode(
+        y=alt.Y("ci_low_ms:Q", title="wall time, ms (median)"), y2="ci_high_ms:Q")
+    return (alt.layer(bars, whiskers, data=s).properties(width=alt.Step(16), height=200)
+            .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
+            .resolve_scale(y="independent")
+            .properties(title=f"Wall time by runtime and execution: sequential, and threads and processes at {top} "
+                              f"workers (median; whiskers: confidence interval of the median)"))
+
+
+def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
+    s = ok_rows(summary)
+    s = s[s["execution"] != "sequential"].dropna(subset=["speedup_vs_sequential"])
+    if s.empty:
+        return note("Speedup against sequential", "no threads or processes point passed its checks in this run")
+    workers = sorted(s["workers"].unique().tolist())
+    x = alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
+              axis=alt.Axis(values=workers, format="d"))
+    y_title = "speedup against sequential (median)"
+    # every layer reads the one data set of the facet (a layer with data of its own would
+    # not be split by workload)
+    base = alt.Chart().encode(x=x)
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("speedup_vs_sequential:Q", title=y_title),
+        color=_runtime_color(s),
+        strokeDash=alt.StrokeDash("execution:N", sort=["threads", "processes"], title="execution",
+                                  scale=alt.Scale(domain=["threads", "processes"], range=[[1, 0], [5, 3]])),
+        shape=alt.Shape("execution:N", sort=["threads", "processes"], title="execution",
+                        scale=alt.Scale(domain=["threads", "processes"], range=["circle", "square"])),
+        detail="execution:N",
+        tooltip=["runtime", "workload", "execution", "workers",
+                 alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup"),
+                 alt.Tooltip("speedup_ci_low:Q", format=".2f", title="low bound"),
+                 alt.Tooltip("speedup_ci_high:Q", format=".2f", title="high bound"),
+                 alt.Tooltip("cpu_sec_per_wall_sec:Q", format=".2f", title="CPU s per wall s")])
+    bounds = base.transform_filter(alt.datum.execution == "threads").mark_errorbar(thickness=1).encode(
+        y=alt.Y("speedup_ci_low:Q", title=y_title), y2="speedup_ci_high:Q", color=_runtime_color(s))
+    linear = base.transform_calculate(linear="datum.workers").mark_line(
+        strokeDash=[2, 2], color="#999999").encode(y=alt.Y("linear:Q", title=y_title))
+    one = alt.Chart().mark_rule(color="#bbbbbb").encode(y=alt.datum(1))
+    return (alt.layer(linear, one, bounds, lines, data=s).properties(width=190, height=190)
+            .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
+            .resolve_scale(y="independent")
+            .properties(title="Speedup against the same runtime's sequential run: threads (solid, circles; "
+                              "bars: bounds of the speedup) and processes (dashed, squares); dotted: linear"))
+
+
+def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
+    s = ok_rows(summary)
+    s = s[s["execution"] != "sequential"].dropna(subset=["cpu_sec_per_wall_sec"])
+    if s.empty:
+        return note("CPU use", "no runtime could measure its CPU time in this run")
+    s, top = _at_most_workers(s)
+    runtimes = _runtime_order(s)
+    bars = alt.Chart(s).mark_bar().encode(
+        x=alt.X("runtime:N", sort=runtimes, title=None, axis=alt.Axis(labelAngle=-30)),
+        xOffset=alt.XOffset("execution:N", sort=["threads", "processes"]),
+        y=alt.Y("cpu_sec_per_wall_sec:Q", title="CPU seconds per wall second (median)"),
+        color=alt.Color("execution:N", sort=["threads", "processes"], title="execution",
+                        scale=alt.Scale(domain=EXECUTION_ORDER[1:], range=EXECUTION_COLOR.range[1:])),
+        tooltip=["runtime", "workload", "execution", "workers",
+                 alt.Tooltip("cpu_sec_per_wall_sec:Q", format=".2f", title="CPU s per wall s"),
+                 alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup")])
+    ceiling = alt.Chart(s).mark_rule(strokeDash=[4, 3], color="#999999").encode(y=alt.datum(top))
+    return (alt.layer(bars, ceiling, data=s).properties(width=alt.Step(16), height=180)
+            .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
+            .properties(title=f"CPU use of threads and processes at {top} workers (1 = one core busy; dashed: "
+                              f"all {top} busy)"))
+
+
+# name -> (function, the tables it draws from)
+FIGURES = {
+    "gil_wall_time": (wall_time, ["gil_summary"]),
+    "gil_thread_speedup": (thread_speedup, ["gil_summary"]),
+    "gil_cpu_utilization": (cpu_utilization, ["gil_summary"]),
+}

@@ -1,0 +1,361 @@
+"""The generated parts of the gil section (`paper/sections/gil.qmd` includes them from
+`paper/_generated/gil/`): this run's setup, the runtimes found and not found, the seed's
+table, the figures, and every sentence that states a finding, computed here from the
+study's tables. The fixed prose (what is measured and why) is in the section file.
+
+Every finding names the execution (threads, processes) and worker count it speaks of.
+When the related study (sigpar) ran in the same run, its threading results are set
+beside this study's native-call workload; otherwise the text says that it did not run.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from parbench.paper.format import figure, fmt_num, fmt_pct, join, md_table
+from parbench.studies.gil import aggregate, report
+from parbench.studies.gil import workloads as wl
+from parbench.studies.gil.plan import RELATED_STUDY, RELATED_TABLE
+
+TABLES = ["gil_summary", "gil_runtimes"]
+FRAGMENTS = ["setup", "runtimes", "report", "wall_time", "speedup", "utilization", "related", "summary"]
+REPORT_TABLES = ["gil_speedup_table", "gil_runtimes_table"]
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+def _ok(summary: pd.DataFrame) -> pd.DataFrame:
+    return summary[summary["status"] == "ok"]
+
+
+def _top_workers(summary: pd.DataFrame) -> int | None:
+    par = summary[summary["execution"] != "sequential"]
+    return int(par["workers"].max()) if len(par) else None
+
+
+def _x(value) -> str:
+    return "n/a" if value is None or pd.isna(value) else f"{float(value):.2f}x"
+
+
+def _bounds(row) -> str:
+    lo, hi = row.get("speedup_ci_low"), row.get("speedup_ci_high")
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return ""
+    return f" [{lo:.2f}, {hi:.2f}]"
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) and value else ""
+
+
+def verdict(speedup: float, workers: int) -> str:
+    """How much N workers helped, in words (the rule is stated in the section):
+    helped: at least 1 + 0.4 (N - 1); no gain: within 0.85 .. 1 + 0.15 (N - 1);
+    slower: below 0.85; in between: helped a little."""
+    if speedup >= 1 + 0.4 * (workers - 1):
+        return "helped"
+    if speedup < 0.85:
+        return "slowed it down"
+    if speedup < 1 + 0.15 * (workers - 1):
+        return "made no difference"
+    return "helped a little"
+
+
+def _point(ok: pd.DataFrame, runtime: str, workload: str, execution: str, workers: int):
+    f = ok[(ok["runtime"] == runtime) & (ok["workload"] == workload) & (ok["execution"] == execution)
+           & (ok["workers"] == workers)]
+    return f.iloc[0] if len(f) else None
+
+
+def _has_gil(runtimes: pd.DataFrame) -> dict:
+    return {r.runtime: r.has_gil for r in runtimes.itertuples()}
+
+
+# --- fragments --------------------------------------------------------------------------------
+
+def setup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
+    cfg = machine["config"]["gil"]
+    loads = cfg["workloads"]
+    parts = []
+    described = []
+    for name in [w for w in wl.ORDER if w in loads]:
+        s = loads[name]
+        kind = wl.get(name).kind
+        if kind == "sum_range":
+            what = f"{s['chunks']} chunks of `sum(range({s['n']:_}))`" + (f", each {s['repeat']} times"
+                                                                       if s["repeat"] > 1 else "")
+        elif kind == "alloc":
+            what = (f"{s['chunks']} chunks each building {s['items']:,} small dicts with lists, in batches of "
+                    f"{s['batch']}")
+        else:
+            what = f"{s['chunks']} chunks each hashing {s['updates']} x {s['buffer_kib']:,} KiB with SHA-256"
+        described.append(f"{name} ({what})")
+    workers = sorted(cfg["workers"])
+    parts.append(
+        f"This run measured {len(described)} workloads: " + "; ".join(described) + ". Executions: "
+        f"{', '.join(cfg['executions'])}; threads and processes at {', '.join(map(str, workers))} workers. Each "
+        f"point ran {cfg['warmup_runs']} warm-up run(s) (more where a runtime asks for them: "
+        + ", ".join(f"{n} {r['warmup_runs']}" for n, r in cfg["runtimes"].items()
+                    if r["warmup_runs"] is not None and n in set(runtimes["runtime"]))
+        + f") and {cfg['repetitions']} timed repetitions, round-robin over the points; times are medians with a "
+        f"{fmt_pct(cfg['confidence'])} confidence interval of the median from order statistics.")
+    coverage = _ok(summary)["ci_coverage"].dropna()
+    if len(coverage) and coverage.min() < cfg["confidence"]:
+        parts.append(f"With {cfg['repetitions']} repetitions that interval is the whole range of the runs and "
+                     f"covers the median with probability {fmt_pct(coverage.min())}, less than the "
+                     f"{fmt_pct(cfg['confidence'])} asked.")
+    failed = summary[summary["status"] == "failed"]
+    if len(failed):
+        parts.append("::: {.callout-warning title=\"Points that failed their checks\"}\n"
+                     + "; ".join(f"{r.runtime} {r.workload} {r.execution} x{r.workers}: {r.failure}"
+                                 for r in failed.itertuples())
+                     + ". They are left out of every figure and number below.\n:::")
+    else:
+        n_ok = int((summary["status"] == "ok").sum())
+        parts.append(f"Every chunk of every run of the {n_ok} measured points returned the expected result.")
+    return join(*parts)
+
+
+def runtimes_table(runtimes: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for r in runtimes.itertuples():
+        if r.status == "measured":
+            gil = {True: "yes", False: "no"}.get(r.has_gil, "unknown")
+            processes = "yes" if r.multiprocessing else ("no" if r.multiprocessing is False else "n/a")
+            rows.append({"runtime": r.runtime, "status": "measured",
+                         "implementation": f"{r.implementation} {r.runtime_version}",
+                         "host": _text(r.host_version), "GIL": gil, "multiprocessing": processes,
+                         "command": f"`{r.resolved_command}`"})
+        else:
+            rows.append({"runtime": r.runtime, "status": "not measured", "implementation": "", "host": "",
+                         "GIL": "", "multiprocessing": "", "command": f"`{r.command}`: {r.reason}".replace("|", "/")})
+    return pd.DataFrame(rows, columns=["runtime", "status", "implementation", "host", "GIL", "multiprocessing",
+                                       "command"])
+
+
+def runtimes_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
+    measured = runtimes[runtimes["status"] == "measured"]
+    absent = runtimes[runtimes["status"] != "measured"]
+    text = (f"{len(measured)} of the {len(runtimes)} configured runtimes were measured"
+            + (": " + ", ".join(f"{r.runtime} ({r.implementation} {r.runtime_version}, "
+                                f"{'with' if r.has_gil else 'without' if r.has_gil is False else 'GIL unknown,'} a GIL)"
+                                for r in measured.itertuples()) if len(measured) else "")
+            + " (@tbl-gil-runtimes).")
+    if len(absent):
+        text += (" Not measured, and not in any figure or table of results: "
+                 + "; ".join(f"{r.runtime} ({r.reason})" for r in absent.itertuples()) + ".")
+    no_mp = measured[measured["multiprocessing"] == False]  # noqa: E712  (None: unknown)
+    if len(no_mp):
+        text += (" " + ", ".join(no_mp["runtime"]) + " could not run the processes execution: "
+                 + "; ".join(f"{r.processes_unavailable_reason}" for r in no_mp.itertuples()) + ".")
+    return join(text, md_table(runtimes_table(runtimes), "The runtimes: what was found and measured, and what was "
+                               "not, with the reason.", "tbl-gil-runtimes"))
+
+
+def report_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
+    cfg = machine["config"]["gil"]
+    baseline = cfg["baseline"]
+    point = aggregate.seed_point(summary)
+    measured = runtimes.loc[runtimes["status"] == "measured", "runtime"].tolist()
+    others = [r for r in measured if r != baseline]
+    if point is None or baseline not in measured:
+        return f"No threads execution of {baseline} was measured in this run, so the seed's table is empty.\n"
+    if not others:
+        return (f"Only {baseline} was measured in this run, so the seed's table, which sets another runtime beside "
+                f"{baseline}, has no row here.\n")
+    blocks, sentences = [], []
+    for name in others:
+        rows = aggregate.seed_rows(summary, name, baseline, point)
+        blocks.append(f"{name} against {baseline}:\n\n```text\n{report.box_table(rows, name, baseline)}\n```")
+        numeric = [r for r in rows if isinstance(r["runtime_ms"], float) and isinstance(r["baseline_ms"], float)]
+        if numeric:
+            best = min(numeric, key=lambda r: r["runtime_ms"] / r["baseline_ms"])
+            worst = max(numeric, key=lambda r: r["runtime_ms"] / r["baseline_ms"])
+            def took(row):
+                ratio = row["runtime_ms"] / row["baseline_ms"]
+                return f"{ratio:.2f} times {baseline}'s time on {row['benchmark']} (\"{report.ratio_text(ratio)}\")"
+
+            sentences.append(f"{name} took {took(best)}" + (f" and {took(worst)}" if worst is not best else ""))
+    intro = (f"The seed's report, as its runner prints it: each workload in threads at {point[1]} workers, the "
+             f"median wall time in milliseconds, and the ratio of the runtime's time to {baseline}'s (below 1 the "
+             f"runtime is faster). The same tables are in `multithread_cpu_report.md` beside the data.")
+    return join(intro, *blocks, "In threads at " + f"{point[1]} workers, " + "; ".join(sentences) + "."
+                if sentences else "")
+
+
+def wall_time(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
+    profile = machine["profile"]
+    ok, top = _ok(summary), _top_workers(summary)
+    fig = figure(profile, "gil_wall_time", "Wall time by runtime and execution, per workload: sequential, and "
+                 f"threads and processes at {top} workers (median; whiskers: the confidence interval of the "
+                 "median).", "fig-gil-wall-time")
+    seq = ok[ok["execution"] == "sequential"]
+    clauses = []
+    for workload in [w for w in wl.ORDER if w in set(seq["workload"])]:
+        f = seq[seq["workload"] == workload].sort_values("median_wall_sec")
+        if len(f) > 1:
+            fast, slow = f.iloc[0], f.iloc[-1]
+            clauses.append(f"on {workload} {fast['runtime']} was fastest ({fmt_num(fast['median_wall_sec'] * 1e3)} ms) "
+                           f"and {slow['runtime']} slowest ({fmt_num(slow['median_wall_sec'] * 1e3)} ms)")
+        elif len(f):
+            only = f.iloc[0]
+            clauses.append(f"on {workload} {only['runtime']} took {fmt_num(only['median_wall_sec'] * 1e3)} ms")
+    text = ("Run sequentially, " + "; ".join(clauses) + " (@fig-gil-wall-time).") if clauses else ""
+    return join(fig, text)
+
+
+def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
+    profile = machine["profile"]
+    ok, top = _ok(summary), _top_workers(summary)
+    fig = figure(profile, "gil_thread_speedup", "Speedup against the same runtime's sequential run, per workload: "
+                 "threads solid (bars: bounds of the speedup from the two medians' intervals), processes dashed; "
+                 "dotted: linear speedup.", "fig-gil-speedup")
+    if top is None:
+        return join(fig)
+    gil = _has_gil(runtimes)
+    threads = ok[(ok["execution"] == "threads") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
+    groups: dict[tuple, list[str]] = {}
+    for r in threads.itertuples():
+        pure = wl.get(r.workload).pure_python
+        key = (gil.get(r.runtime), pure, verdict(r.speedup_vs_sequential, top))
+        groups.setdefault(key, []).append(f"{r.runtime} on {r.workload} {_x(r.speedup_vs_sequential)}"
+                                          + _bounds(r._asdict()))
+    bullets = []
+    for has_gil in (True, False, None):
+        lock = {True: "with a GIL", False: "without a GIL", None: "whose GIL is unknown"}[has_gil]
+        for pure in (True, False):
+            kind = "the pure-Python workloads" if pure else "the native-call workload"
+            for word in ("helped", "helped a little", "made no difference", "slowed it down"):
+                items = groups.get((has_gil, pure, word))
+                if items:
+                    bullets.append(f"- On runtimes {lock}, {top} threads {word} on {kind}: " + ", ".join(items) + ".")
+    rule = (f"A speedup of at least {fmt_num(1 + 0.4 * (top - 1))} counts as helped, below "
+            f"{fmt_num(1 + 0.15 * (top - 1))} (down to 0.85) as no difference, below 0.85 as slower.")
+    text = (f"When do threads help? Threads at {top} workers against the same runtime's sequential run (speedup, "
+            f"with its bounds in brackets):\n\n" + "\n".join(bullets) + f"\n\n{rule}") if bullets else ""
+    procs = ok[(ok["execution"] == "processes") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
+    ptext = ""
+    if len(procs):
+        ptext = (f"Processes at {top} workers, which share no interpreter, reached " + ", ".join(
+            f"{r.runtime} on {r.workload} {_x(r.speedup_vs_sequential)}" for r in procs.itertuples()) + "; they "
+            "pay for starting the workers inside the timed run, which the seed's short multithread_cpu cannot "
+            "hide.")
+    alloc = threads[threads["workload"] == "multithread_alloc"]
+    atext = ""
+    if len(alloc):
+        atext = (f"Allocation under threads (multithread_alloc, threads at {top} workers), where the seed's "
+                 "protoPython first lost 70x to its shared allocator: " + ", ".join(
+                     f"{r.runtime} {_x(r.speedup_vs_sequential)}" for r in alloc.itertuples()) + " (@fig-gil-speedup).")
+    return join(fig, text, ptext, atext)
+
+
+def utilization(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
+    profile = machine["profile"]
+    ok, top = _ok(summary), _top_workers(summary)
+    fig = figure(profile, "gil_cpu_utilization", f"CPU seconds per wall second of threads and processes at {top} "
+                 "workers, per workload; 1 is one busy core.", "fig-gil-cpu")
+    if top is None:
+        return join(fig)
+    threads = ok[(ok["execution"] == "threads") & (ok["workers"] == top)].dropna(subset=["cpu_sec_per_wall_sec"])
+    if threads.empty:
+        return join(fig, "No runtime could measure its CPU time in this run.")
+    by_runtime = threads.groupby("runtime", sort=False)["cpu_sec_per_wall_sec"]
+    text = (f"With threads at {top} workers the interpreter used " + ", ".join(
+        f"{name} {fmt_num(v.min())} to {fmt_num(v.max())}" for name, v in by_runtime)
+        + f" CPU seconds per wall second across the workloads (@fig-gil-cpu): a value near 1 means one thread ran "
+          f"at a time, near {top} that all ran at once. It shows what a GIL does independently of how fast the "
+          f"machine happened to be; on a JVM it also counts the JIT compiler and garbage collector threads.")
+    seq = ok[ok["execution"] == "sequential"]["cpu_sec_per_wall_sec"].dropna()
+    if len(seq) and seq.median() < 0.9:
+        text += (f" Sequential runs themselves got a median of {fmt_num(seq.median())} CPU seconds per wall second "
+                 f"({fmt_num(seq.min())} to {fmt_num(seq.max())}): other load on the machine held the cores for the "
+                 f"rest of the time, and the speedups above are limited by it, not only by the runtimes.")
+    return join(fig, text)
+
+
+def related(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict, other: pd.DataFrame | None) -> str:
+    studies = machine["config"].get("studies", [])
+    if RELATED_STUDY not in studies or other is None:
+        return (f"The {RELATED_STUDY} study did not run in this run, so its threading results cannot be set beside "
+                "the native-call workload here.\n")
+    ok, top = _ok(summary), _top_workers(summary)
+    cells = other[(other["status"] == "ok") & (other["mode"] == "threading")]
+    if cells.empty or top is None:
+        return f"The {RELATED_STUDY} study ran, but none of its threading cells passed their checks.\n"
+    w = int(cells["workers"].max())
+    at = cells[cells["workers"] == w]
+    parts = []
+    for kind, f in at.groupby("kind", sort=False):
+        eff = f["scaling_efficiency"].dropna()
+        if len(eff):
+            parts.append(f"{kind} signatures a median scaling efficiency of {fmt_pct(eff.median())} "
+                         f"({len(eff)} cells, {fmt_pct(eff.min())} to {fmt_pct(eff.max())})")
+    baseline = machine["config"]["gil"]["baseline"]
+    native = _point(ok, baseline, "multithread_hashlib", "threads", w)
+    pure = _point(ok, baseline, "multithread_cpu_scaled", "threads", w)
+    here = []
+    if native is not None:
+        here.append(f"{fmt_pct(native['efficiency'])} for multithread_hashlib")
+    if pure is not None:
+        here.append(f"{fmt_pct(pure['efficiency'])} for the pure-Python multithread_cpu_scaled")
+    text = (f"In the same run, {RELATED_STUDY}'s threading cells at {w} workers reached " + "; ".join(parts)
+            + f" (@sec-{RELATED_STUDY}-efficiency). Its signing and verifying run in C with the GIL released, like "
+              f"hashlib here")
+    if here:
+        text += (f": {baseline} threads at {w} workers reached an efficiency (speedup / workers) of "
+                 + " and ".join(here))
+    return text + ". Threads in CPython scale when the work is a native call that releases the GIL, and not when it " \
+                  "is Python bytecode.\n"
+
+
+def speedup_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The paper's table: per runtime and workload, sequential time and what threads and
+    processes at the most workers did (also written for the Snakemake report)."""
+    ok = _ok(summary)
+    top = _top_workers(summary)
+    rows = []
+    for (runtime, workload), f in ok.groupby(["runtime", "workload"], sort=False):
+        seq = _point(f, runtime, workload, "sequential", 1)
+        thr = _point(f, runtime, workload, "threads", top) if top else None
+        prc = _point(f, runtime, workload, "processes", top) if top else None
+        rows.append({
+            "runtime": runtime, "workload": workload,
+            "sequential, ms": fmt_num(seq["median_wall_sec"] * 1e3) if seq is not None else "n/a",
+            f"threads ({top}), ms": fmt_num(thr["median_wall_sec"] * 1e3) if thr is not None else "n/a",
+            "threads speedup": (_x(thr["speedup_vs_sequential"]) + _bounds(thr)) if thr is not None else "n/a",
+            "threads CPU s/s": fmt_num(thr["cpu_sec_per_wall_sec"]) if thr is not None else "n/a",
+            f"processes ({top}) speedup": _x(prc["speedup_vs_sequential"]) if prc is not None else "n/a",
+            f"vs {summary['baseline'].iloc[0]} (threads)": (thr["ratio_text"] or "n/a") if thr is not None else "n/a",
+        })
+    return pd.DataFrame(rows)
+
+
+def summary_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
+    top = _top_workers(summary)
+    return join(
+        f"@tbl-gil-speedup gives, per runtime and workload, the sequential time, the time in threads at {top} "
+        "workers with its speedup (bounds in brackets) and CPU use, the speedup in processes, and the seed's ratio "
+        "to the baseline in threads. Points not measured (n/a) are listed above with the reason.",
+        md_table(speedup_table(summary), f"Sequential time and what {top} threads and {top} processes did, per "
+                 "runtime and workload (medians).", "tbl-gil-speedup"))
+
+
+def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
+    return {"gil_speedup_table": (speedup_table(tables["gil_summary"]),
+                                  "gil: sequential time, threads and processes at the most workers, per runtime and "
+                                  "workload"),
+            "gil_runtimes_table": (runtimes_table(tables["gil_runtimes"]),
+                                   "gil: the runtimes measured and not measured, with the reason")}
+
+
+def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
+    summary, runtimes = tables["gil_summary"], tables["gil_runtimes"]
+    parts = {"setup": setup(summary, runtimes, machine), "runtimes": runtimes_part(summary, runtimes, machine)}
+    if _ok(summary).empty:
+        nothing = "No point passed its checks in this run, so there is nothing to report here.\n"
+        return {**parts, **{name: nothing for name in FRAGMENTS if name not in parts}}
+    parts.update(report=report_part(summary, runtimes, machine), wall_time=wall_time(summary, runtimes, machine),
+                 speedup=speedup(summary, runtimes, machine), utilization=utilization(summary, runtimes, machine),
+                 related=related(summary, runtimes, machine, tables.get(RELATED_TABLE)),
+                 summary=summary_part(summary, runtimes, machine))
+    return parts

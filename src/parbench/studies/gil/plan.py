@@ -1,0 +1,219 @@
+"""The cells of the gil study, what each measures, and how long they take.
+
+One cell = one (runtime, workload) point = one Snakemake job = one launch of the
+interpreter running the worker script (`worker.py`), which measures the workload in
+every configured execution and worker count (sequential once; threads and processes at
+each worker count), warm-up runs first, then the repetitions round-robin. One launch per
+cell keeps a JIT's warm-up (PyPy, the JVM under Jython) inside the interpreter that is
+measured and outside the timed runs, and pays Jython's seconds of start-up once per
+workload rather than once per point.
+
+Runtimes are resolved when the cells are planned (`runtimes.resolve_all`): one that does
+not resolve (its command is not on this machine, its environment variable is unset)
+gets no cells and is listed as not measured, with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from parbench import paths
+from parbench.progress import format_duration
+from parbench.studies.gil import runtimes as rt
+from parbench.studies.gil import workloads as wl
+
+# One record per (runtime, workload) under data/raw/<profile>/gil/.
+RAW = paths.RAW + "/gil"
+CELL = RAW + "/{runtime}/{workload}"
+HISTORY = RAW + "/history"
+# The script every interpreter runs (the rules name it relative to the checkout, so that
+# a change to it reruns the cells).
+WORKER = Path(__file__).resolve().parent / "worker.py"
+WORKER_SOURCE = "src/parbench/studies/gil/worker.py"
+EXECUTIONS = ("sequential", "threads", "processes")
+# A study that measured threads on native calls in the same run: its table, when it ran,
+# is set beside this study's native-call workload in the paper.
+RELATED_STUDY, RELATED_TABLE = "sigpar", "sigpar_cells"
+
+
+@dataclass(frozen=True, order=True)
+class GilCell:
+    runtime: str
+    workload: str
+
+    @classmethod
+    def from_wildcards(cls, wildcards) -> "GilCell":
+        return cls(wildcards.runtime, wildcards.workload)
+
+    @property
+    def label(self) -> str:
+        return f"{self.runtime} {self.workload}"
+
+    def stem(self, profile: str) -> str:
+        return CELL.format(profile=profile, runtime=self.runtime, workload=self.workload)
+
+    def outputs(self, profile: str) -> dict[str, str]:
+        return {"record": f"{self.stem(profile)}.json"}
+
+
+def resolved(cfg: dict) -> list[rt.Resolution]:
+    return rt.resolve_all(cfg)
+
+
+def measured_runtimes(cfg: dict) -> list[rt.Resolution]:
+    """The configured runtimes found on this machine, in `gil.measure` order."""
+    return [r for r in resolved(cfg) if r.found]
+
+
+def cells(cfg: dict) -> list[GilCell]:
+    """Runtime by runtime (the baseline first), each workload in catalog order."""
+    gc = cfg["gil"]
+    found = [r.name for r in measured_runtimes(cfg)]
+    order = sorted(found, key=lambda name: (name != gc["baseline"], found.index(name)))
+    return [GilCell(name, w) for name in order for w in wl.ORDER if w in gc["workloads"]]
+
+
+def cell_records(cfg: dict) -> list[str]:
+    return [c.outputs(cfg["profile"])["record"] for c in cells(cfg)]
+
+
+def configs(cfg: dict) -> list[tuple[str, int]]:
+    """The (execution, workers) points each cell measures: sequential once, then threads
+    and processes at every worker count."""
+    gc = cfg["gil"]
+    out = [("sequential", 1)] if "sequential" in gc["executions"] else []
+    for execution in ("threads", "processes"):
+        if execution in gc["executions"]:
+            out += [(execution, w) for w in sorted(gc["workers"])]
+    return out
+
+
+@cache
+def worker_digest() -> str:
+    return hashlib.sha256(WORKER.read_bytes()).hexdigest()[:16]
+
+
+def warmup_runs(cfg: dict, runtime: str) -> int:
+    """The runtime's own warm-up count (a JIT may need more), else the study's."""
+    own = cfg["gil"]["runtimes"][runtime]["warmup_runs"]
+    return cfg["gil"]["warmup_runs"] if own is None else own
+
+
+def worker_spec(cfg: dict, runtime: str, workload: str, repetitions: int | None = None,
+                warmups: int | None = None, config_points: list | None = None) -> dict:
+    """What the worker script is asked to do for one cell."""
+    gc = cfg["gil"]
+    section = gc["workloads"][workload]
+    return {"workload": workload, "kind": wl.get(workload).kind, "chunks": section["chunks"],
+            "params": wl.params_of(workload, section),
+            "configs": [list(c) for c in (config_points or configs(cfg))],
+            "warmup_runs": warmup_runs(cfg, runtime) if warmups is None else warmups,
+            "repetitions": gc["repetitions"] if repetitions is None else repetitions}
+
+
+def cell_parameters(cfg: dict, cell: GilCell) -> dict:
+    """Everything that decides what a cell measures (Snakemake reruns it when this
+    changes): the runtime's command as resolved here, the worker's spec and the worker
+    script itself."""
+    gc = cfg["gil"]
+    resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime])
+    return {"runtime": cell.runtime, "command": list(resolution.argv or []),
+            "gil": gc["runtimes"][cell.runtime]["gil"], "spec": worker_spec(cfg, cell.runtime, cell.workload),
+            "timeout_sec": gc["timeout_sec"], "worker_sha256": worker_digest()}
+
+
+def resolution_summary(cfg: dict) -> str:
+    """The runtimes as resolved here, as one line (the aggregation reruns when it changes)."""
+    return json.dumps([r.summary() for r in resolved(cfg)], sort_keys=True)
+
+
+def related_tables(cfg: dict, processed: str) -> list[str]:
+    """Input function of the paper rule: the related study's table when it is in the run."""
+    return [f"{processed}/{RELATED_TABLE}.parquet"] if RELATED_STUDY in cfg["studies"] else []
+
+
+# --- time estimate and header ------------------------------------------------------------------
+
+def config_estimate_sec(cfg: dict, runtime: str, workload: str, execution: str, workers: int) -> float:
+    """Seconds one run of a point takes: the workload's sequential time on this profile's
+    machine, scaled by the runtime's speed; threads counted as sequential (a GIL
+    serializes them), processes as divided among the workers plus their start."""
+    gc = cfg["gil"]
+    one = gc["workloads"][workload]["estimate_sec"] * gc["runtimes"][runtime]["speed_factor"]
+    if execution == "processes":
+        return one / workers + gc["process_start_sec"] * workers
+    return one
+
+
+def cell_estimate_sec(cfg: dict, cell: GilCell) -> float:
+    gc = cfg["gil"]
+    runs = warmup_runs(cfg, cell.runtime) + gc["repetitions"]
+    timed = sum(config_estimate_sec(cfg, cell.runtime, cell.workload, e, w) for e, w in configs(cfg))
+    return gc["cell_overhead_sec"] + gc["runtimes"][cell.runtime]["startup_sec"] + runs * timed
+
+
+def job_seconds() -> dict:
+    def cell_sec(cfg: dict, wildcards: dict) -> float:
+        return cell_estimate_sec(cfg, GilCell(wildcards["runtime"], wildcards["workload"]))
+
+    return {"gil_cell": cell_sec}
+
+
+def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+    gc = cfg["gil"]
+    todo = [GilCell(w["runtime"], w["workload"]) for name, w in jobs if name == "gil_cell"]
+    total = len(cells(cfg))
+    all_runtimes = resolved(cfg)
+    found = [f"{r.name} ({' '.join(r.argv)})" for r in all_runtimes if r.found]
+    seed = gc["workloads"].get("multithread_cpu")
+    lines = [
+        "GIL BENCHMARK (gil) - the same CPU-bound Python work, sequential, in threads and in processes, "
+        "on several interpreters",
+        f"Workloads: {', '.join(w for w in wl.ORDER if w in gc['workloads'])}"
+        + (f" (the seed's: {seed['chunks']} x sum(range({seed['n']:,})))" if seed else ""),
+        f"Runtimes: {', '.join(found) or 'none found'}; baseline {gc['baseline']}",
+        f"Executions: {', '.join(gc['executions'])} at workers {sorted(gc['workers'])}; "
+        f"{gc['warmup_runs']} warm-up run(s) (a runtime may ask for more) and {gc['repetitions']} repetitions "
+        f"per point",
+    ]
+    lines += [f"warning: gil: runtime {r.name} is not measured: {r.reason}" for r in all_runtimes if not r.found]
+    lines.append(f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
+                 f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}")
+    return lines
+
+
+def failures(cfg: dict, run_id: str | None) -> list[str]:
+    """Cells of run `run_id` with a point whose chunk results were wrong."""
+    lines = []
+    for cell in cells(cfg):
+        path = Path(cell.outputs(cfg["profile"])["record"])
+        if not path.exists():
+            continue
+        record = json.loads(path.read_text())
+        if record.get("run_id") == run_id and record["status"] == "failed":
+            lines.append(f"FAILED: gil {cell.label}: {record['failure']}")
+    return lines
+
+
+def config_errors(cfg: dict) -> list[str]:
+    gc = cfg.get("gil", {})
+    runtimes, measure = gc.get("runtimes", {}), gc.get("measure", [])
+    errors = []
+    if isinstance(runtimes, dict) and isinstance(measure, list):
+        for i, name in enumerate(measure):
+            if name not in runtimes:
+                errors.append(f"gil.measure[{i}]: {name!r} is not a configured runtime; "
+                              f"allowed: {', '.join(runtimes)} (gil.runtimes)")
+        baseline = gc.get("baseline")
+        if baseline is not None and baseline not in measure:
+            errors.append(f"gil.baseline: {baseline!r} is not measured; allowed: {', '.join(map(str, measure))} "
+                          f"(gil.measure)")
+    executions = gc.get("executions", [])
+    if isinstance(executions, list) and executions and "sequential" not in executions:
+        errors.append(f"gil.executions: {executions} lacks 'sequential', the baseline of every speedup; "
+                      f"allowed: a list of {', '.join(EXECUTIONS)} that includes sequential")
+    return errors

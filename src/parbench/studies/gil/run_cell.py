@@ -1,0 +1,276 @@
+"""`parbench gil-cell`: run one gil cell (one runtime, one workload) and record it.
+
+    parbench gil-cell --profile local --runtime pypy --workload multithread_cpu [HYDRA_OVERRIDE ...]
+
+The runtime's interpreter runs the worker script (`worker.py`) in its own process group,
+with a time limit; every chunk result it reports, warm-up runs included, is checked here
+against the result computed under this CPython (`workloads.expected_chunk`).
+
+Output: `data/raw/<profile>/gil/<runtime>/<workload>.json`, the record: the cell, its
+parameters, status, the runtime (as resolved, and as the interpreter describes itself:
+implementation, version, GIL), per point (execution, workers) its status and the wall and
+CPU time of every warm-up run and repetition with the chunk results, the console line,
+provenance. A copy goes to `history/`.
+
+Status of the cell:
+- "ok": every point that could run returned the right results (a point the runtime
+  cannot run, e.g. processes on Jython, which has no multiprocessing, is "unavailable"
+  with the reason, and the cell is still ok);
+- "failed": a point returned a wrong result, raised, the interpreter died while
+  measuring, or the cell ran out of time; the record says which and why;
+- "unavailable": the runtime could not run the worker at all (not found here, or its
+  interpreter exited without output: the reason is its own message).
+
+Ctrl+C or SIGTERM stops the interpreter and all its workers at once and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from parbench.progress import progress_suffix, run_id
+from parbench.records import keep_history, write_atomic
+from parbench.studies.gil import plan
+from parbench.studies.gil import runtimes as rt
+from parbench.studies.gil import workloads as wl
+from parbench.studies.gil.plan import GilCell
+
+RECORD_VERSION = 1
+STDERR_LINES = 8
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_worker(argv: list[str], spec: dict, timeout_sec: float) -> dict:
+    """Run the worker under `argv` (the interpreter and its arguments); returns its exit
+    code, its output document (None when it wrote none), the tail of its stderr and
+    whether it timed out. The interpreter and every process it started are gone when
+    this returns or raises (KeyboardInterrupt included)."""
+    with tempfile.TemporaryDirectory(prefix="parbench-gil-") as tmp:
+        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
+        spec_path.write_text(json.dumps(spec))
+        cmd = [*argv, str(plan.WORKER), str(spec_path), str(out_path)]
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
+                                    env=rt.worker_environment(), start_new_session=True)
+        except OSError as exc:
+            return {"exit_code": None, "output": None, "stderr": f"cannot start {argv[0]}: {exc}",
+                    "timed_out": False, "command": cmd}
+        timed_out = False
+        try:
+            try:
+                out, err = proc.communicate(timeout=timeout_sec)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc.pid)
+                out, err = proc.communicate()
+        finally:
+            # the interpreter's own workers (multiprocessing) share its process group
+            _kill_group(proc.pid)
+            if proc.poll() is None:
+                proc.wait()
+        output = None
+        if out_path.exists():
+            try:
+                output = json.loads(out_path.read_text())
+            except ValueError:
+                output = None
+    tail = "\n".join((err or "").strip().splitlines()[-STDERR_LINES:] + (out or "").strip().splitlines()[-2:])
+    return {"exit_code": proc.returncode, "output": output, "stderr": tail, "timed_out": timed_out, "command": cmd}
+
+
+def check_point(point: dict, spec: dict, expected) -> dict:
+    """The point as recorded: its runs and warm-ups, and status "ok" only when every
+    chunk of every run returned `expected`."""
+    out = {"execution": point["execution"], "workers": point["workers"], "status": point["status"],
+           "failure": point.get("reason"), "warmup": point.get("warmup", []), "runs": point.get("runs", [])}
+    if point["status"] == "unavailable":
+        return out
+    if point["status"] == "error":
+        out["status"] = "failed"
+        out["failure"] = "raised: " + " ".join(str(point.get("reason", "")).strip().splitlines()[-2:])
+        return out
+    for phase, wanted in (("warmup", spec["warmup_runs"]), ("runs", spec["repetitions"])):
+        if len(out[phase]) != wanted:
+            out["status"], out["failure"] = "failed", f"{len(out[phase])} {phase} instead of {wanted}"
+            return out
+        for run in out[phase]:
+            problem = wl.check_results(run.get("results"), spec["chunks"], expected)
+            if problem:
+                kind = "warm-up run" if phase == "warmup" else "repetition"
+                out["status"], out["failure"] = "failed", f"{kind} {run.get('rep')}: {problem}"
+                return out
+    return out
+
+
+def runtime_facts(resolution: rt.Resolution, reported: dict | None) -> dict:
+    """The runtime as configured, resolved and (when it ran) as it describes itself;
+    `has_gil` is what the interpreter says, else what the config declares."""
+    facts = {**resolution.summary(), "implementation": None, "version": None, "sys_version": None,
+             "host_version": None, "executable": None, "gil_enabled": None, "free_threaded_build": None,
+             "cpu_count": None}
+    if reported:
+        facts.update({k: reported.get(k) for k in ("implementation", "version", "sys_version", "host_version",
+                                                     "executable", "gil_enabled", "free_threaded_build",
+                                                     "cpu_count")})
+    detected = facts["gil_enabled"]
+    facts["has_gil"] = detected if detected is not None else resolution.gil_declared
+    return facts
+
+
+def ms(seconds) -> str:
+    return "n/a" if seconds is None else f"{seconds * 1e3:.2f}"
+
+
+def _median(values):
+    from parbench.stats import median
+
+    return median([v for v in values if v is not None])
+
+
+def console_line(record: dict) -> str:
+    """One line per cell: the median wall time of every point, in milliseconds."""
+    cell = record["cell"]
+    head = f"  gil {cell['runtime']:<12} {cell['workload']:<23}"
+    if record["status"] == "unavailable":
+        return f"{head} not measured: {record['failure']}"
+    parts, by_execution = [], {}
+    for p in record["points"]:
+        by_execution.setdefault(p["execution"], []).append(p)
+    for execution, points in by_execution.items():
+        shown = []
+        for p in points:
+            value = ms(_median([r["wall_sec"] for r in p["runs"]])) if p["status"] == "ok" else p["status"]
+            shown.append(value if execution == "sequential" else f"{p['workers']}: {value}")
+        parts.append(f"{execution} {' '.join(shown)}")
+    line = f"{head} " + " | ".join(parts) + " ms"
+    if record["status"] == "failed":
+        line += f"   FAILED: {record['failure']}"
+    return line
+
+
+def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
+    """Run the cell and return its record (nothing is written here)."""
+    from parbench import provenance
+
+    gc = cfg["gil"]
+    spec = spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
+    resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime])
+    expected = wl.expected_chunk(cell.workload, spec["params"])
+    started = time.time()
+    result = {"exit_code": None, "output": None, "stderr": None, "timed_out": False, "command": None}
+    if resolution.found:
+        result = run_worker(list(resolution.argv), spec, gc["timeout_sec"])
+    finished = time.time()
+    output = result["output"]
+    points = [check_point(p, spec, expected) for p in (output or {}).get("configs", [])]
+    points = [] if (output or {}).get("partial") else points
+    status, failure, warnings = "ok", None, []
+    if not resolution.found:
+        status, failure = "unavailable", resolution.reason
+    elif result["timed_out"]:
+        status, failure = "failed", f"timed out after {gc['timeout_sec']} s (gil.timeout_sec)"
+    elif output is None:
+        status = "unavailable"
+        failure = (f"{' '.join(resolution.argv)} could not run the worker script (exit code "
+                   f"{result['exit_code']}): {result['stderr'] or 'no message'}")
+    elif output.get("partial") or result["exit_code"] != 0:
+        status = "failed"
+        failure = (f"the interpreter exited with code {result['exit_code']} while measuring: "
+                   f"{result['stderr'] or 'no message'}")
+    elif any(p["status"] == "failed" for p in points):
+        bad = next(p for p in points if p["status"] == "failed")
+        status, failure = "failed", f"{bad['execution']} x{bad['workers']}: {bad['failure']}"
+    facts = runtime_facts(resolution, (output or {}).get("runtime"))
+    if facts["gil_enabled"] is not None and resolution.gil_declared is not None \
+            and facts["gil_enabled"] != resolution.gil_declared:
+        warnings.append(f"gil.runtimes.{cell.runtime}.gil declares {resolution.gil_declared}, but the interpreter "
+                        f"says its GIL is {'enabled' if facts['gil_enabled'] else 'disabled'}; recorded as it says")
+    record = {
+        "record_version": RECORD_VERSION,
+        "study": "gil",
+        "profile": cfg["profile"],
+        "run_id": run_id(),
+        "cell": {"runtime": cell.runtime, "workload": cell.workload},
+        "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
+        "status": status,
+        "failure": failure,
+        "warnings": warnings,
+        "runtime": facts,
+        "command": result["command"],
+        "exit_code": result["exit_code"],
+        "stderr_tail": result["stderr"],
+        "worker": {k: (output or {}).get(k) for k in ("worker_version", "wall_clock", "cpu_clock", "start_method")},
+        "expected_chunk": expected,
+        "points": points,
+        "started_unix": started,
+        "finished_unix": finished,
+        "elapsed_sec": finished - started,
+        "provenance": provenance.collect(cfg, Path.cwd()),
+    }
+    record["console"] = console_line(record)
+    return record
+
+
+def history_folder(profile: str, cell: GilCell) -> Path:
+    return Path(plan.HISTORY.format(profile=profile)) / cell.runtime / cell.workload
+
+
+def main(args) -> int:
+    from parbench import config as pbconfig
+
+    try:
+        cfg = pbconfig.load(args.profile, args.overrides)
+    except pbconfig.ConfigError as exc:
+        raise SystemExit(f"parbench gil-cell: {exc}") from None
+    gc = cfg["gil"]
+    if args.runtime not in gc["measure"]:
+        raise SystemExit(f"parbench gil-cell: --runtime {args.runtime!r} is not measured by this config; "
+                         f"allowed: {', '.join(gc['measure'])}")
+    if args.workload not in gc["workloads"]:
+        raise SystemExit(f"parbench gil-cell: --workload {args.workload!r} is not in this config; "
+                         f"allowed: {', '.join(gc['workloads'])}")
+    cell = GilCell(args.runtime, args.workload)
+    stem = args.out_stem or cell.stem(cfg["profile"])
+    # SIGTERM (Snakemake stopping a job) ends the cell as Ctrl+C does.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        record = measure(cfg, cell)
+    except KeyboardInterrupt:
+        print(f"parbench gil-cell: {cell.label} interrupted; no output written", file=sys.stderr)
+        return 130
+    path = Path(f"{stem}.json")
+    write_atomic(path, json.dumps(record, indent=1) + "\n")
+    dest, earlier = keep_history(history_folder(cfg["profile"], cell), [path])
+    if earlier:
+        print(f"  note: replaced the measurement of {earlier[-1].name} for gil {cell.label}; every "
+              f"measurement stays in {dest.parent}", file=sys.stderr)
+    for warning in record["warnings"]:
+        print(f"  warning: {warning}", file=sys.stderr)
+    if record["status"] == "failed":
+        print(f"\nERROR gil {cell.label} failed: {record['failure']}\n  recorded as failed in {path}\n",
+              file=sys.stderr)
+    print(record["console"] + progress_suffix(), flush=True)
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("gil-cell", help="measure one gil cell (one runtime, one workload)")
+    p.set_defaults(func=main)
+    p.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
+    p.add_argument("--runtime", required=True, help="a runtime of gil.measure, e.g. cpython, pypy, jython")
+    p.add_argument("--workload", required=True, help="a workload of gil.workloads, e.g. multithread_cpu")
+    p.add_argument("--out-stem", help="output path without .json (default: the pipeline's path for the cell)")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. gil.repetitions=9")

@@ -1,0 +1,410 @@
+"""The gil study's Python side on canned inputs: the seed's ratio wording and box-drawn
+table, finding runtimes, the plan and its config refusals, the workloads' expected
+results, the checks of a point, the aggregation and the paper's generated text."""
+
+import importlib.util
+import json
+import os
+import sys
+
+import pandas as pd
+import pytest
+
+from parbench import config as pbconfig
+from parbench.studies.gil import aggregate, paper, plan, report
+from parbench.studies.gil import runtimes as rt
+from parbench.studies.gil import workloads as wl
+from parbench.studies.gil.run_cell import check_point, console_line
+
+# --- the seed's wording and table ---------------------------------------------------------------
+
+SEED_TABLE = """\
+│ Benchmark              │ protopy (ms) │ cpython (ms) │ Ratio        │
+├────────────────────────┼──────────────┼──────────────┼──────────────┤
+│ multithread_cpu        │       120.00 │       380.00 │ 0.32x faster │"""
+
+
+@pytest.mark.parametrize("ratio, words", [
+    (120 / 380, "0.32x faster"),   # the seed's example
+    (215 / 65, "3.3x slower"),     # the seed's result after the allocator fixes
+    (2300 / 32, "71.9x slower"),   # the seed's ~70x before them
+    (1.0, "1.00x same"),
+    (0.999, "1.00x faster"),
+    (1.04, "1.0x slower"),
+    (None, "n/a"),
+    (0.0, "n/a"),
+    (float("nan"), "n/a"),
+])
+def test_ratio_is_worded_as_the_seed_words_it(ratio, words):
+    assert report.ratio_text(ratio) == words
+
+
+def test_the_box_table_is_the_seeds_byte_for_byte():
+    rows = [{"benchmark": "multithread_cpu", "runtime_ms": 120.0, "baseline_ms": 380.0}]
+    assert report.box_table(rows, "protopy", "cpython") == SEED_TABLE
+
+
+def test_the_box_table_widens_for_long_names_and_writes_a_status_for_a_missing_time():
+    rows = [{"benchmark": "multithread_cpu_scaled", "runtime_ms": 1234567.0, "baseline_ms": 3.0},
+            {"benchmark": "multithread_alloc", "runtime_ms": "failed", "baseline_ms": 2.0}]
+    lines = report.box_table(rows, "cpython_ft", "cpython").splitlines()
+    assert lines[0] == "│ Benchmark              │ cpython_ft (ms) │ cpython (ms) │ Ratio            │"
+    assert lines[1] == "├" + "┼".join("─" * n for n in (24, 17, 14, 18)) + "┤"
+    assert lines[2] == "│ multithread_cpu_scaled │      1234567.00 │         3.00 │ 411522.3x slower │"
+    assert lines[3] == "│ multithread_alloc      │          failed │         2.00 │ n/a              │"
+
+
+# --- finding runtimes ---------------------------------------------------------------------------
+
+def entry(*command, gil="auto"):
+    return {"command": list(command), "gil": gil, "warmup_runs": None, "startup_sec": 0.0, "speed_factor": 1.0}
+
+
+def test_the_project_python_resolves_to_this_interpreter():
+    r = rt.resolve("cpython", entry("{python}"))
+    assert r.found and r.argv == (sys.executable,) and r.gil_declared is None
+
+
+def test_an_unset_seed_variable_is_a_reason_not_an_error():
+    r = rt.resolve("protopy", entry("$PROTOPY_BIN", gil=False), env={"PATH": os.environ["PATH"]})
+    assert not r.found and r.reason == "PROTOPY_BIN is not set" and r.gil_declared is False
+
+
+def test_the_seed_variable_may_name_any_interpreter_with_arguments(tmp_path):
+    env = {"PATH": os.environ["PATH"], "PROTOPY_BIN": f"{sys.executable} -X dev"}
+    r = rt.resolve("protopy", entry("$PROTOPY_BIN"), env=env)
+    assert r.argv == (sys.executable, "-X", "dev") and r.chosen == "$PROTOPY_BIN"
+    missing = rt.resolve("protopy", entry("$PROTOPY_BIN"), env={"PATH": "", "PROTOPY_BIN": "./build/protopy"})
+    assert not missing.found and "PROTOPY_BIN='./build/protopy'" in missing.reason
+    assert "does not exist" in missing.reason
+
+
+def test_alternatives_are_tried_in_order(tmp_path):
+    exe = tmp_path / "python3.13t"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    env = {"PATH": str(tmp_path)}
+    r = rt.resolve("cpython_ft", entry("python3.14t", "python3.13t"), env=env)
+    assert r.argv == (str(exe),) and r.chosen == "python3.13t"
+    none = rt.resolve("cpython_ft", entry("python3.14t", "python3.12t"), env=env)
+    assert none.reason == "python3.14t is not on PATH; python3.12t is not on PATH"
+    plain = tmp_path / "not-executable"
+    plain.write_text("")
+    assert rt.resolve("x", entry(str(plain)), env=env).reason.endswith("is not executable")
+
+
+def test_the_worker_environment_drops_what_points_at_this_project():
+    env = rt.worker_environment({"PATH": "/bin", "PYTHONPATH": "/src", "JYTHONPATH": "/j", "HOME": "/root"})
+    assert env == {"PATH": "/bin", "HOME": "/root"}
+
+
+# --- plan and config ----------------------------------------------------------------------------
+
+def test_cells_cover_the_found_runtimes_baseline_first(monkeypatch):
+    monkeypatch.setenv("PROTOPY_BIN", sys.executable)
+    monkeypatch.delenv("CPYTHON_BIN", raising=False)
+    cfg = pbconfig.load("local", ["gil.measure=[protopy,cpython,cpython_bin]"])
+    cells = plan.cells(cfg)
+    assert [c.runtime for c in cells] == ["cpython"] * 4 + ["protopy"] * 4
+    assert [c.workload for c in cells[:4]] == wl.ORDER
+    assert cells[0].outputs("local")["record"] == "data/raw/local/gil/cpython/multithread_cpu.json"
+    header = "\n".join(plan.header(cfg, []))
+    assert "warning: gil: runtime cpython_bin is not measured: CPYTHON_BIN is not set" in header
+    assert "Cells to measure: 0 of 8 (8 already measured)" in header
+
+
+def test_points_are_sequential_once_then_threads_and_processes_per_worker_count():
+    cfg = pbconfig.load("local", ["gil.workers=[2,1,4]"])
+    assert plan.configs(cfg) == [("sequential", 1), ("threads", 1), ("threads", 2), ("threads", 4),
+                                 ("processes", 1), ("processes", 2), ("processes", 4)]
+    no_processes = pbconfig.load("local", ["gil.executions=[sequential,threads]", "gil.workers=[2]"])
+    assert plan.configs(no_processes) == [("sequential", 1), ("threads", 2)]
+
+
+def test_the_seed_workload_is_the_seeds_in_every_profile():
+    for profile in ("local", "m4", "smoke"):
+        seed = pbconfig.load(profile)["gil"]["workloads"]["multithread_cpu"]
+        assert (seed["chunks"], seed["n"], seed["repeat"]) == (4, 50000, 1), profile
+    assert pbconfig.load("smoke")["gil"]["measure"] == ["cpython"]
+
+
+def test_cell_parameters_carry_the_spec_the_command_and_the_worker():
+    cfg = pbconfig.load("local")
+    params = plan.cell_parameters(cfg, plan.GilCell("cpython", "multithread_alloc"))
+    assert params["command"] == [sys.executable]
+    assert params["spec"]["params"] == {"items": 200000, "batch": 64} and params["spec"]["kind"] == "alloc"
+    assert params["worker_sha256"] == plan.worker_digest()
+    jython = plan.worker_spec(cfg, "jython", "multithread_cpu")
+    assert jython["warmup_runs"] == cfg["gil"]["runtimes"]["jython"]["warmup_runs"] > cfg["gil"]["warmup_runs"]
+    other = pbconfig.load("local", ["gil.workloads.multithread_alloc.estimate_sec=9"])
+    assert plan.cell_parameters(other, plan.GilCell("cpython", "multithread_alloc")) == params
+
+
+def test_the_estimate_counts_start_up_warm_up_and_every_point():
+    cfg = pbconfig.load("local", ["gil.workers=[1,2]"])
+    gc = cfg["gil"]
+    cell = plan.GilCell("jython", "multithread_cpu_scaled")
+    one = gc["workloads"]["multithread_cpu_scaled"]["estimate_sec"] * gc["runtimes"]["jython"]["speed_factor"]
+    runs = gc["runtimes"]["jython"]["warmup_runs"] + gc["repetitions"]
+    timed = 3 * one + (one + gc["process_start_sec"]) + (one / 2 + 2 * gc["process_start_sec"])
+    expected = gc["cell_overhead_sec"] + gc["runtimes"]["jython"]["startup_sec"] + runs * timed
+    assert plan.cell_estimate_sec(cfg, cell) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("override, words", [
+    ("gil.measure=[cpython,graalpy]", "gil.measure[1]: 'graalpy' is not a configured runtime; allowed: cpython"),
+    ("gil.baseline=graalpy", "gil.baseline: 'graalpy' is not measured; allowed: cpython, pypy"),
+    ("gil.executions=[threads,processes]", "lacks 'sequential'"),
+    ("gil.executions=[sequential,fibers]", "'fibers' is not allowed; allowed: sequential, threads, processes"),
+    ("gil.workers=[0,1]", "gil.workers[0]: 0 is too small; allowed: >= 1"),
+    ("gil.repetitions=1", "gil.repetitions: 1 is too small; allowed: >= 2"),
+    ("gil.runtimes.pypy.gil=maybe", "gil.runtimes.pypy.gil: 'maybe' is not allowed; allowed: auto"),
+    ("+gil.runtimes.pypy.comand=[x]", "unknown key 'comand' (did you mean 'command'?); allowed keys: command, gil"),
+    ("+gil.runtimes.Bad-Name={command: [x], gil: auto, warmup_runs: null, startup_sec: 0, speed_factor: 1}",
+     "gil.runtimes: 'Bad-Name' does not match"),
+    ("gil.workloads.multithread_hashlib.buffer_kib=1", "buffer_kib: 1 is too small; allowed: >= 4"),
+    ("+gil.workloads.multithread_sleep={chunks: 1}", "allowed keys: multithread_alloc, multithread_cpu,"),
+    ("gil.confidence=1.5", "gil.confidence: 1.5 is too large"),
+])
+def test_bad_gil_parameters_are_refused(override, words):
+    with pytest.raises(pbconfig.ConfigError) as info:
+        pbconfig.load("local", [override])
+    assert words in str(info.value)
+
+
+# --- workloads ----------------------------------------------------------------------------------
+
+def load_worker():
+    spec = importlib.util.spec_from_file_location("gil_worker", plan.WORKER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name, params", [
+    ("multithread_cpu", {"n": 50000, "repeat": 1}),
+    ("multithread_cpu_scaled", {"n": 1000, "repeat": 7}),
+    ("multithread_alloc", {"items": 1000, "batch": 64}),
+    ("multithread_hashlib", {"buffer_kib": 8, "updates": 3}),
+])
+def test_expected_results_match_what_the_worker_computes(name, params):
+    worker = load_worker()
+    assert worker.CHUNKS[wl.get(name).kind](params) == wl.expected_chunk(name, params)
+
+
+def test_the_seeds_chunk_is_sum_of_range_50000():
+    assert wl.expected_chunk("multithread_cpu", {"n": 50000, "repeat": 1}) == sum(range(50_000)) == 1249975000
+
+
+def test_results_are_checked_chunk_by_chunk():
+    assert wl.check_results([5, 5, 5, 5], 4, 5) is None
+    assert wl.check_results([5, 5, 6, 5], 4, 5) == "chunk 2 returned 6, expected 5"
+    assert wl.check_results([5, 5, 5], 4, 5) == "expected 4 chunk results, got 3"
+    assert wl.check_results(None, 4, 5) == "expected 4 chunk results, got NoneType"
+
+
+SPEC = {"chunks": 2, "warmup_runs": 1, "repetitions": 2}
+
+
+def run(rep, wall, results=(7, 7), cpu=None):
+    return {"rep": rep, "wall_sec": wall, "cpu_sec": cpu, "results": list(results)}
+
+
+def test_a_point_with_a_wrong_chunk_fails_and_says_where():
+    point = {"execution": "threads", "workers": 2, "status": "ok", "reason": None,
+             "warmup": [run(0, 0.1)], "runs": [run(0, 0.1), run(1, 0.1, results=(7, 8))]}
+    checked = check_point(point, SPEC, 7)
+    assert checked["status"] == "failed" and checked["failure"] == "repetition 1: chunk 1 returned 8, expected 7"
+    point["runs"][1]["results"] = [7, 7]
+    point["warmup"][0]["results"] = [0, 7]
+    assert check_point(point, SPEC, 7)["failure"] == "warm-up run 0: chunk 0 returned 0, expected 7"
+
+
+def test_a_point_that_raised_or_ran_short_fails_and_an_unavailable_one_stays():
+    raised = {"execution": "processes", "workers": 2, "status": "error",
+              "reason": "Traceback (most recent call last):\n  ...\nOSError: [Errno 24] Too many open files\n"}
+    assert check_point(raised, SPEC, 7) == {**check_point(raised, SPEC, 7), "status": "failed"}
+    assert "Too many open files" in check_point(raised, SPEC, 7)["failure"]
+    short = {"execution": "threads", "workers": 1, "status": "ok", "warmup": [run(0, 0.1)], "runs": [run(0, 0.1)]}
+    assert check_point(short, SPEC, 7)["failure"] == "1 runs instead of 2"
+    gone = {"execution": "processes", "workers": 1, "status": "unavailable", "reason": "no multiprocessing"}
+    assert check_point(gone, SPEC, 7)["status"] == "unavailable"
+
+
+# --- aggregation --------------------------------------------------------------------------------
+
+def point(execution, workers, walls, status="ok", failure=None, cpu_factor=1.0):
+    return {"execution": execution, "workers": workers, "status": status, "failure": failure, "warmup": [],
+            "runs": [run(i, w, cpu=w * cpu_factor) for i, w in enumerate(walls)] if status == "ok" else []}
+
+
+def record(runtime, workload, points, status="ok", failure=None, implementation="CPython", gil=True):
+    configs = [[p["execution"], p["workers"]] for p in points] or [["sequential", 1], ["threads", 2]]
+    return {"profile": "test", "status": status, "failure": failure,
+            "cell": {"runtime": runtime, "workload": workload},
+            "parameters": {"spec": {"chunks": 4, "configs": configs}},
+            "runtime": {"implementation": implementation, "version": "3.11.7", "host_version": None,
+                        "sys_version": "3.11.7 (main)\n[GCC]", "executable": "/x", "gil_enabled": gil,
+                        "has_gil": gil, "free_threaded_build": None},
+            "worker": {"start_method": "fork", "wall_clock": "time.perf_counter", "cpu_clock": "time.process_time"},
+            "points": points, "provenance": {"cpu_model": "canned"}}
+
+
+RESOLUTIONS = [
+    {"name": "cpython", "alternatives": ["{python}"], "argv": ["/usr/bin/python3"], "chosen": "{python}",
+     "reason": None, "gil_declared": None},
+    {"name": "jython", "alternatives": ["jython"], "argv": ["/usr/bin/jython"], "chosen": "jython",
+     "reason": None, "gil_declared": None},
+    {"name": "protopy", "alternatives": ["$PROTOPY_BIN"], "argv": None, "chosen": None,
+     "reason": "PROTOPY_BIN is not set", "gil_declared": False},
+]
+
+
+@pytest.fixture
+def records():
+    return [
+        record("cpython", "multithread_cpu", [point("sequential", 1, [0.10, 0.12, 0.11]),
+                                              point("threads", 2, [0.11, 0.13, 0.12], cpu_factor=1.0),
+                                              point("processes", 2, [0.06, 0.07, 0.065], cpu_factor=1.8)]),
+        record("cpython", "multithread_hashlib", [point("sequential", 1, [0.20, 0.20, 0.20]),
+                                                  point("threads", 2, [0.10, 0.11, 0.105], cpu_factor=1.9),
+                                                  point("processes", 2, [0.12, 0.12, 0.12])]),
+        record("jython", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                             point("threads", 2, [0.16, 0.15, 0.17], cpu_factor=1.9),
+                                             point("processes", 2, [], status="unavailable",
+                                                   failure="this runtime has no multiprocessing module")],
+               implementation="Jython", gil=False),
+        record("jython", "multithread_hashlib", [point("sequential", 1, [0.4, 0.4, 0.4]),
+                                                 point("threads", 2, [0.1, 0.1, 0.1], status="failed",
+                                                       failure="repetition 0: chunk 1 returned 'x'"),
+                                                 point("processes", 2, [], status="unavailable",
+                                                       failure="this runtime has no multiprocessing module")],
+               status="failed", failure="threads x2: repetition 0: chunk 1 returned 'x'",
+               implementation="Jython", gil=False),
+    ]
+
+
+def tables(records):
+    return aggregate.study_tables(records, RESOLUTIONS, 0.95, "cpython")
+
+
+def test_medians_intervals_speedups_and_ratios(records):
+    s = tables(records)["summary"].set_index(["runtime", "workload", "execution", "workers"])
+    thr = s.loc[("cpython", "multithread_hashlib", "threads", 2)]
+    assert thr["median_wall_sec"] == 0.105 and thr["repetitions"] == 3
+    assert (thr["ci_low_wall_sec"], thr["ci_high_wall_sec"]) == (0.10, 0.11)
+    assert thr["ci_coverage"] == pytest.approx(0.75)  # 3 runs: [min, max] covers the median 75% of the time
+    assert thr["speedup_vs_sequential"] == pytest.approx(0.20 / 0.105)
+    assert (thr["speedup_ci_low"], thr["speedup_ci_high"]) == pytest.approx((0.20 / 0.11, 0.20 / 0.10))
+    assert thr["efficiency"] == pytest.approx(0.20 / 0.105 / 2)
+    assert thr["cpu_sec_per_wall_sec"] == pytest.approx(1.9)
+    jy = s.loc[("jython", "multithread_cpu", "threads", 2)]
+    assert jy["ratio_vs_baseline"] == pytest.approx(0.16 / 0.12) and jy["ratio_text"] == "1.3x slower"
+    assert s.loc[("cpython", "multithread_cpu", "threads", 2), "ratio_text"] == "1.00x same"
+    failed = s.loc[("jython", "multithread_hashlib", "threads", 2)]
+    assert failed["status"] == "failed" and pd.isna(failed["median_wall_sec"]) and pd.isna(failed["ratio_vs_baseline"])
+    gone = s.loc[("jython", "multithread_cpu", "processes", 2)]
+    assert gone["status"] == "unavailable" and "multiprocessing" in gone["failure"]
+
+
+def test_runs_keep_every_repetition_and_a_row_for_what_did_not_run(records):
+    runs = tables(records)["runs"]
+    assert len(runs[runs["phase"] == "timed"]) == 3 * 3 + 3 * 3 + 2 * 3 + 3
+    assert runs["wall_sec"].notna().sum() == 27
+    assert set(runs.loc[runs["phase"].isna(), "status"]) == {"failed", "unavailable"}
+
+
+def test_a_cell_that_never_ran_stands_for_each_of_its_points():
+    dead = record("pypy", "multithread_cpu", [], status="unavailable", failure="exit 127: no such interpreter")
+    s = aggregate.study_tables([dead], RESOLUTIONS, 0.95, "cpython")["summary"]
+    assert list(zip(s["execution"], s["workers"])) == [("sequential", 1), ("threads", 2)]
+    assert set(s["status"]) == {"unavailable"} and set(s["failure"]) == {"exit 127: no such interpreter"}
+
+
+def test_the_runtimes_table_lists_what_was_not_measured_and_why(records):
+    r = tables(records)["runtimes"].set_index("runtime")
+    assert list(r.index) == ["cpython", "jython", "protopy"]
+    assert r.loc["cpython", "status"] == "measured" and r.loc["cpython", "multiprocessing"]
+    assert r.loc["jython", "has_gil"] == False  # noqa: E712
+    assert r.loc["jython", "multiprocessing"] == False  # noqa: E712
+    assert r.loc["jython", "cells_failed"] == 1 and r.loc["jython", "sys_version"] == "3.11.7 (main)"
+    assert r.loc["protopy", "status"] == "not measured" and r.loc["protopy", "reason"] == "PROTOPY_BIN is not set"
+    assert r.loc["protopy", "gil_declared"] == False and pd.isna(r.loc["protopy", "runtime_version"])  # noqa: E712
+
+
+def test_the_seed_report_sets_each_runtime_beside_the_baseline_in_threads(records):
+    t = tables(records)
+    text = aggregate.seed_report(t["summary"], t["runtimes"], "cpython", "test")
+    assert text.startswith("# Multithreaded CPU benchmark: jython vs cpython")
+    assert "│ Benchmark              │ jython (ms)  │ cpython (ms) │ Ratio        │" in text
+    assert "│ multithread_cpu        │       160.00 │       120.00 │ 1.3x slower  │" in text
+    assert "│ multithread_hashlib    │       failed │       105.00 │ n/a          │" in text
+    assert "Not measured: protopy (PROTOPY_BIN is not set)." in text
+    assert "protopy (ms)" not in text  # no row invented for a runtime that was not there
+
+
+# --- the paper ----------------------------------------------------------------------------------
+
+def machine(studies=("gil",)):
+    cfg = pbconfig.load("smoke")
+    cfg["studies"] = list(studies)
+    cfg["gil"]["workers"] = [1, 2]
+    return {"profile": "test", "config": cfg}
+
+
+def test_the_paper_says_when_threads_help_naming_the_execution(records):
+    t = tables(records)
+    parts = paper.fragments({"gil_summary": t["summary"], "gil_runtimes": t["runtimes"]}, machine())
+    assert sorted(parts) == sorted(paper.FRAGMENTS)
+    speed = parts["speedup"]
+    assert "On runtimes with a GIL, 2 threads made no difference on the pure-Python workloads: cpython on " \
+           "multithread_cpu" in speed
+    assert "On runtimes with a GIL, 2 threads helped on the native-call workload: cpython on multithread_hashlib " \
+           "1.90x [1.82, 2.00]" in speed
+    assert "On runtimes without a GIL, 2 threads helped on the pure-Python workloads: jython on " \
+           "multithread_cpu" in speed
+    assert "protopy (PROTOPY_BIN is not set)" in parts["runtimes"] and "{#tbl-gil-runtimes}" in parts["runtimes"]
+    assert "│ multithread_cpu        │       160.00 │       120.00 │ 1.3x slower  │" in parts["report"]
+    assert "threads x2: repetition 0: chunk 1 returned 'x'" in parts["setup"]
+    assert "The sigpar study did not run in this run" in parts["related"]
+    assert "{#tbl-gil-speedup}" in parts["summary"] and "{#fig-gil-wall-time}" in parts["wall_time"]
+
+
+def test_the_paper_sets_sigpar_threading_beside_the_native_workload_when_it_ran(records):
+    t = tables(records)
+    sig = pd.DataFrame({"status": ["ok", "ok", "ok", "failed"], "mode": ["threading"] * 3 + ["threading"],
+                        "workers": [2, 2, 1, 2], "kind": ["classical", "pqc", "pqc", "pqc"],
+                        "scaling_efficiency": [0.9, 0.8, 1.0, None]})
+    text = paper.related(t["summary"], t["runtimes"], machine(("sigpar", "gil")), sig)
+    assert "sigpar's threading cells at 2 workers reached classical signatures a median scaling efficiency of 90%" \
+           in text
+    assert "cpython threads at 2 workers reached an efficiency (speedup / workers) of 95% for multithread_hashlib" \
+           in text
+
+
+@pytest.mark.parametrize("speedup, words", [(1.9, "helped"), (1.3, "helped a little"), (1.0, "made no difference"),
+                                            (0.5, "slowed it down")])
+def test_verdicts_follow_the_stated_rule(speedup, words):
+    assert paper.verdict(speedup, 2) == words
+
+
+def test_console_line_shows_every_point_in_ms():
+    rec = record("jython", "multithread_cpu", [point("sequential", 1, [0.3]), point("threads", 2, [0.15]),
+                                               point("processes", 2, [], status="unavailable")])
+    rec["cell"] = {"runtime": "jython", "workload": "multithread_cpu"}
+    line = console_line(rec)
+    assert "sequential 300.00 | threads 2: 150.00 | processes 2: unavailable ms" in line
+    json.dumps(rec)  # records are plain JSON
+
+
+def test_a_free_threaded_cpython_is_believed_when_it_says_its_gil_is_off():
+    from parbench.studies.gil.run_cell import runtime_facts
+
+    found = rt.Resolution("cpython_ft", ("python3.14t", "python3.13t"), ("/opt/bin/python3.14t",), "python3.14t",
+                          None, None)
+    said = {"implementation": "CPython", "version": "3.14.0", "gil_enabled": False, "free_threaded_build": True}
+    facts = runtime_facts(found, said)
+    assert facts["has_gil"] is False and facts["free_threaded_build"] is True and facts["version"] == "3.14.0"
+    # protoPython cannot say: the config's declaration stands
+    proto = rt.Resolution("protopy", ("$PROTOPY_BIN",), ("/opt/protopy",), "$PROTOPY_BIN", None, False)
+    assert runtime_facts(proto, {"implementation": "protoPython", "gil_enabled": None})["has_gil"] is False

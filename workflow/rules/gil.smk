@@ -1,0 +1,161 @@
+# gil: the same CPU-bound Python work, sequential, in threads and in processes, on several
+# Python runtimes. Cells (one interpreter launch per runtime and workload) -> tidy Parquet
+# and the seed's report -> figures -> the generated parts of its paper section. Python:
+# src/parbench/studies/gil/ (the worker every interpreter runs: worker.py); config:
+# conf/gil/; captions: workflow/report/gil/.
+
+from parbench.studies.gil import plan as gil_plan
+
+GIL_STEM = gil_plan.CELL.format(profile=PROFILE, runtime="{runtime}", workload="{workload}")
+
+
+wildcard_constraints:
+    runtime=r"[a-z][a-z0-9_]*",
+    workload=r"multithread_\w+",
+
+
+rule gil_cell:
+    # One runtime, one workload: every execution and worker count in one launch of the
+    # interpreter. It claims every core, so cells run one at a time.
+    input:
+        worker=gil_plan.WORKER_SOURCE,
+    output:
+        record=f"{GIL_STEM}.json",
+    log:
+        f"{LOGS}/gil/{{runtime}}/{{workload}}.log",
+    params:
+        # what the cell measures (the resolved command included): a change reruns the cell
+        cell=lambda wc: gil_plan.cell_parameters(PB, gil_plan.GilCell.from_wildcards(wc)),
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    threads: workflow.cores
+    priority: lambda wc: cell_priority("gil", gil_plan.GilCell.from_wildcards(wc))
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} gil-cell --profile {params.profile} --runtime {wildcards.runtime} "
+        "--workload {wildcards.workload} {params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule gil_aggregate:
+    # Prints the seed's box-drawn table(s): each runtime's threads time beside the baseline's.
+    input:
+        cells=gil_plan.cell_records(PB),
+    output:
+        summary=report(
+            f"{PROCESSED}/gil_summary.parquet",
+            caption="../report/gil/summary_parquet.rst",
+            category=report_category("gil"),
+            subcategory="Tables",
+            labels={"table": "gil_summary", "format": "Parquet"},
+        ),
+        runs=report(
+            f"{PROCESSED}/gil_runs.parquet",
+            caption="../report/gil/runs.rst",
+            category=report_category("gil"),
+            subcategory="Tables",
+            labels={"table": "gil_runs", "format": "Parquet"},
+        ),
+        runtimes=report(
+            f"{PROCESSED}/gil_runtimes.parquet",
+            caption="../report/gil/runtimes_parquet.rst",
+            category=report_category("gil"),
+            subcategory="Tables",
+            labels={"table": "gil_runtimes", "format": "Parquet"},
+        ),
+        seed=report(
+            f"{PROCESSED}/multithread_cpu_report.md",
+            caption="../report/gil/seed_report.rst",
+            category=report_category("gil"),
+            subcategory="Tables",
+            labels={"table": "multithread_cpu_report (the seed's)", "format": "Markdown"},
+        ),
+    log:
+        f"{LOGS}/gil/aggregate.log",
+    params:
+        out_dir=lambda wc, output: Path(output.summary).parent,
+        # the runtimes as resolved on this machine: one that appears or goes re-aggregates
+        runtimes=lambda wc: gil_plan.resolution_summary(PB),
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} gil-aggregate --profile {params.profile} --out-dir {params.out_dir} "
+        "{params.overrides} --cells {input.cells} 2>> {log} | tee -a {log}"
+
+
+rule gil_figure:
+    # One figure: SVG (in the paper), PNG and interactive HTML, both shown in the report.
+    input:
+        tables=figure_inputs("gil"),
+        machine=MACHINE,
+    output:
+        svg=report(
+            f"{FIGURES}/{{figure}}.svg",
+            caption="../report/gil/figures.rst",
+            category=report_category("gil"),
+            subcategory="Figures",
+            labels={"figure": "{figure}", "format": "SVG"},
+        ),
+        png=f"{FIGURES}/{{figure}}.png",
+        html=report(
+            f"{FIGURES}/{{figure}}.html",
+            caption="../report/gil/figures.rst",
+            category=report_category("gil"),
+            subcategory="Interactive figures",
+            labels={"figure": "{figure}", "format": "HTML"},
+        ),
+    log:
+        f"{LOGS}/figures/{{figure}}.log",
+    params:
+        stem=lambda wc: f"{FIGURES}/{wc.figure}",
+        parbench=PARBENCH,
+    wildcard_constraints:
+        figure=figure_constraint("gil"),
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} figure {wildcards.figure} --machine {input.machine} "
+        "--out-stem {params.stem} {input.tables} > {log} 2>&1"
+
+
+rule gil_paper:
+    # The generated parts of paper/sections/gil.qmd, and its tables for the report. The
+    # related study's table joins the inputs when that study is in the run.
+    input:
+        machine=MACHINE,
+        tables=paper_tables("gil"),
+        related=gil_plan.related_tables(PB, PROCESSED),
+        figures=figure_outputs("gil"),
+    output:
+        fragments=paper_fragments("gil"),
+        speedup_html=report(
+            report_tables("gil")["gil_speedup_table_html"],
+            caption="../report/gil/speedup_table.rst",
+            category=report_category("gil"),
+            subcategory="Tables",
+            labels={"table": "gil_speedup_table (the paper's)", "format": "HTML"},
+        ),
+        speedup_csv=report_tables("gil")["gil_speedup_table_csv"],
+        runtimes_html=report(
+            report_tables("gil")["gil_runtimes_table_html"],
+            caption="../report/gil/runtimes_table.rst",
+            category=report_category("gil"),
+            subcategory="Tables",
+            labels={"table": "gil_runtimes_table (the paper's)", "format": "HTML"},
+        ),
+        runtimes_csv=report_tables("gil")["gil_runtimes_table_csv"],
+    log:
+        f"{LOGS}/paper/gil.log",
+    params:
+        out_dir=lambda wc, output: Path(output.fragments[0]).parent,
+        tables_dir=lambda wc, output: Path(output.speedup_html).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} paper-fragments --machine {input.machine} --out-dir {params.out_dir} "
+        "--tables-dir {params.tables_dir} gil {input.tables} {input.related} > {log} 2>&1"
