@@ -699,7 +699,7 @@ async def serve(settings: Settings, pool=None, ready_file: str | None = None) ->
         await client.aclose()
         if isinstance(dispatcher, ZmqDispatcher):
             dispatcher.socket.close(0)
-            dispatcher.context.term()
+            dispatcher.context.destroy(linger=0)
     return 0
 
 
@@ -731,7 +731,7 @@ def main(argv=None) -> int:
         return 0
     finally:
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            executor.stop_pool(pool, grace_sec=0.5)
 
 
 if __name__ == "__main__":

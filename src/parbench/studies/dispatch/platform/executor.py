@@ -108,3 +108,19 @@ def make_pool(processes: int, max_result_bytes: int, warm: bool = True):
     if warm:
         list(pool.map(warm_up, range(processes * 2)))
     return pool
+
+
+def stop_pool(pool, grace_sec: float = 2.0) -> None:
+    """Shut a pool down and reap its processes, so that none is left behind, not even
+    as a zombie: those still running after `grace_sec` are killed."""
+    import psutil
+
+    pool.shutdown(wait=False, cancel_futures=True)
+    children = psutil.Process().children()
+    _, alive = psutil.wait_procs(children, timeout=grace_sec)
+    for child in alive:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=grace_sec)

@@ -174,10 +174,12 @@ class ProcessGroup:
             time.sleep(0.02)
 
     @staticmethod
-    def _stop(names: list[str], procs: dict, timeout: float = 10.0) -> None:
+    def _stop(names: list[str], procs: dict, timeout: float = 10.0, sig: int = signal.SIGTERM) -> None:
+        """Signal each process (SIGTERM by default), wait up to `timeout` for them all,
+        then SIGKILL what is left."""
         for name in names:
             if procs[name].poll() is None:
-                procs[name].terminate()
+                procs[name].send_signal(sig)
         deadline = time.monotonic() + timeout
         for name in names:
             try:
@@ -243,9 +245,7 @@ class Platform(ProcessGroup):
     def base_url(self) -> str:
         return f"http://{HOST}:{self.gateway_port}"
 
-    def _start_gateway(self) -> None:
-        import httpx
-
+    def _spawn_gateway(self) -> None:
         from parbench.studies.dispatch.platform import gateway
 
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -263,16 +263,18 @@ class Platform(ProcessGroup):
             listener.close()
         self.procs["gateway"] = proc
 
-        def answers() -> bool:
-            try:
-                return httpx.get(f"{self.base_url}/status/none", timeout=1,
-                                 headers={"Authorization": f"Bearer {self.token}"}).status_code == 404
-            except httpx.HTTPError:
-                return False
+    def _gateway_answers(self) -> bool:
+        import httpx
 
-        self._wait("the gateway", answers, {"gateway": proc})
+        try:
+            return httpx.get(f"{self.base_url}/status/none", timeout=1,
+                             headers={"Authorization": f"Bearer {self.token}"}).status_code == 404
+        except httpx.HTTPError:
+            return False
 
-    def _start_dispatcher(self, pool_processes: int = 1) -> None:
+    def _start_dispatcher(self, pool_processes: int = 1, also=None) -> None:
+        """Start the dispatcher and wait until it listens (and until `also`, a
+        (what, ready, procs) of something started before it, is ready too)."""
         ready = self.dir / "dispatcher.json"
         ready.unlink(missing_ok=True)
         s = self.settings
@@ -284,6 +286,8 @@ class Platform(ProcessGroup):
                "--ready-file", str(ready)]
         proc = self._spawn("dispatcher", cmd)
         self.procs["dispatcher"] = proc
+        if also is not None:
+            self._wait(*also)
         self._wait(f"the {self.mode} dispatcher", ready.exists, {"dispatcher": proc})
         self.dispatcher_info = json.loads(ready.read_text())
         self.pool_processes = pool_processes
@@ -292,8 +296,9 @@ class Platform(ProcessGroup):
         self._guard()
         try:
             self._start_redis()
-            self._start_gateway()
-            self._start_dispatcher(1)
+            # the gateway and the dispatcher start side by side (each imports for a while)
+            self._spawn_gateway()
+            self._start_dispatcher(1, also=("the gateway", self._gateway_answers, {"gateway": self.procs["gateway"]}))
         except BaseException:
             self.close()
             raise
@@ -343,9 +348,12 @@ class Platform(ProcessGroup):
 
     # --- the end -------------------------------------------------------------------------
     def _stop_all(self) -> None:
-        """Workers, dispatcher and gateway first, redis-server last."""
-        everything = {**self.workers, **{n: p for n, p in self.procs.items() if n != "redis"}}
-        self._stop(list(everything), everything, timeout=5.0)
+        """Workers first, with SIGINT (they stop at once, without finishing what they
+        run: everything is going down), then the dispatcher and the gateway, redis-server
+        last."""
+        self._stop(list(self.workers), self.workers, timeout=5.0, sig=signal.SIGINT)
+        rest = {n: p for n, p in self.procs.items() if n != "redis"}
+        self._stop(list(rest), rest, timeout=5.0)
         if "redis" in self.procs:
             self._stop(["redis"], self.procs, timeout=5.0)
 

@@ -213,13 +213,13 @@ class Worker:
 
     async def run(self) -> None:
         if self.mode != "push-naive":
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, self.stopping.set)
+            # SIGTERM (how the harness stops a worker) is a graceful stop; Ctrl+C (SIGINT,
+            # sent to the whole group when everything goes down) ends it at once
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.stopping.set)
         try:
             await {"push": self.run_push, "push-naive": self.run_push_naive, "pull": self.run_pull}[self.mode]()
         finally:
-            self.context.term()
+            self.context.destroy(linger=0)  # closes sockets left open (e.g. after a Ctrl+C)
 
 
 def main(argv=None) -> int:
@@ -246,7 +246,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        executor.stop_pool(pool, grace_sec=0.5)
     return 0
 
 
