@@ -155,20 +155,27 @@ def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         return note("Saturation", "no saturation run in this run")
     s["submission_title"] = s["submission"].map({"per_task": "one request (call) per task", "batch": "batched"})
     s["label"] = s["system"] + " x" + s["workers"].astype(str)
-    base = alt.Chart(s).encode(y=alt.Y("label:N", title=None, sort=[f"{x}" for x in s["label"].unique()]),
-                               yOffset=alt.YOffset("submission_title:N"))
-    bars = base.mark_bar().encode(
-        x=alt.X("median_throughput_tasks_per_sec:Q", title="no-op tasks/s (median; log)", scale=alt.Scale(type="log")),
-        color=alt.Color("submission_title:N", title="submission", scale=alt.Scale(range=["#4c78a8", "#f58518"])),
+    s = s[["label", "system", "workers", "submission", "submission_title", "tasks_per_run",
+           "median_throughput_tasks_per_sec", "min_throughput_tasks_per_sec", "max_throughput_tasks_per_sec"]]
+    order = list(dict.fromkeys(s["label"]))
+    y = alt.Y("label:N", title=None, sort=order)
+    x_scale = alt.Scale(type="log")
+    # a dot per median (bars cannot start at zero on a log scale), min-max as a rule
+    dots = alt.Chart(s).mark_point(filled=True, size=90).encode(
+        y=y, yOffset=alt.YOffset("submission_title:N"),
+        x=alt.X("median_throughput_tasks_per_sec:Q", title="no-op tasks/s (median, min-max; log)", scale=x_scale),
+        color=alt.Color("submission_title:N", title="submission", scale=alt.Scale(range=["#f58518", "#4c78a8"])),
         tooltip=["system", "workers", "submission", "tasks_per_run",
                  alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.0f"),
                  alt.Tooltip("min_throughput_tasks_per_sec:Q", format=",.0f"),
                  alt.Tooltip("max_throughput_tasks_per_sec:Q", format=",.0f")])
-    ticks = base.mark_errorbar(color="#333333").encode(x="min_throughput_tasks_per_sec:Q", x2="max_throughput_tasks_per_sec:Q")
+    spread = alt.Chart(s).mark_rule(strokeWidth=2).encode(
+        y=y, yOffset=alt.YOffset("submission_title:N"), x=alt.X("min_throughput_tasks_per_sec:Q", scale=x_scale),
+        x2="max_throughput_tasks_per_sec:Q", color=alt.Color("submission_title:N"))
     tasks = int(s["tasks_per_run"].max())
-    return alt.layer(bars, ticks).properties(
-        width=520, height=alt.Step(14),
-        title=f"Saturation: {tasks:,} no-op tasks, peak throughput per system (min-max bars)")
+    return alt.layer(spread, dots).properties(
+        width=520, height=alt.Step(16),
+        title=f"Saturation: {tasks:,} no-op tasks, peak throughput per system and worker count")
 
 
 # name -> (function, the tables it draws from)
