@@ -151,7 +151,7 @@ def test_cell_parameters_follow_what_the_cell_measures():
     slower = pbconfig.load("local", ["dispatch.platform.heartbeat_interval_sec=2.0"])
     assert plan.cell_parameters(slower, plan.DispatchCell("dask")) == dask
     assert plan.cell_parameters(slower, plan.DispatchCell("push")) != push
-    estimate = pbconfig.load("local", ["dispatch.estimate.saturation_tasks_per_sec=1"])
+    estimate = pbconfig.load("local", ["dispatch.estimate.saturation_tasks_per_sec.platform=1"])
     assert plan.cell_parameters(estimate, plan.DispatchCell("push")) == push  # the estimate measures nothing
 
 

@@ -96,9 +96,10 @@ def cell_estimate_sec(cfg: dict, cell: DispatchCell) -> float:
         # Ray starts one cluster for the cell, the others one per worker count
         starts = 1 if cell.system == "ray" else len(dc["workers"])
         seconds += starts * est["peer_start_sec"][cell.system]
+    rate = est["saturation_tasks_per_sec"]["platform" if cell.kind == "platform" else cell.system]
     for workers, workload, submission, tasks in runs_of(cfg):
         if workload == "saturation":
-            seconds += tasks / est["saturation_tasks_per_sec"] / (4 if submission == "batch" else 1)
+            seconds += tasks / rate / (4 if submission == "batch" else 1)
         elif workload == "io":
             seconds += 0.05 + dc["io_sleep_sec"] * -(-tasks // slots(workers))
         else:

@@ -202,23 +202,32 @@ class Dispatcher:
             if message["type"] != "message":
                 continue
             ids = message["data"].decode().split(",")
-            loaded = await self.store.load_tasks(ids)
-            missing = {item[0] for item in loaded if item is not None and item[0] not in self.functions}
-            for function_id in missing:
-                body = await self.store.function_body(function_id)
-                if body is not None:
-                    self.functions[function_id] = body
-            for task_id, item in zip(ids, loaded):
-                if item is None or item[2] != QUEUED:
-                    continue
-                function_id, payload, _ = item
-                task = Task(task_id, function_id, payload)
-                if function_id not in self.functions:
-                    self.finish_unrunnable(task, f"function {function_id} is not registered")
-                    continue
-                self.queue.append(task)
+            # announcements that arrived meanwhile are loaded with this one, in one round trip
+            while True:
+                more = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0)
+                if more is None:
+                    break
+                ids += more["data"].decode().split(",")
+            await self.load(ids)
             self.counters["announced"] += len(ids)
             self.dispatch()
+
+    async def load(self, ids: list[str]) -> None:
+        loaded = await self.store.load_tasks(ids)
+        missing = {item[0] for item in loaded if item is not None and item[0] not in self.functions}
+        for function_id in missing:
+            body = await self.store.function_body(function_id)
+            if body is not None:
+                self.functions[function_id] = body
+        for task_id, item in zip(ids, loaded):
+            if item is None or item[2] != QUEUED:
+                continue
+            function_id, payload, _ = item
+            task = Task(task_id, function_id, payload)
+            if function_id not in self.functions:
+                self.finish_unrunnable(task, f"function {function_id} is not registered")
+                continue
+            self.queue.append(task)
 
     def finish_unrunnable(self, task: Task, error: str) -> None:
         now = time.monotonic()
