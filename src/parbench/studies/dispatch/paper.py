@@ -196,9 +196,9 @@ def cause(runs: pd.DataFrame, tasks: pd.DataFrame, machine: dict) -> str:
                  f"{fmt_num(later['completion_time_sec'].median())} s: the cliff is a transient of the change of "
                  f"workers, and it hits whichever workload runs first after it. The seed ran its no-op tasks first, "
                  f"and its cliff has this mechanism's signature: no-op runs only, from 2 workers on, a height (7.7 to "
-                 f"9.1 s) that does not grow with the workers, as a heartbeat expiry of about 8 s would give. Its own "
-                 f"list of causes (message queuing, synchronization, socket buffers, load balancing) would grow with "
-                 f"the number of tasks and hit every workload. ")
+                 f"9.1 s) that does not grow with the workers, as a heartbeat expiry of about 8 s would give. None of "
+                 f"its own guesses (message queuing, synchronization, socket buffers, load balancing) singles out "
+                 f"the first run after a change of workers. ")
     if len(runs_with_stale) < len(first):
         text += (f"In {len(first) - len(runs_with_stale)} of those first runs the stale workers had already expired "
                  f"when the run began (starting the new workers took longer than the expiry). ")

@@ -160,6 +160,9 @@ def main(args) -> int:
             raise SystemExit(f"parbench dispatch-cell: {exc}") from None
     out = Path(args.out or cell.record(cfg["profile"]))
     out.parent.mkdir(parents=True, exist_ok=True)
+    from parbench.studies.dispatch import sweep
+
+    sweep.interruptible()  # SIGTERM stops the cell like Ctrl+C: whatever it started is stopped
     try:
         record = measure(cfg, cell)
     except KeyboardInterrupt:
