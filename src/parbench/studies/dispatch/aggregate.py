@@ -1,0 +1,238 @@
+"""Turn dispatch cell records into tidy tables and the seed's report.
+
+Tables (Parquet; schemas in docs/data.md):
+- cells:   one row per cell (system) with its status and software versions;
+- runs:    one row per run (system, workers, workload, submission, repetition);
+- tasks:   one row per task, with its stage times relative to the run's first submission;
+- depth:   one row per queue-depth sample of a worker (platform modes);
+- summary: one row per (system, phase, workload, submission, workers) over the
+           repetitions: median, min and max completion time and throughput, the first
+           run after the workers changed apart from the later ones, latency pooled over
+           every task of the repetitions, success rate and weak-scaling efficiency.
+
+Weak-scaling efficiency at N workers = median completion time at 1 worker / median
+completion time at N (same system and workload); `efficiency_first_run` uses the first
+run after the change of workers instead of the median.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pandas as pd
+
+from parbench.studies.dispatch import metrics
+from parbench.studies.dispatch.plan import SYSTEMS
+
+PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
+              "timestamp_utc"]
+KEYS = ["system", "kind", "phase", "workload", "submission", "workers"]
+WORKLOAD_ORDER = ["noop", "cpu", "io"]
+RUN_COLUMNS = ["study", "profile", "system", "kind", "cell_status", "workers", "processes_per_worker", "workload",
+               "submission", "phase", "repetition", "run_index", "first_after_change", "status", "failure", "tasks",
+               "succeeded", "success_rate", "completion_time_sec", "throughput_tasks_per_sec", "avg_latency_ms",
+               "min_latency_ms", "max_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
+               "exactly_once", "requests", "registered_workers", "stale_workers", "requeued_tasks", "workers_dropped",
+               "max_tasks_held", "errors"]
+TASK_COLUMNS = ["study", "profile", "system", "kind", "workers", "workload", "submission", "phase", "repetition",
+                "run_index", "first_after_change", "task_index", "task_id", "status", "correct", "error", "attempts",
+                "worker", "first_worker", "workers_tried", "completions", "latency_ms", "submitted_ms", "queued_ms",
+                "first_dispatched_ms", "dispatched_ms", "started_ms", "finished_ms", "stored_ms", "seen_ms"]
+DEPTH_COLUMNS = ["study", "profile", "system", "workers", "workload", "submission", "phase", "repetition", "run_index",
+                 "t_ms", "worker", "tasks_held"]
+
+
+def read_records(paths) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def _base(record: dict) -> dict:
+    return {"study": "dispatch", "profile": record["profile"], "system": record["cell"]["system"],
+            "kind": record["cell"]["kind"]}
+
+
+def _frame(columnar: dict, base: dict, columns: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(columnar)
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    frame = frame.rename(columns={"mode": "system"})
+    for key, value in base.items():
+        frame[key] = value
+    for column in columns:
+        if column not in frame:
+            frame[column] = None
+    return frame[columns]
+
+
+def cell_table(records: list[dict]) -> pd.DataFrame:
+    rows = []
+    for record in records:
+        runs = record["runs"]
+        rows.append({**_base(record), "status": record["status"], "failure": record["failure"],
+                     "runs": len(runs), "failed_runs": sum(1 for r in runs if r.get("status") == "failed"),
+                     "tasks": sum(r.get("tasks") or 0 for r in runs if r.get("status") != "unavailable"),
+                     "elapsed_sec": record["elapsed_sec"],
+                     **{f"{k}_version": v for k, v in record.get("versions", {}).items()},
+                     **{c: record.get("provenance", {}).get(c) for c in PROVENANCE}})
+    return pd.DataFrame(rows)
+
+
+def run_table(records: list[dict]) -> pd.DataFrame:
+    frames = []
+    for record in records:
+        base = {**_base(record), "cell_status": record["status"]}
+        frames.append(_frame({k: [r.get(k) for r in record["runs"]] for k in
+                              dict.fromkeys(k for r in record["runs"] for k in r)}, base, RUN_COLUMNS))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RUN_COLUMNS)
+
+
+def task_table(records: list[dict]) -> pd.DataFrame:
+    frames = [_frame(r["tasks"], _base(r), TASK_COLUMNS) for r in records if r.get("tasks")]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TASK_COLUMNS)
+
+
+def depth_table(records: list[dict]) -> pd.DataFrame:
+    frames = [_frame(r["depth"], _base(r), DEPTH_COLUMNS) for r in records if r.get("depth")]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=DEPTH_COLUMNS)
+
+
+def _median(values) -> float | None:
+    values = [v for v in values if v is not None and not pd.isna(v)]
+    return statistics.median(values) if values else None
+
+
+def summary_table(runs: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    if runs.empty:
+        return pd.DataFrame(columns=KEYS)
+    for key, group in runs.groupby(KEYS, sort=False, dropna=False):
+        row = dict(zip(KEYS, key))
+        statuses = set(group["status"])
+        row["status"] = ("unavailable" if statuses == {"unavailable"} else "failed"
+                         if ("failed" in statuses or (group["cell_status"] == "failed").any()) else "ok")
+        failures = group["failure"].dropna()
+        row["failure"] = failures.iloc[0] if len(failures) else None
+        ok = group[group["status"] == "ok"]
+        times, rates = ok["completion_time_sec"].tolist(), ok["throughput_tasks_per_sec"].tolist()
+        first = ok[ok["first_after_change"] == True]  # noqa: E712
+        later = ok[ok["first_after_change"] != True]  # noqa: E712
+        row.update(repetitions=len(ok), tasks_per_run=int(group["tasks"].iloc[0]),
+                   median_completion_time_sec=_median(times), min_completion_time_sec=min(times, default=None),
+                   max_completion_time_sec=max(times, default=None),
+                   first_run_completion_time_sec=first["completion_time_sec"].iloc[0] if len(first) else None,
+                   later_median_completion_time_sec=_median(later["completion_time_sec"]),
+                   median_throughput_tasks_per_sec=_median(rates), min_throughput_tasks_per_sec=min(rates, default=None),
+                   max_throughput_tasks_per_sec=max(rates, default=None),
+                   mean_throughput_tasks_per_sec=sum(rates) / len(rates) if rates else None,
+                   success_rate=(ok["succeeded"].sum() / ok["tasks"].sum()) if len(ok) else None,
+                   stale_workers_first_run=first["stale_workers"].iloc[0] if len(first) else None,
+                   requeued_tasks=ok["requeued_tasks"].sum() if ok["requeued_tasks"].notna().any() else None)
+        if not tasks.empty and len(ok):
+            mine = tasks[tasks["run_index"].isin(ok["run_index"]) & (tasks["system"] == row["system"])]
+            latencies = mine["latency_ms"].dropna().tolist()
+        else:
+            latencies = []
+        row.update(metrics.latency_summary(latencies))
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    weak = summary["phase"] == "weak_scaling"
+    for column, source in (("weak_scaling_efficiency", "median_completion_time_sec"),
+                           ("efficiency_first_run", "first_run_completion_time_sec")):
+        one = summary[weak & (summary["workers"] == 1) & (summary["status"] == "ok")] \
+            .set_index(["system", "workload"])[source]
+        summary[column] = [metrics.efficiency(one.get((r.system, r.workload)), getattr(r, source))
+                           if r.phase == "weak_scaling" and r.status == "ok" else None for r in summary.itertuples()]
+    order = {"system": {s: i for i, s in enumerate(SYSTEMS)}, "workload": {w: i for i, w in enumerate(WORKLOAD_ORDER)},
+             "phase": {"weak_scaling": 0, "saturation": 1}, "submission": {"per_task": 0, "batch": 1}}
+    return summary.sort_values(["phase", "system", "workload", "submission", "workers"],
+                               key=lambda s: s.map(order[s.name]) if s.name in order else s).reset_index(drop=True)
+
+
+def study_tables(records: list[dict]) -> dict[str, pd.DataFrame]:
+    runs = run_table(records)
+    tasks = task_table(records)
+    return {"cells": cell_table(records), "runs": runs, "tasks": tasks, "depth": depth_table(records),
+            "summary": summary_table(runs, tasks)}
+
+
+# --- the seed's report ----------------------------------------------------------------------
+
+def _fmt(x, digits: int = 2) -> str:
+    return "n/a" if x is None or pd.isna(x) else f"{x:.{digits}f}"
+
+
+def mode_metrics(summary: pd.DataFrame, system: str) -> dict | None:
+    """The seed's per-mode numbers: per workload the average throughput over worker
+    counts, mean latency; success rate; throughput and completion time at the fewest
+    and most workers; mean weak-scaling efficiency over workloads and N > 1."""
+    s = summary[(summary["system"] == system) & (summary["phase"] == "weak_scaling") & (summary["status"] == "ok")]
+    if s.empty:
+        return None
+    out = {"throughput": {}, "latency": {}}
+    for workload, f in s.groupby("workload", sort=False):
+        out["throughput"][workload] = f["mean_throughput_tasks_per_sec"].mean()
+        out["latency"][workload] = f["avg_latency_ms"].mean()
+    lo, hi = s["workers"].min(), s["workers"].max()
+    out["workers"] = (int(lo), int(hi))
+    out["throughput_range"] = (s[s["workers"] == lo]["median_throughput_tasks_per_sec"].mean(),
+                               s[s["workers"] == hi]["median_throughput_tasks_per_sec"].mean())
+    out["time_range"] = (s[s["workers"] == lo]["median_completion_time_sec"].mean(),
+                         s[s["workers"] == hi]["median_completion_time_sec"].mean())
+    eff = s[s["workers"] > 1]["weak_scaling_efficiency"].dropna()
+    out["efficiency"] = eff.mean() if len(eff) else None
+    out["success_rate"] = (s["success_rate"] * s["repetitions"]).sum() / s["repetitions"].sum()
+    return out
+
+
+def seed_report(summary: pd.DataFrame, cells: pd.DataFrame) -> str:
+    """The seed's report blocks ("Key Metrics", "Scaling Behavior" per mode, and the
+    push anomaly), from this run's data."""
+    names = {"noop": "No-op", "cpu": "CPU", "io": "I/O"}
+    lines = ["# Performance Report - MPCSFaaS Evaluation Results (measured by parbench)", ""]
+    for system in [s for s in SYSTEMS if s in set(cells["system"])]:
+        cell = cells[cells["system"] == system].iloc[0]
+        lines.append(f"### {system} {'mode' if cell['kind'] == 'platform' else '(peer)'}")
+        lines.append("")
+        if cell["status"] == "unavailable":
+            lines += [f"Not measured: {cell['failure']}", ""]
+            continue
+        m = mode_metrics(summary, system)
+        if m is None:
+            lines += [f"No run passed its checks ({cell['failure']}).", ""]
+            continue
+        lines.append("**Key Metrics**:")
+        for i, (workload, rate) in enumerate(m["throughput"].items()):
+            lines.append(f"- **{names[workload]} Throughput**: {rate:.2f} tasks/s" + (" (average)" if i == 0 else ""))
+        lines.append("- **Average Latency**: " + ", ".join(f"{_fmt(v, 1)}ms ({names[w].lower()})"
+                                                           for w, v in m["latency"].items()))
+        rate = m["success_rate"]
+        lines.append(f"- **Success Rate**: {100 * rate:.0f}% across all tests" if rate == 1 else
+                     f"- **Success Rate**: {100 * rate:.1f}%")
+        lines += ["", "**Scaling Behavior**:"]
+        (lo, hi), (t_lo, t_hi), (r_lo, r_hi) = m["workers"], m["time_range"], m["throughput_range"]
+        lines.append(f"- Throughput {'increases' if r_hi > r_lo else 'decreases'} with more workers "
+                     f"({r_lo:.2f} → {r_hi:.2f} tasks/s)")
+        lines.append(f"- Completion time {'increases' if t_hi > t_lo else 'decreases'} ({t_lo:.2f}s → {t_hi:.2f}s)")
+        if m["efficiency"] is not None:
+            verdict = "good" if m["efficiency"] >= 0.8 else "moderate" if m["efficiency"] >= 0.4 else "poor"
+            lines.append(f"- Scaling efficiency: {100 * m['efficiency']:.1f}% ({verdict} weak scaling)")
+        lines.append("")
+    for system in ("push-naive", "push"):
+        noop = summary[(summary["system"] == system) & (summary["phase"] == "weak_scaling")
+                       & (summary["workload"] == "noop") & (summary["status"] == "ok")]
+        if noop.empty:
+            continue
+        base = noop[noop["workers"] == 1]["first_run_completion_time_sec"]
+        lines += [f"### {system}: no-op tasks, first run after the workers changed", ""]
+        for r in noop.itertuples():
+            t = r.first_run_completion_time_sec
+            ratio = t / base.iloc[0] if len(base) and base.iloc[0] and t else None
+            note = "normal" if r.workers == 1 else (f"{ratio:.0f}x slower" if ratio and ratio >= 1.5 else
+                                                    f"{ratio:.1f}x" if ratio else "n/a")
+            lines.append(f"- {r.workers} worker{'s' if r.workers > 1 else ''}: {_fmt(t)}s completion ({note})")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

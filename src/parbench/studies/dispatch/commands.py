@@ -1,0 +1,32 @@
+"""`parbench dispatch-aggregate`: the study's tables and the seed's report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def study(args) -> int:
+    from parbench.records import write_atomic
+    from parbench.studies.dispatch import aggregate
+
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    records = aggregate.read_records(args.cells)
+    tables = aggregate.study_tables(records)
+    for name, frame in tables.items():
+        frame.to_parquet(out / f"dispatch_{name}.parquet", index=False)
+    report = aggregate.seed_report(tables["summary"], tables["cells"])
+    write_atomic(out / "dispatch_report.md", report)
+    print(report, flush=True)
+    cells = tables["cells"]
+    print(f"dispatch: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok, "
+          f"{(cells['status'] == 'unavailable').sum()} unavailable, {(cells['status'] == 'failed').sum()} failed), "
+          f"{len(tables['runs'])} runs, {len(tables['tasks'])} tasks -> {out}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("dispatch-aggregate", help="write the dispatch study's tables and the seed's report")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("cells", nargs="+")
+    p.set_defaults(func=study)

@@ -1,0 +1,188 @@
+"""The dispatch figures, from the study's tables (`dispatch_summary`, `dispatch_runs`,
+`dispatch_tasks`, `dispatch_depth`) and the machine record. Runs whose checks failed
+and peers that could not run are not drawn."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from parbench.figures import note, ok_rows
+from parbench.studies.dispatch.plan import SYSTEMS
+
+COLORS = ["#4c78a8", "#72b7b2", "#54a24b", "#e45756", "#444444", "#f58518", "#b279a2", "#9d755d"]
+SYSTEM_COLOR = alt.Color("system:N", title="system", sort=list(SYSTEMS),
+                         scale=alt.Scale(domain=list(SYSTEMS), range=COLORS))
+WORKLOAD_TITLES = {"noop": "no-op", "cpu": "CPU (1000-iteration loop)", "io": "I/O (100 ms sleep)"}
+STAGES = [("waiting to be dispatched", "submitted_ms", "first_dispatched_ms", "#bab0ac"),
+          ("sent to a worker that is gone", "first_dispatched_ms", "dispatched_ms", "#e45756"),
+          ("in transit to a process", "dispatched_ms", "started_ms", "#f58518"),
+          ("running", "started_ms", "finished_ms", "#54a24b"),
+          ("result on its way to the client", "finished_ms", "seen_ms", "#4c78a8")]
+
+
+def _workers_axis(frame: pd.DataFrame) -> alt.X:
+    workers = sorted(frame["workers"].unique().tolist())
+    return alt.X("workers:Q", title="workers", scale=alt.Scale(type="log", base=2, domain=[min(workers), max(workers)]),
+                 axis=alt.Axis(values=workers, format="d"))
+
+
+def _facet_workload(chart, title: str):
+    return (chart.facet(column=alt.Column("workload_title:N", title=None,
+                                          sort=[WORKLOAD_TITLES[w] for w in WORKLOAD_TITLES]))
+            .resolve_scale(y="independent").properties(title=title))
+
+
+def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
+    s = ok_rows(summary[summary["phase"] == "weak_scaling"])
+    if s.empty:
+        return note("Throughput", "no weak-scaling run passed its checks")
+    s["workload_title"] = s["workload"].map(WORKLOAD_TITLES)
+    base = alt.Chart(s).encode(x=_workers_axis(s), color=SYSTEM_COLOR)
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("median_throughput_tasks_per_sec:Q", title="tasks/s (median of repetitions)",
+                scale=alt.Scale(type="log")),
+        tooltip=["system", "workload", "workers", alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.1f"),
+                 alt.Tooltip("min_throughput_tasks_per_sec:Q", format=",.1f"),
+                 alt.Tooltip("max_throughput_tasks_per_sec:Q", format=",.1f")])
+    bars = base.mark_errorbar().encode(y=alt.Y("min_throughput_tasks_per_sec:Q", title="tasks/s (median of repetitions)"),
+                                       y2="max_throughput_tasks_per_sec:Q")
+    return _facet_workload(alt.layer(bars, lines).properties(width=230, height=220),
+                           "Weak scaling: throughput against workers (median, min-max bars; log scales)")
+
+
+def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    r = ok_rows(runs[runs["phase"] == "weak_scaling"]).dropna(subset=["completion_time_sec"])
+    if r.empty:
+        return note("Weak scaling", "no weak-scaling run passed its checks")
+    r["workload_title"] = r["workload"].map(WORKLOAD_TITLES)
+    r["run"] = r["first_after_change"].map({True: "first after the workers changed", False: "later repetitions"})
+    r = r[["system", "workload", "workload_title", "workers", "repetition", "run", "completion_time_sec",
+           "stale_workers", "requeued_tasks"]]
+    line = alt.Chart(r).mark_line().encode(
+        x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title="completion time, s (log)",
+                                    scale=alt.Scale(type="log")),
+        color=SYSTEM_COLOR)
+    points = alt.Chart(r).mark_point(filled=True, size=45, opacity=0.8).encode(
+        x=_workers_axis(r), y=alt.Y("completion_time_sec:Q", title="completion time, s (log)"), color=SYSTEM_COLOR,
+        shape=alt.Shape("run:N", title="run", sort=["first after the workers changed", "later repetitions"],
+                        scale=alt.Scale(range=["diamond", "circle"])),
+        tooltip=["system", "workload", "workers", "repetition", "run",
+                 alt.Tooltip("completion_time_sec:Q", format=".4f"), "stale_workers", "requeued_tasks"])
+    return _facet_workload(alt.layer(line, points).properties(width=230, height=230),
+                           "Weak scaling: completion time of every run against workers (line: median)")
+
+
+def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
+    t = tasks[(tasks["phase"] == "weak_scaling") & (tasks["correct"] == True)].dropna(subset=["latency_ms"])  # noqa: E712
+    if t.empty:
+        return note("Latency", "no task latencies in this run")
+    top = t[t["workers"] == t["workers"].max()].copy()
+    top = top.sort_values("latency_ms")
+    top["fraction"] = top.groupby(["system", "workload"]).cumcount() + 1
+    top["fraction"] = top["fraction"] / top.groupby(["system", "workload"])["latency_ms"].transform("count")
+    top["workload_title"] = top["workload"].map(WORKLOAD_TITLES)
+    chart = alt.Chart(top[["system", "workload", "workload_title", "latency_ms", "fraction"]]).mark_line(
+        interpolate="step-after").encode(
+        x=alt.X("latency_ms:Q", title="latency, ms (submission to result seen; log)", scale=alt.Scale(type="log")),
+        y=alt.Y("fraction:Q", title="fraction of tasks", scale=alt.Scale(domain=[0, 1])),
+        color=SYSTEM_COLOR, tooltip=["system", "workload", alt.Tooltip("latency_ms:Q", format=".2f"),
+                                     alt.Tooltip("fraction:Q", format=".2f")])
+    return _facet_workload(chart.properties(width=230, height=220),
+                           f"Latency ECDF at {int(top['workers'].max())} workers, every repetition's tasks")
+
+
+def anomaly_run(runs: pd.DataFrame, system: str) -> pd.Series | None:
+    """The run the anomaly figure shows for a system: its first no-op run after the
+    workers changed to the largest count (the seed's worst case)."""
+    r = ok_rows(runs[(runs["system"] == system) & (runs["phase"] == "weak_scaling") & (runs["workload"] == "noop")
+                     & (runs["first_after_change"] == True)])  # noqa: E712
+    if r.empty:
+        return None
+    return r.sort_values("workers").iloc[-1]
+
+
+def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    panels = []
+    for system in ("push-naive", "push"):
+        run = anomaly_run(runs, system)
+        if run is None:
+            continue
+        t = tasks[(tasks["system"] == system) & (tasks["run_index"] == run["run_index"])].copy()
+        t = t.sort_values("submitted_ms").reset_index(drop=True)
+        t["task"] = t.index + 1
+        segments = []
+        for name, start, end, _ in STAGES:
+            part = t[["task", "worker", "attempts", start, end]].dropna().rename(columns={start: "from_ms", end: "to_ms"})
+            part = part[part["to_ms"] > part["from_ms"]]
+            if name == "sent to a worker that is gone":
+                part = part[t.loc[part.index, "attempts"] > 1]
+            part["stage"] = name
+            segments.append(part)
+        seg = pd.concat(segments, ignore_index=True)
+        title = (f"{system}: the first no-op run after the change to {int(run['workers'])} workers "
+                 f"({run['completion_time_sec']:.3f} s; {int(run['stale_workers'] or 0)} stale worker(s) "
+                 f"registered, {int(run['requeued_tasks'] or 0)} task(s) dispatched again)")
+        x = alt.X("from_ms:Q", title="ms since the run's first submission")
+        bars = alt.Chart(seg).mark_bar(height=5).encode(
+            x=x, x2="to_ms:Q", y=alt.Y("task:O", title="task (in submission order)", axis=alt.Axis(labels=False, ticks=False)),
+            color=alt.Color("stage:N", title="stage", sort=[s[0] for s in STAGES],
+                            scale=alt.Scale(domain=[s[0] for s in STAGES], range=[s[3] for s in STAGES])),
+            tooltip=["task", "stage", "worker", "attempts", alt.Tooltip("from_ms:Q", format=".2f"),
+                     alt.Tooltip("to_ms:Q", format=".2f")]).properties(width=620, height=max(120, 7 * len(t)),
+                                                                        title=title)
+        d = depth[(depth["system"] == system) & (depth["run_index"] == run["run_index"])]
+        if len(d):
+            held = alt.Chart(d).mark_line(interpolate="step-after", point=True).encode(
+                x=alt.X("t_ms:Q", title="ms since the run's first submission",
+                        scale=alt.Scale(domain=[0, float(seg["to_ms"].max()) if len(seg) else 1])),
+                y=alt.Y("tasks_held:Q", title="tasks held"),
+                color=alt.Color("worker:N", title="worker", legend=None),
+                tooltip=["worker", alt.Tooltip("t_ms:Q", format=".2f"), "tasks_held"]).properties(
+                width=620, height=90, title=f"{system}: tasks each worker holds (sent, not yet returned)")
+            panels.append(alt.vconcat(bars, held).resolve_scale(color="independent"))
+        else:
+            panels.append(bars)
+    if not panels:
+        return note("The push anomaly", "no push or push-naive run in this run")
+    return alt.vconcat(*panels).resolve_scale(color="independent").properties(
+        title="Where the time goes: each task's stages, and each worker's queue depth")
+
+
+def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
+    s = ok_rows(summary[summary["phase"] == "saturation"])
+    if s.empty:
+        return note("Saturation", "no saturation run in this run")
+    s["submission_title"] = s["submission"].map({"per_task": "one request (call) per task", "batch": "batched"})
+    s["label"] = s["system"] + " x" + s["workers"].astype(str)
+    s = s[["label", "system", "workers", "submission", "submission_title", "tasks_per_run",
+           "median_throughput_tasks_per_sec", "min_throughput_tasks_per_sec", "max_throughput_tasks_per_sec"]]
+    order = list(dict.fromkeys(s["label"]))
+    y = alt.Y("label:N", title=None, sort=order)
+    x_scale = alt.Scale(type="log")
+    # a dot per median (bars cannot start at zero on a log scale), min-max as a rule
+    dots = alt.Chart(s).mark_point(filled=True, size=90).encode(
+        y=y, yOffset=alt.YOffset("submission_title:N"),
+        x=alt.X("median_throughput_tasks_per_sec:Q", title="no-op tasks/s (median, min-max; log)", scale=x_scale),
+        color=alt.Color("submission_title:N", title="submission", scale=alt.Scale(range=["#f58518", "#4c78a8"])),
+        tooltip=["system", "workers", "submission", "tasks_per_run",
+                 alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.0f"),
+                 alt.Tooltip("min_throughput_tasks_per_sec:Q", format=",.0f"),
+                 alt.Tooltip("max_throughput_tasks_per_sec:Q", format=",.0f")])
+    spread = alt.Chart(s).mark_rule(strokeWidth=2).encode(
+        y=y, yOffset=alt.YOffset("submission_title:N"), x=alt.X("min_throughput_tasks_per_sec:Q", scale=x_scale),
+        x2="max_throughput_tasks_per_sec:Q", color=alt.Color("submission_title:N"))
+    tasks = int(s["tasks_per_run"].max())
+    return alt.layer(spread, dots).properties(
+        width=520, height=alt.Step(16),
+        title=f"Saturation: {tasks:,} no-op tasks, peak throughput per system and worker count")
+
+
+# name -> (function, the tables it draws from)
+FIGURES = {
+    "dispatch_throughput": (throughput, ["dispatch_summary"]),
+    "dispatch_latency": (latency, ["dispatch_tasks"]),
+    "dispatch_weak_scaling": (weak_scaling, ["dispatch_runs"]),
+    "dispatch_anomaly": (anomaly, ["dispatch_tasks", "dispatch_depth", "dispatch_runs"]),
+    "dispatch_saturation": (saturation, ["dispatch_summary"]),
+}

@@ -1,0 +1,199 @@
+"""`parbench dispatch-cell`: run one system (a platform mode or a peer) through the
+seed's protocol and record it.
+
+    parbench dispatch-cell --profile local --system push [HYDRA_OVERRIDE ...]
+
+Output: `data/raw/<profile>/dispatch/<system>.json`, the record: the cell, its
+parameters, `status` ("ok"; "failed" when a run's check failed: a task that did not
+complete with the expected value, a result stored more than once, a run that timed
+out; "unavailable" for a peer that cannot start here, with the reason), every run's row,
+every task's row and every queue-depth sample (columnar), the software versions and the
+provenance. A copy goes to `history/` (nothing measured is lost).
+
+Everything the cell starts (redis-server, gateway, dispatcher, workers, peer clusters)
+is stopped when it ends, fails, or is interrupted (Ctrl+C, SIGTERM).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from parbench.cli import check_choice
+from parbench.progress import progress_suffix, run_id
+from parbench.records import keep_history, write_atomic
+from parbench.studies.dispatch import plan
+from parbench.studies.dispatch.plan import DispatchCell
+
+PACKAGES = ("fastapi", "starlette", "uvicorn", "httpx", "aiohttp", "redis", "pyzmq", "cloudpickle", "msgpack",
+            "dask", "distributed", "celery", "ray")
+
+
+def versions() -> dict:
+    import importlib.metadata
+
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    server = shutil.which("redis-server")
+    if server:
+        text = subprocess.run([server, "--version"], capture_output=True, text=True).stdout
+        out["redis_server"] = next((w.split("=", 1)[1] for w in text.split() if w.startswith("v=")), None)
+    else:
+        out["redis_server"] = None
+    import zmq
+
+    out["libzmq"] = zmq.zmq_version()
+    return out
+
+
+def columnar(rows: list[dict]) -> dict:
+    """Rows as {column: [values]} (the record stays compact and loads straight into a table)."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    return {c: [row.get(c) for row in rows] for c in columns}
+
+
+def make_runner(cell: DispatchCell, params: dict):
+    from parbench.studies.dispatch import peers, sweep
+
+    if cell.kind == "platform":
+        return sweep.PlatformRunner(cell.system, params)
+    return peers.RUNNERS[cell.system](params)
+
+
+def console_line(row: dict) -> str:
+    if row.get("status") == "unavailable":
+        return f"{row['workload']} n/a"
+    t = row.get("completion_time_sec")
+    mark = "" if row.get("status") == "ok" else " FAILED"
+    return (f"{row['workload']} {t:.3f} s ({row['throughput_tasks_per_sec']:,.0f} tasks/s){mark}" if t
+            else f"{row['workload']} -{mark}")
+
+
+def measure(cfg: dict, cell: DispatchCell) -> dict:
+    from parbench import provenance
+    from parbench.studies.dispatch import peers, sweep
+
+    params = plan.sweep_parameters(cfg)
+    started = time.time()
+    anchor = sweep.wall_clock_anchor()
+    line: list[str] = []
+    current = {"workers": None}
+
+    def progress(row: dict) -> None:
+        if row["phase"] != "weak_scaling" or row["repetition"] != 0:
+            return
+        if current["workers"] != row["workers"]:
+            flush()
+            current["workers"] = row["workers"]
+        line.append(console_line(row))
+
+    def flush() -> None:
+        if line:
+            print(f"  {cell.system:<12} workers {current['workers']}: " + "  ".join(line), flush=True)
+            line.clear()
+
+    status, failure, result = "ok", None, {"runs": [], "tasks": [], "depth": [], "failures": []}
+    try:
+        runner = make_runner(cell, params)
+        result = sweep.sweep(runner, params, progress)
+    except peers.PeerUnavailable as exc:
+        status, failure = "unavailable", str(exc)
+    except ImportError as exc:
+        status, failure = "unavailable", f"a package it needs is missing ({exc})"
+    except Exception as exc:
+        if cell.kind == "peer":
+            status, failure = "unavailable", f"{cell.system} failed to start or run here: {type(exc).__name__}: {exc}"
+        else:
+            raise
+    flush()
+    if status == "ok" and result["failures"]:
+        status, failure = "failed", "; ".join(result["failures"][:5])
+    finished = time.time()
+    return {
+        "record_version": plan.RECORD_VERSION,
+        "study": "dispatch",
+        "profile": cfg["profile"],
+        "run_id": run_id(),
+        "cell": {"system": cell.system, "kind": cell.kind},
+        "parameters": plan.cell_parameters(cfg, cell),
+        "status": status,
+        "failure": failure,
+        "runs": result["runs"],
+        "tasks": columnar(result["tasks"]),
+        "depth": columnar(result["depth"]),
+        "clock_anchor": anchor,
+        "versions": versions(),
+        "started_unix": started,
+        "finished_unix": finished,
+        "elapsed_sec": finished - started,
+        "provenance": provenance.collect(cfg, Path.cwd()),
+    }
+
+
+def history_folder(profile: str, cell: DispatchCell) -> Path:
+    return Path(plan.HISTORY.format(profile=profile)) / cell.system
+
+
+def main(args) -> int:
+    from parbench import config as pbconfig
+
+    check_choice("dispatch-cell", "system", args.system, plan.SYSTEMS)
+    try:
+        cfg = pbconfig.load(args.profile, args.overrides)
+    except pbconfig.ConfigError as exc:
+        raise SystemExit(f"parbench dispatch-cell: {exc}") from None
+    cell = DispatchCell(args.system)
+    if cell.kind == "platform":
+        from parbench.studies.dispatch.platform.launcher import MissingRedis, redis_server_path
+
+        try:
+            redis_server_path()
+        except MissingRedis as exc:
+            raise SystemExit(f"parbench dispatch-cell: {exc}") from None
+    out = Path(args.out or cell.record(cfg["profile"]))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    from parbench.studies.dispatch import sweep
+
+    sweep.interruptible()  # SIGTERM stops the cell like Ctrl+C: whatever it started is stopped
+    try:
+        record = measure(cfg, cell)
+    except KeyboardInterrupt:
+        print(f"parbench dispatch-cell: {cell.label} interrupted; everything it started is stopped, "
+              f"no output written", file=sys.stderr)
+        return 130
+    write_atomic(out, json.dumps(record, separators=(",", ":")) + "\n")
+    keep_history(history_folder(cfg["profile"], cell), [out])
+    runs = [r for r in record["runs"] if r.get("phase") == "saturation" and r.get("status") == "ok"]
+    best = {}
+    for r in runs:
+        best[r["submission"]] = max(best.get(r["submission"], 0), r["throughput_tasks_per_sec"] or 0)
+    head = f"  {cell.system:<12}"
+    if record["status"] == "unavailable":
+        print(f"{head} not measured: {record['failure']}{progress_suffix()}")
+    elif record["status"] == "failed":
+        print(f"\nERROR {cell.label} failed its checks: {record['failure']}\n  recorded as failed in {out}",
+              file=sys.stderr)
+        print(f"{head} FAILED: {record['failure'][:300]}{progress_suffix()}")
+    else:
+        sat = ", ".join(f"{k} {v:,.0f} tasks/s" for k, v in best.items())
+        print(f"{head} done in {record['elapsed_sec']:.1f} s" + (f"; saturation peak {sat}" if sat else "")
+              + progress_suffix())
+    sys.stdout.flush()
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("dispatch-cell", help="measure one dispatch system (a platform mode or a peer)")
+    p.set_defaults(func=main)
+    p.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
+    p.add_argument("--system", required=True, help=f"one of {', '.join(plan.SYSTEMS)}")
+    p.add_argument("--out", help="the record's path (default: the pipeline's path for the cell)")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. dispatch.repetitions=5")

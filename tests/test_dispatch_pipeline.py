@@ -1,0 +1,84 @@
+"""The dispatch study in the shared smoke run (tests/conftest.py: `smoke_run`): its
+cells measured, the tidy tables and the seed's report written, the anomaly recorded
+with its cause, every figure drawn and the section in the rendered paper."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from parbench.studies.dispatch import aggregate, figures, paper
+
+pytestmark = pytest.mark.integration
+
+PROFILE = "smoke"
+PROCESSED = Path("data/processed") / PROFILE
+SYSTEMS = ["local", "push", "push-naive", "processpool"]  # conf/dispatch/smoke.yaml
+
+
+@pytest.fixture(scope="module")
+def tables(smoke_run, smoke_checkout):
+    return {name: pd.read_parquet(smoke_checkout / PROCESSED / f"dispatch_{name}.parquet")
+            for name in ("cells", "runs", "tasks", "depth", "summary")}
+
+
+def test_every_cell_is_measured_and_checked(tables, smoke_checkout):
+    cells = tables["cells"].set_index("system")
+    assert sorted(cells.index) == sorted(SYSTEMS)
+    assert (cells["status"] == "ok").all(), cells[["status", "failure"]]
+    assert (smoke_checkout / "data/raw" / PROFILE / "dispatch/push.json").exists()
+    runs = tables["runs"]
+    assert set(aggregate.RUN_COLUMNS) <= set(runs.columns)
+    # workers 1 and 2, three workloads, one repetition, then two saturation runs at 2 workers
+    assert (runs.groupby("system").size() == 2 * 3 + 2).all()
+    assert (runs["status"] == "ok").all() and (runs["success_rate"] == 1.0).all()
+    assert (runs["throughput_tasks_per_sec"] > 0).all() and runs["completion_time_sec"].nunique() > 10
+    platform = runs[runs["kind"] == "platform"]
+    assert platform["exactly_once"].all() and (platform["requests"] > 0).all()
+
+
+def test_platform_tasks_carry_every_stage_in_order(tables):
+    tasks = tables["tasks"]
+    assert set(aggregate.TASK_COLUMNS) <= set(tasks.columns)
+    mine = tasks[tasks["kind"] == "platform"]
+    assert mine["correct"].all() and (mine["completions"] == 1).all()
+    stages = ["submitted_ms", "queued_ms", "first_dispatched_ms", "started_ms", "finished_ms", "stored_ms", "seen_ms"]
+    assert mine[stages].notna().all().all()
+    for earlier, later in zip(stages[1:], stages[2:]):
+        assert (mine[later] >= mine[earlier] - 1e-6).all(), (earlier, later)
+    peers = tasks[tasks["kind"] == "peer"]
+    assert peers["queued_ms"].isna().all() and peers["latency_ms"].notna().all()
+    assert len(tables["depth"]) > 0
+
+
+def test_the_anomaly_is_recorded_with_its_cause(tables):
+    runs = tables["runs"]
+    first = runs[(runs["phase"] == "weak_scaling") & (runs["workload"] == "noop") & (runs["workers"] == 2)
+                 & runs["first_after_change"]].set_index("system")
+    # the fixed push never finds a stale worker nor dispatches a task twice
+    assert first.loc["push", "stale_workers"] == 0 and first.loc["push", "requeued_tasks"] == 0
+    naive = first.loc["push-naive"]
+    if naive["stale_workers"] > 0:  # the stopped worker had not expired yet when the run began (the usual case)
+        assert naive["requeued_tasks"] > 0
+        assert naive["completion_time_sec"] > 5 * first.loc["push", "completion_time_sec"]
+
+
+def test_the_seed_report_and_the_figures(smoke_checkout, tables):
+    report = (smoke_checkout / PROCESSED / "dispatch_report.md").read_text()
+    assert "### push mode" in report and "**Key Metrics**:" in report and "- 2 workers:" in report
+    for name in figures.FIGURES:
+        for ext in ("svg", "png", "html"):
+            path = smoke_checkout / "figures" / PROFILE / f"{name}.{ext}"
+            assert path.exists() and path.stat().st_size > 1000, path
+
+
+def test_the_paper_has_the_section_its_tables_and_figures(smoke_checkout, tables):
+    html = (smoke_checkout / "paper/_output/index.html").read_text()
+    assert 'id="sec-dispatch"' in html
+    for label in ("fig-dispatch-throughput", "fig-dispatch-latency", "fig-dispatch-weak-scaling",
+                  "fig-dispatch-anomaly", "fig-dispatch-saturation", "tbl-dispatch-modes", "tbl-dispatch-anomaly",
+                  "tbl-dispatch-saturation"):
+        assert f'id="{label}"' in html, label
+    for name in paper.FRAGMENTS:
+        assert (smoke_checkout / "paper/_generated/dispatch" / f"{name}.md").exists()
+    assert "stale worker" in html and "ROUTER_MANDATORY" in html

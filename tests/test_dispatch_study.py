@@ -1,0 +1,302 @@
+"""The dispatch study's parts that need no running platform: serialization and its
+size checks, the task state machine, the metrics, a pool process's task runner, the
+plan and the config's refusals, the aggregation and the seed's report on canned
+records, and a peer measured for real (the process pool) or recorded as unavailable."""
+
+import base64
+import math
+
+import pandas as pd
+import pytest
+
+from parbench import config as pbconfig
+from parbench.studies.dispatch import aggregate, metrics, paper, plan, run_cell, sweep, workloads
+from parbench.studies.dispatch.platform import executor, protocol, serialization, store
+
+
+# --- serialization --------------------------------------------------------------------------
+
+def test_functions_and_calls_round_trip_through_base64():
+    workloads.by_value()
+    text = serialization.serialize_text(workloads.cpu)
+    fn = serialization.deserialize(serialization.decode(text, "payload"))
+    assert fn(1000) == 332833500
+    args, kwargs = serialization.call_arguments(serialization.decode(serialization.serialize_call(3, x=4), "p"))
+    assert args == (3,) and kwargs == {"x": 4}
+
+
+@pytest.mark.parametrize("value, error, words", [
+    (5, serialization.PayloadError, "must be a base64 string, got int"),
+    ("not base64!", serialization.PayloadError, "not valid base64"),
+    ("", serialization.PayloadError, "is empty"),
+    (base64.b64encode(b"x" * 2000).decode(), serialization.PayloadTooLarge, "larger than the limit of 1024 bytes"),
+])
+def test_bad_payloads_are_refused_before_any_unpickling(value, error, words):
+    with pytest.raises(error, match=words):
+        serialization.decode(value, "payload", limit=1024)
+
+
+def test_a_payload_that_is_not_args_and_kwargs_is_refused():
+    with pytest.raises(ValueError, match=r"serialized pair \(args, kwargs\)"):
+        serialization.call_arguments(serialization.serialize([1, 2, 3]))
+
+
+# --- the state machine and the messages ---------------------------------------------------------
+
+def test_task_states_move_only_forward_or_back_to_the_queue():
+    for old, new in [("QUEUED", "RUNNING"), ("RUNNING", "COMPLETED"), ("RUNNING", "FAILED"), ("RUNNING", "QUEUED")]:
+        store.check_transition(old, new)
+    for old, new, words in [("QUEUED", "COMPLETED", "from QUEUED: RUNNING"),
+                            ("COMPLETED", "RUNNING", "none \\(it is final\\)"),
+                            ("FAILED", "QUEUED", "none"), ("DONE", "RUNNING", "unknown status 'DONE'")]:
+        with pytest.raises(store.TransitionError, match=words):
+            store.check_transition(old, new)
+
+
+def test_worker_messages_are_checked():
+    message = protocol.worker_message(protocol.pack({"kind": "READY", "worker": "w1", "processes": 5}))
+    assert message["processes"] == 5
+    for bad in (b"\xc1garbage", protocol.pack({"kind": "NOPE", "worker": "w"}), protocol.pack({"kind": "READY"})):
+        with pytest.raises(protocol.ProtocolError):
+            protocol.worker_message(bad)
+
+
+# --- a pool process's runner ----------------------------------------------------------------------
+
+def _item(fn, *args, task_id="t1"):
+    return [task_id, 1, "f1", serialization.serialize((args, {}))], {"f1": serialization.serialize(fn)}
+
+
+def test_the_executor_times_runs_and_fails_tasks():
+    workloads.by_value()
+    executor._functions.clear()
+    item, bodies = _item(workloads.cpu, 1000)
+    task_id, attempt, status, value, error, started, finished, pid = executor.run_task(item, bodies)
+    assert status == "COMPLETED" and serialization.deserialize(value) == 332833500 and started <= finished
+
+    def raises():
+        raise KeyError("missing")
+
+    executor._functions.clear()
+    item, bodies = _item(raises)
+    result = executor.run_task(item, bodies)
+    assert result[2] == "FAILED" and "KeyError: 'missing'" in result[4]
+
+    def huge():
+        return b"x" * 5000
+
+    executor._functions.clear()
+    executor._max_result_bytes = 1024
+    try:
+        result = executor.run_task(*_item(huge))
+    finally:
+        executor._max_result_bytes = serialization.DEFAULT_MAX_PAYLOAD_BYTES
+    assert result[2] == "FAILED" and "larger than the limit of 1024 bytes" in result[4]
+    executor._functions.clear()
+    chunk = executor.run_chunk([_item(workloads.noop, task_id=f"t{i}")[0] for i in range(3)],
+                               {"f1": serialization.serialize(workloads.noop)})
+    assert [r[0] for r in chunk] == ["t0", "t1", "t2"] and {r[2] for r in chunk} == {"COMPLETED"}
+
+
+def test_workload_checks():
+    params = {"cpu_iterations": 1000, "io_sleep_sec": 0.1}
+    assert workloads.expected("cpu", params) == sum(i * i for i in range(1000)) == 332833500
+    assert workloads.check("cpu", params, 332833500) and not workloads.check("cpu", params, 332833501)
+    assert workloads.check("noop", params, None) and not workloads.check("noop", params, 0)
+    assert workloads.check("io", params, 0.1) and not workloads.check("io", params, "0.1")
+    assert workloads.arguments("io", params) == ((0.1,), {})
+
+
+# --- metrics -----------------------------------------------------------------------------------------
+
+def test_percentiles_interpolate_and_need_enough_samples():
+    import numpy as np
+
+    values = [float(v) for v in range(1, 201)]
+    for q in (0.5, 0.95, 0.99):
+        assert metrics.percentile(values, q) == pytest.approx(np.percentile(values, 100 * q))
+    assert metrics.percentile(values[:19], 0.95) is None and metrics.percentile(values[:20], 0.95) is not None
+    assert metrics.percentile(values[:99], 0.99) is None
+    assert metrics.percentile([], 0.5) is None
+
+
+def test_run_summary_counts_only_correct_tasks():
+    summary = metrics.run_summary([10.0, 10.0, 10.5, 10.5], [10.1, 10.2, 10.9, None], [True, True, False, False])
+    assert summary["tasks"] == 4 and summary["succeeded"] == 2 and summary["success_rate"] == 0.5
+    assert summary["completion_time_sec"] is None  # a task was never seen: no completion time
+    summary = metrics.run_summary([10.0, 10.0], [10.1, 10.5], [True, True])
+    assert summary["completion_time_sec"] == pytest.approx(0.5)
+    assert summary["throughput_tasks_per_sec"] == pytest.approx(4.0)
+    assert summary["avg_latency_ms"] == pytest.approx(300) and summary["max_latency_ms"] == pytest.approx(500)
+    assert metrics.efficiency(0.1, 0.4) == pytest.approx(0.25) and metrics.efficiency(None, 1) is None
+
+
+# --- plan and config ---------------------------------------------------------------------------------
+
+def test_cells_are_the_modes_then_the_peers():
+    cfg = pbconfig.load("m4")
+    assert [c.system for c in plan.cells(cfg)] == ["local", "pull", "push", "push-naive", "processpool", "dask",
+                                                     "celery", "ray"]
+    assert cfg["dispatch"]["workers"] == [1, 2, 4, 8] and cfg["dispatch"]["processes_per_worker"] == 5
+    cell = plan.DispatchCell("push")
+    assert cell.record("local") == "data/raw/local/dispatch/push.json" and cell.kind == "platform"
+    assert plan.DispatchCell("dask").kind == "peer"
+
+
+def test_cell_parameters_follow_what_the_cell_measures():
+    cfg = pbconfig.load("local")
+    push = plan.cell_parameters(cfg, plan.DispatchCell("push"))
+    dask = plan.cell_parameters(cfg, plan.DispatchCell("dask"))
+    assert "platform" in push and "platform" not in dask
+    slower = pbconfig.load("local", ["dispatch.platform.heartbeat_interval_sec=2.0"])
+    assert plan.cell_parameters(slower, plan.DispatchCell("dask")) == dask
+    assert plan.cell_parameters(slower, plan.DispatchCell("push")) != push
+    estimate = pbconfig.load("local", ["dispatch.estimate.saturation_tasks_per_sec.platform=1"])
+    assert plan.cell_parameters(estimate, plan.DispatchCell("push")) == push  # the estimate measures nothing
+
+
+def test_the_estimate_counts_every_run_and_the_naive_cliff():
+    cfg = pbconfig.load("local")
+    runs = plan.runs_of(cfg)
+    dc = cfg["dispatch"]
+    assert len(runs) == sum(dc["repetitions"] * 3 for _ in dc["workers"]) + 2 * 2
+    naive = plan.cell_estimate_sec(cfg, plan.DispatchCell("push-naive"))
+    push = plan.cell_estimate_sec(cfg, plan.DispatchCell("push"))
+    assert naive - push == pytest.approx((len(dc["workers"]) - 1) * 3.0)
+
+
+@pytest.mark.parametrize("override, words", [
+    ("dispatch.workers=[2,4]", "has no 1"),
+    ("dispatch.workers=[0,1]", "dispatch.workers[0]: 0 is too small"),
+    ("dispatch.modes=[fast]", "'fast' is not allowed; allowed: local, pull, push, push-naive"),
+    ("dispatch.peers=[spark]", "'spark' is not allowed; allowed: processpool, dask, celery, ray"),
+    ("dispatch.saturation.workers=[3]", "dispatch.saturation.workers: [3] not in dispatch.workers"),
+    ("dispatch.client.wait_sec=100", "longer than dispatch.client.run_timeout_sec"),
+    ("dispatch.workloads=[sleep]", "'sleep' is not allowed; allowed: noop, cpu, io"),
+    ("dispatch.platform.heartbeat_liveness=0", "heartbeat_liveness: 0 is too small"),
+    ("+dispatch.platform.heartbeats=3", "unknown key 'heartbeats'"),
+])
+def test_bad_dispatch_parameters_are_refused(override, words):
+    with pytest.raises(pbconfig.ConfigError) as info:
+        pbconfig.load("local", [override, "dispatch.client.run_timeout_sec=60"])
+    assert words in str(info.value)
+
+
+def test_the_header_names_the_systems_and_the_estimate():
+    cfg = pbconfig.load("smoke")
+    lines = plan.header(cfg, [("dispatch_cell", {"system": "push"})])
+    assert lines[0].startswith("FUNCTION DISPATCH BENCHMARK (dispatch)")
+    assert "Cells to measure: 1 of 4 (3 already measured)" in lines[-1]
+
+
+# --- aggregation on canned records ---------------------------------------------------------------------
+
+def _run(system, workers, workload, rep, seconds, first=False, stale=0, requeued=0, phase="weak_scaling",
+         submission="per_task", status="ok", index=0):
+    tasks = 5 * workers
+    return {"mode": system, "kind": "platform", "workers": workers, "processes_per_worker": 2, "workload": workload,
+            "submission": submission, "phase": phase, "repetition": rep, "run_index": index,
+            "first_after_change": first, "tasks": tasks, "succeeded": tasks if status == "ok" else tasks - 1,
+            "success_rate": 1.0 if status == "ok" else (tasks - 1) / tasks, "completion_time_sec": seconds,
+            "throughput_tasks_per_sec": tasks / seconds, "avg_latency_ms": 1000 * seconds / 2,
+            "min_latency_ms": 1.0, "max_latency_ms": 1000 * seconds, "p50_latency_ms": None, "p95_latency_ms": None,
+            "p99_latency_ms": None, "exactly_once": True, "requests": tasks, "registered_workers": workers + stale,
+            "stale_workers": stale, "requeued_tasks": requeued, "workers_dropped": None, "max_tasks_held": 2,
+            "errors": None, "status": status, "failure": None if status == "ok" else "1 of 10 tasks"}
+
+
+def _record(system, runs, status="ok", failure=None):
+    return {"profile": "test", "cell": {"system": system, "kind": "platform"}, "status": status, "failure": failure,
+            "runs": runs, "tasks": {"mode": [system], "run_index": [0], "workers": [1], "workload": ["noop"],
+                                    "phase": ["weak_scaling"], "latency_ms": [12.0], "correct": [True]},
+            "depth": {}, "elapsed_sec": 3.0, "versions": {"fastapi": "0.1"}, "provenance": {}}
+
+
+@pytest.fixture
+def records():
+    naive = [_run("push-naive", 1, "noop", 0, 0.02, first=True, index=0),
+             _run("push-naive", 1, "noop", 1, 0.03, index=1),
+             _run("push-naive", 2, "noop", 0, 2.5, first=True, stale=1, requeued=4, index=2),
+             _run("push-naive", 2, "noop", 1, 0.04, index=3),
+             _run("push-naive", 2, "noop", 2, 0.05, index=4),
+             _run("push-naive", 2, "noop", 0, 0.5, phase="saturation", index=5)]
+    push = [_run("push", 1, "noop", 0, 0.02, first=True), _run("push", 2, "noop", 0, 0.03, first=True),
+            _run("push", 2, "noop", 1, 0.05, status="failed")]
+    return [_record("push-naive", naive), _record("push", push, status="failed", failure="1 of 10 tasks"),
+            {**_record("ray", []), "cell": {"system": "ray", "kind": "peer"}, "status": "unavailable",
+             "failure": "ray is not installed"}]
+
+
+def test_the_summary_keeps_the_first_run_after_a_change_apart(records):
+    tables = aggregate.study_tables(records)
+    s = tables["summary"].set_index(["system", "phase", "workload", "workers"])
+    naive2 = s.loc[("push-naive", "weak_scaling", "noop", 2)]
+    assert naive2["repetitions"] == 3 and naive2["median_completion_time_sec"] == pytest.approx(0.05)
+    assert naive2["first_run_completion_time_sec"] == pytest.approx(2.5)
+    assert naive2["later_median_completion_time_sec"] == pytest.approx(0.045)
+    assert naive2["stale_workers_first_run"] == 1 and naive2["requeued_tasks"] == 4
+    assert naive2["weak_scaling_efficiency"] == pytest.approx(0.025 / 0.05)
+    assert naive2["efficiency_first_run"] == pytest.approx(0.02 / 2.5)
+    assert s.loc[("push-naive", "saturation", "noop", 2), "weak_scaling_efficiency"] is None or \
+        pd.isna(s.loc[("push-naive", "saturation", "noop", 2), "weak_scaling_efficiency"])
+    # a failed run makes its group failed; it is never a result
+    assert s.loc[("push", "weak_scaling", "noop", 2), "status"] == "failed"
+    cells = tables["cells"].set_index("system")
+    assert cells.loc["ray", "status"] == "unavailable" and cells.loc["push", "failed_runs"] == 1
+    assert cells.loc["push-naive", "fastapi_version"] == "0.1"
+
+
+def test_the_seed_report_has_its_blocks(records):
+    tables = aggregate.study_tables(records)
+    report = aggregate.seed_report(tables["summary"], tables["cells"])
+    assert "### push-naive mode" in report and "**Key Metrics**:" in report
+    assert "- **No-op Throughput**:" in report and "(average)" in report
+    assert "- **Success Rate**: 100% across all tests" in report
+    assert "- 1 worker: 0.02s completion (normal)" in report
+    assert "- 2 workers: 2.50s completion (125x slower)" in report
+    assert "### ray (peer)\n\nNot measured: ray is not installed" in report
+
+
+def test_the_papers_anomaly_text_comes_from_the_data(records):
+    tables = aggregate.study_tables(records)
+    machine = {"profile": "test", "config": pbconfig.load("smoke")}
+    named = {f"dispatch_{k}": v for k, v in tables.items()}
+    parts = paper.fragments(named, machine)
+    assert sorted(parts) == sorted(paper.FRAGMENTS)
+    assert "found 1 stale worker(s) on average" in parts["anomaly"]
+    assert "| 2 | 7.67 | 2.5 | 125x |" in parts["anomaly"]
+    assert "push mode" not in parts["summary"] or "the seed" in parts["summary"]
+    assert "1 system(s) failed a check" in parts["setup"] and "ray is not installed" in parts["setup"]
+
+
+# --- peers -----------------------------------------------------------------------------------------------
+
+PEER_PARAMS = {"workers": [1, 2], "processes_per_worker": 1, "local_processes_per_worker": 1, "tasks_per_worker": 3,
+               "repetitions": 1, "workloads": ["noop", "cpu", "io"], "cpu_iterations": 1000, "io_sleep_sec": 0.05,
+               "saturation": {"workers": [2], "tasks": 200, "repetitions": 1, "submissions": ["per_task", "batch"]},
+               "client": {"concurrency": 8, "batch_size": 100, "wait_sec": 10.0, "run_timeout_sec": 30.0}}
+
+
+def test_the_process_pool_peer_is_measured_for_real():
+    from parbench.studies.dispatch import peers
+
+    out = sweep.sweep(peers.ProcessPoolRunner(PEER_PARAMS), PEER_PARAMS)
+    assert not out["failures"]
+    runs = pd.DataFrame(out["runs"])
+    assert len(runs) == 2 * 3 + 2 and (runs["status"] == "ok").all()
+    assert (runs["success_rate"] == 1.0).all() and (runs["throughput_tasks_per_sec"] > 0).all()
+    io = runs[(runs["workload"] == "io") & (runs["workers"] == 2)].iloc[0]
+    assert io["completion_time_sec"] >= 0.05 * math.ceil(6 / 2) * 0.9  # 6 sleeps on 2 processes
+
+
+def test_a_peer_that_cannot_start_is_recorded_unavailable(monkeypatch):
+    from parbench.studies.dispatch import peers
+
+    def unavailable(self):
+        raise peers.PeerUnavailable("celery is not installed (test)")
+
+    monkeypatch.setattr(peers.CeleryRunner, "start", unavailable)
+    cfg = pbconfig.load("smoke", ["dispatch.peers=[celery]"])
+    record = run_cell.measure(cfg, plan.DispatchCell("celery"))
+    assert record["status"] == "unavailable" and record["failure"] == "celery is not installed (test)"
+    assert record["runs"] == [] and record["versions"]["redis_server"]
