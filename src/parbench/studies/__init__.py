@@ -21,6 +21,7 @@ from parbench.studies.base import Study
 REGISTRY = (
     "sigpar",
     "sched",
+    "kem",
 )
 
 
