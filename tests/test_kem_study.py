@@ -353,3 +353,19 @@ def test_every_figure_draws_from_canned_tables(records):
     for name, (fn, inputs) in figures.FIGURES.items():
         assert "no " in str(fn(*(empty[i] for i in inputs), MACHINE).to_dict()), name
     assert "TSC ticks" in str(figures.cycles(tables["kem_cycles"], tables["kem_percentiles"], MACHINE).to_dict())
+
+
+def test_failures_of_this_run_name_the_cell_and_how_to_measure_it_again(tmp_path, monkeypatch):
+    import json
+
+    cfg = pbconfig.load("smoke")
+    monkeypatch.chdir(tmp_path)
+    first, second = plan.cycles_cells(cfg)[:2]
+    for cell, run in ((first, "run-1"), (second, "run-0")):
+        path = tmp_path / cell.record("smoke")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"run_id": run, "status": "failed", "failure": "1 of 5 shared-secret pairs "
+                                                                                    "did not match"}))
+    lines = plan.failures(cfg, "run-1")
+    assert lines == [f"FAILED: kem {first.label}: 1 of 5 shared-secret pairs did not match (measure it again: "
+                     f"snakemake report --configfile conf/smoke.yaml --forcerun {first.record('smoke')})"]

@@ -186,6 +186,20 @@ mod tests {
     }
 
     #[test]
+    fn more_threads_than_cores_each_keep_their_own_keys_and_results() {
+        // a stress run: 4x more threads than a 2-core machine has, both operations
+        for op in [Operation::Encaps, Operation::Decaps] {
+            let results = run(|| Ok(Portable512), op, 8, Duration::ZERO, Duration::from_millis(200), &[], false).unwrap();
+            assert_eq!(results.iter().map(|r| r.thread).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
+            for r in &results {
+                assert!(r.ops_total >= r.ops_in_window);
+                assert_eq!(r.checks.failure(), None, "{op:?} thread {}", r.thread);
+                assert_eq!(r.checks.secrets_mismatched, 0);
+            }
+        }
+    }
+
+    #[test]
     fn a_broken_rejection_check_is_caught_in_the_sweep_too() {
         let results = run(|| Ok(Portable512), Operation::Encaps, 1, Duration::ZERO, Duration::from_millis(30), &[], true).unwrap();
         assert!(results[0].checks.failure().unwrap().contains("tampered inputs gave the original secret"));

@@ -337,8 +337,8 @@ def failures(cfg: dict, run_id: str | None) -> list[str]:
             continue
         record = json.loads(path.read_text())
         if record.get("run_id") == run_id and record["status"] == "failed":
-            lines.append(f"FAILED: kem {cell.label}: {record['failure']} (measure it again: snakemake "
-                         f"--forcerun {path} report --configfile conf/{cfg['profile']}.yaml)")
+            lines.append(f"FAILED: kem {cell.label}: {record['failure']} (measure it again: snakemake report "
+                         f"--configfile conf/{cfg['profile']}.yaml --forcerun {path})")
     return lines
 
 
