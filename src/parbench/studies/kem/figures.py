@@ -103,8 +103,10 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
         tooltip=["implementation", "parameter_set", "operation", "threads",
                  alt.Tooltip("ops_per_sec:Q", format=",.0f"),
                  alt.Tooltip("scaling_efficiency:Q", title="efficiency", format=".2f"), "pinned"])
-    ideal = base.mark_line(strokeDash=[4, 4], opacity=0.6).encode(
-        y="linear:Q", color=implementation_color(data).legend(None))
+    # the same colour scale as the lines (one legend); faded by an encoded opacity,
+    # which the legend's symbols do not take over
+    ideal = base.mark_line(strokeDash=[4, 4]).encode(
+        y="linear:Q", color=implementation_color(data), strokeOpacity=alt.value(0.55))
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
     return (alt.layer(ideal, lines).properties(width=260, height=200)
             .facet(column=alt.Column("operation:N", sort=["encaps", "decaps"], title=None),

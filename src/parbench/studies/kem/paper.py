@@ -69,13 +69,18 @@ def counter_sentence(counters: pd.DataFrame) -> str:
 
 
 def setup(cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd.DataFrame, machine: dict) -> str:
-    cfg = machine["config"]["kem"]
+    # the cells' own parameters (the machine record holds the config of the run that
+    # probed the machine, which may be older)
+    iterations = ", ".join(f"{int(n):,}" for n in sorted(cycles["iterations"].dropna().unique()))
+    sweep = ""
+    if len(throughput):
+        windows = throughput[["warmup_sec", "duration_sec"]].dropna().drop_duplicates()
+        sweep = " (" + "; ".join(f"{fmt_num(w.warmup_sec)} s of warm-up, {fmt_num(w.duration_sec)} s counted"
+                                 for w in windows.itertuples()) + ")" if len(windows) else ""
     parts = [
         f"This run measured {', '.join(dict.fromkeys(cycles['implementation']))} on "
         f"{', '.join(s for s in SET_ORDER if s in set(cycles['parameter_set']))}: {len(cycles)} cycles cells of "
-        f"{cfg['iterations']:,} timed calls each, and {len(throughput)} thread-sweep cells "
-        f"({fmt_num(cfg['throughput']['warmup_sec'])} s of warm-up, {fmt_num(cfg['throughput']['duration_sec'])} s "
-        f"counted).",
+        f"{iterations} timed calls each, and {len(throughput)} thread-sweep cells{sweep}.",
         counter_sentence(counters),
     ]
     both = pd.concat([cycles.assign(kind="cycles"), throughput.assign(kind="throughput")], ignore_index=True)
