@@ -21,13 +21,21 @@ fn bench_one<K: Kem>(c: &mut Criterion, mut kem: K, name: &str, level: Level) {
     let mut group = c.benchmark_group(format!("{level}/{name}"));
     group.bench_function("keypair", |b| {
         let mut kp = kem.new_keypair();
-        b.iter_batched(random::<64>, |seed| kem.keypair(&seed, &mut kp).unwrap(), BatchSize::SmallInput)
+        b.iter_batched(
+            random::<64>,
+            |seed| kem.keypair(&seed, &mut kp).unwrap(),
+            BatchSize::SmallInput,
+        )
     });
     let mut kp = kem.new_keypair();
     kem.keypair(&random(), &mut kp).unwrap();
     group.bench_function("encaps", |b| {
         let (mut ct, mut ss) = (kem.new_ciphertext(), [0u8; 32]);
-        b.iter_batched(random::<32>, |r| kem.encaps(&kp, &r, &mut ct, &mut ss).unwrap(), BatchSize::SmallInput)
+        b.iter_batched(
+            random::<32>,
+            |r| kem.encaps(&kp, &r, &mut ct, &mut ss).unwrap(),
+            BatchSize::SmallInput,
+        )
     });
     let (mut ct, mut ss) = (kem.new_ciphertext(), [0u8; 32]);
     kem.encaps(&kp, &random(), &mut ct, &mut ss).unwrap();
@@ -39,7 +47,11 @@ fn bench_one<K: Kem>(c: &mut Criterion, mut kem: K, name: &str, level: Level) {
 }
 
 fn ml_kem(c: &mut Criterion) {
-    for imp in [Implementation::LibcruxPortable, Implementation::LibcruxAvx2, Implementation::LibcruxNeon] {
+    for imp in [
+        Implementation::LibcruxPortable,
+        Implementation::LibcruxAvx2,
+        Implementation::LibcruxNeon,
+    ] {
         for level in LEVELS {
             let ran = with_kem!(imp, level, None::<&parbench_kem::liboqs::Liboqs>, |make| {
                 bench_one(c, make().unwrap(), imp.name(), level)

@@ -164,7 +164,13 @@ pub fn select_with(
     requested: Option<&str>,
     probe: impl Fn(Counter) -> Result<(), String>,
 ) -> Result<Counter, SelectError> {
-    let available = || PREFERENCE.iter().copied().filter(|&c| probe(c).is_ok()).collect::<Vec<_>>();
+    let available = || {
+        PREFERENCE
+            .iter()
+            .copied()
+            .filter(|&c| probe(c).is_ok())
+            .collect::<Vec<_>>()
+    };
     match requested.map(str::trim).filter(|s| !s.is_empty()) {
         Some(name) => {
             let counter = Counter::from_name(name).ok_or_else(|| SelectError::Unknown(name.to_string()))?;
@@ -283,12 +289,21 @@ mod tests {
     use super::*;
 
     fn only(avail: &'static [Counter]) -> impl Fn(Counter) -> Result<(), String> {
-        move |c| if avail.contains(&c) { Ok(()) } else { Err(format!("{c} missing here")) }
+        move |c| {
+            if avail.contains(&c) {
+                Ok(())
+            } else {
+                Err(format!("{c} missing here"))
+            }
+        }
     }
 
     #[test]
     fn unset_picks_the_best_available() {
-        assert_eq!(select_with(None, only(&[Counter::Tsc, Counter::Timer])), Ok(Counter::Tsc));
+        assert_eq!(
+            select_with(None, only(&[Counter::Tsc, Counter::Timer])),
+            Ok(Counter::Tsc)
+        );
         assert_eq!(select_with(Some(""), only(&[Counter::Timer])), Ok(Counter::Timer));
         let all = only(&[Counter::PerfCycles, Counter::PmuCycles, Counter::Tsc, Counter::Timer]);
         assert_eq!(select_with(None, all), Ok(Counter::PmuCycles));

@@ -30,7 +30,10 @@ impl Library {
         if handle.is_null() {
             return Err(last_error());
         }
-        Ok(Library { handle, path: path.to_string() })
+        Ok(Library {
+            handle,
+            path: path.to_string(),
+        })
     }
 
     /// The first of `candidates` that loads, or every candidate's error.

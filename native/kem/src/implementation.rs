@@ -66,7 +66,9 @@ impl Implementation {
                 if cfg!(target_arch = "aarch64") {
                     Ok(()) // NEON (Advanced SIMD) is part of every aarch64 CPU
                 } else {
-                    Err(format!("NEON is an aarch64 (arm64) instruction set; this CPU is {arch}"))
+                    Err(format!(
+                        "NEON is an aarch64 (arm64) instruction set; this CPU is {arch}"
+                    ))
                 }
             }
             _ => Ok(()),
@@ -101,32 +103,65 @@ macro_rules! with_kem {
         #[allow(unused_imports)]
         use $crate::kem::*;
         match ($imp, $level) {
-            (I::LibcruxPortable, L::MlKem512) => Ok({ let $make = || Ok::<_, String>(Portable512); $body }),
-            (I::LibcruxPortable, L::MlKem768) => Ok({ let $make = || Ok::<_, String>(Portable768); $body }),
-            (I::LibcruxPortable, L::MlKem1024) => Ok({ let $make = || Ok::<_, String>(Portable1024); $body }),
+            (I::LibcruxPortable, L::MlKem512) => Ok({
+                let $make = || Ok::<_, String>(Portable512);
+                $body
+            }),
+            (I::LibcruxPortable, L::MlKem768) => Ok({
+                let $make = || Ok::<_, String>(Portable768);
+                $body
+            }),
+            (I::LibcruxPortable, L::MlKem1024) => Ok({
+                let $make = || Ok::<_, String>(Portable1024);
+                $body
+            }),
             #[cfg(target_arch = "x86_64")]
             (I::LibcruxAvx2, level) => match I::LibcruxAvx2.cpu_support() {
                 Err(e) => Err(e),
                 Ok(()) => match level {
-                    L::MlKem512 => Ok({ let $make = || Ok::<_, String>(Avx2_512); $body }),
-                    L::MlKem768 => Ok({ let $make = || Ok::<_, String>(Avx2_768); $body }),
-                    L::MlKem1024 => Ok({ let $make = || Ok::<_, String>(Avx2_1024); $body }),
+                    L::MlKem512 => Ok({
+                        let $make = || Ok::<_, String>(Avx2_512);
+                        $body
+                    }),
+                    L::MlKem768 => Ok({
+                        let $make = || Ok::<_, String>(Avx2_768);
+                        $body
+                    }),
+                    L::MlKem1024 => Ok({
+                        let $make = || Ok::<_, String>(Avx2_1024);
+                        $body
+                    }),
                 },
             },
             #[cfg(target_arch = "aarch64")]
-            (I::LibcruxNeon, L::MlKem512) => Ok({ let $make = || Ok::<_, String>(Neon512); $body }),
+            (I::LibcruxNeon, L::MlKem512) => Ok({
+                let $make = || Ok::<_, String>(Neon512);
+                $body
+            }),
             #[cfg(target_arch = "aarch64")]
-            (I::LibcruxNeon, L::MlKem768) => Ok({ let $make = || Ok::<_, String>(Neon768); $body }),
+            (I::LibcruxNeon, L::MlKem768) => Ok({
+                let $make = || Ok::<_, String>(Neon768);
+                $body
+            }),
             #[cfg(target_arch = "aarch64")]
-            (I::LibcruxNeon, L::MlKem1024) => Ok({ let $make = || Ok::<_, String>(Neon1024); $body }),
+            (I::LibcruxNeon, L::MlKem1024) => Ok({
+                let $make = || Ok::<_, String>(Neon1024);
+                $body
+            }),
             (I::Liboqs, level) => match $oqs {
                 None => Err("no liboqs given (--liboqs DIR)".to_string()),
                 Some(lib) => match lib.kem(level) {
                     Err(e) => Err(e),
-                    Ok(_) => Ok({ let $make = || lib.kem(level); $body }),
+                    Ok(_) => Ok({
+                        let $make = || lib.kem(level);
+                        $body
+                    }),
                 },
             },
-            (imp, _) => Err(imp.cpu_support().err().unwrap_or_else(|| format!("{} is not an ML-KEM", imp.name()))),
+            (imp, _) => Err(imp
+                .cpu_support()
+                .err()
+                .unwrap_or_else(|| format!("{} is not an ML-KEM", imp.name()))),
         }
     }};
 }

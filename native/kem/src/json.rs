@@ -97,7 +97,15 @@ mod tests {
         let j = Json::object(vec![
             ("a", Json::Int(-3)),
             ("b", Json::str("x\"y\n\u{1}")),
-            ("c", Json::Array(vec![Json::Null, Json::Bool(true), Json::Float(0.5), Json::Float(f64::NAN)])),
+            (
+                "c",
+                Json::Array(vec![
+                    Json::Null,
+                    Json::Bool(true),
+                    Json::Float(0.5),
+                    Json::Float(f64::NAN),
+                ]),
+            ),
         ]);
         assert_eq!(j.render(), r#"{"a":-3,"b":"x\"y\n\u0001","c":[null,true,0.5,null]}"#);
     }

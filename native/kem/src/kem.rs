@@ -66,7 +66,8 @@ pub trait Kem {
         ct: &mut Self::Ciphertext,
         ss: &mut [u8; SHARED_SECRET],
     ) -> Result<(), String>;
-    fn decaps(&mut self, kp: &Self::KeyPair, ct: &Self::Ciphertext, ss: &mut [u8; SHARED_SECRET]) -> Result<(), String>;
+    fn decaps(&mut self, kp: &Self::KeyPair, ct: &Self::Ciphertext, ss: &mut [u8; SHARED_SECRET])
+        -> Result<(), String>;
     /// A copy of `ct` with one bit flipped (for the implicit-rejection check).
     fn tampered(&self, ct: &Self::Ciphertext) -> Self::Ciphertext;
 }
@@ -114,7 +115,12 @@ macro_rules! libcrux_kem {
             }
 
             #[inline(always)]
-            fn decaps(&mut self, kp: &Self::KeyPair, ct: &Self::Ciphertext, ss: &mut [u8; SHARED_SECRET]) -> Result<(), String> {
+            fn decaps(
+                &mut self,
+                kp: &Self::KeyPair,
+                ct: &Self::Ciphertext,
+                ss: &mut [u8; SHARED_SECRET],
+            ) -> Result<(), String> {
                 use $backend as backend;
                 *ss = backend::decapsulate(kp.private_key(), ct);
                 Ok(())
@@ -131,24 +137,69 @@ macro_rules! libcrux_kem {
 
 use libcrux_ml_kem::{mlkem1024, mlkem512, mlkem768};
 
-libcrux_kem!(Portable512, mlkem512::portable, mlkem512::MlKem512KeyPair, mlkem512::MlKem512Ciphertext);
-libcrux_kem!(Portable768, mlkem768::portable, mlkem768::MlKem768KeyPair, mlkem768::MlKem768Ciphertext);
-libcrux_kem!(Portable1024, mlkem1024::portable, mlkem1024::MlKem1024KeyPair, mlkem1024::MlKem1024Ciphertext);
+libcrux_kem!(
+    Portable512,
+    mlkem512::portable,
+    mlkem512::MlKem512KeyPair,
+    mlkem512::MlKem512Ciphertext
+);
+libcrux_kem!(
+    Portable768,
+    mlkem768::portable,
+    mlkem768::MlKem768KeyPair,
+    mlkem768::MlKem768Ciphertext
+);
+libcrux_kem!(
+    Portable1024,
+    mlkem1024::portable,
+    mlkem1024::MlKem1024KeyPair,
+    mlkem1024::MlKem1024Ciphertext
+);
 
 // The AVX2 backend exists on x86-64 builds. Its functions use AVX2 instructions
 // unconditionally: they may only run after `crate::implementation::availability` has
 // found AVX2 on this CPU.
 #[cfg(target_arch = "x86_64")]
-libcrux_kem!(Avx2_512, mlkem512::avx2, mlkem512::MlKem512KeyPair, mlkem512::MlKem512Ciphertext);
+libcrux_kem!(
+    Avx2_512,
+    mlkem512::avx2,
+    mlkem512::MlKem512KeyPair,
+    mlkem512::MlKem512Ciphertext
+);
 #[cfg(target_arch = "x86_64")]
-libcrux_kem!(Avx2_768, mlkem768::avx2, mlkem768::MlKem768KeyPair, mlkem768::MlKem768Ciphertext);
+libcrux_kem!(
+    Avx2_768,
+    mlkem768::avx2,
+    mlkem768::MlKem768KeyPair,
+    mlkem768::MlKem768Ciphertext
+);
 #[cfg(target_arch = "x86_64")]
-libcrux_kem!(Avx2_1024, mlkem1024::avx2, mlkem1024::MlKem1024KeyPair, mlkem1024::MlKem1024Ciphertext);
+libcrux_kem!(
+    Avx2_1024,
+    mlkem1024::avx2,
+    mlkem1024::MlKem1024KeyPair,
+    mlkem1024::MlKem1024Ciphertext
+);
 
 // The NEON backend exists on aarch64 builds (every aarch64 CPU has NEON).
 #[cfg(target_arch = "aarch64")]
-libcrux_kem!(Neon512, mlkem512::neon, mlkem512::MlKem512KeyPair, mlkem512::MlKem512Ciphertext);
+libcrux_kem!(
+    Neon512,
+    mlkem512::neon,
+    mlkem512::MlKem512KeyPair,
+    mlkem512::MlKem512Ciphertext
+);
 #[cfg(target_arch = "aarch64")]
-libcrux_kem!(Neon768, mlkem768::neon, mlkem768::MlKem768KeyPair, mlkem768::MlKem768Ciphertext);
+libcrux_kem!(
+    Neon768,
+    mlkem768::neon,
+    mlkem768::MlKem768KeyPair,
+    mlkem768::MlKem768Ciphertext
+);
 #[cfg(target_arch = "aarch64")]
-libcrux_kem!(Neon1024, mlkem1024::neon, mlkem1024::MlKem1024KeyPair, mlkem1024::MlKem1024Ciphertext);
+libcrux_kem!(
+    Neon1024,
+    mlkem1024::neon,
+    mlkem1024::MlKem1024KeyPair,
+    mlkem1024::MlKem1024Ciphertext
+);

@@ -50,7 +50,11 @@ pub fn library_path(dir: &Path) -> String {
     if dir.is_file() {
         return dir.display().to_string();
     }
-    let name = if cfg!(target_os = "macos") { "liboqs.dylib" } else { "liboqs.so" };
+    let name = if cfg!(target_os = "macos") {
+        "liboqs.dylib"
+    } else {
+        "liboqs.so"
+    };
     dir.join("lib").join(name).display().to_string()
 }
 
@@ -85,7 +89,10 @@ impl Liboqs {
         // SAFETY: name is NUL-terminated; OQS_KEM_new returns NULL or a valid object.
         unsafe {
             if (self.is_enabled)(name.as_ptr()) == 0 {
-                return Err(format!("liboqs {} at {} was built without {level}", self.version, self.path));
+                return Err(format!(
+                    "liboqs {} at {} was built without {level}",
+                    self.version, self.path
+                ));
             }
             let kem = (self.kem_new)(name.as_ptr());
             if kem.is_null() {
@@ -94,9 +101,18 @@ impl Liboqs {
             let k = &*kem;
             if k.length_shared_secret != SHARED_SECRET {
                 (self.kem_free)(kem);
-                return Err(format!("liboqs {level} has a {}-byte shared secret", k.length_shared_secret));
+                return Err(format!(
+                    "liboqs {level} has a {}-byte shared secret",
+                    k.length_shared_secret
+                ));
             }
-            Ok(OqsMlKem { lib: self, kem, pk: k.length_public_key, sk: k.length_secret_key, ct: k.length_ciphertext })
+            Ok(OqsMlKem {
+                lib: self,
+                kem,
+                pk: k.length_public_key,
+                sk: k.length_secret_key,
+                ct: k.length_ciphertext,
+            })
         }
     }
 }
@@ -139,7 +155,10 @@ impl Kem for OqsMlKem<'_> {
     type Ciphertext = Vec<u8>;
 
     fn new_keypair(&self) -> OqsKeyPair {
-        OqsKeyPair { public_key: vec![0; self.pk], secret_key: vec![0; self.sk] }
+        OqsKeyPair {
+            public_key: vec![0; self.pk],
+            secret_key: vec![0; self.sk],
+        }
     }
 
     fn new_ciphertext(&self) -> Vec<u8> {
@@ -154,7 +173,13 @@ impl Kem for OqsMlKem<'_> {
     }
 
     #[inline(always)]
-    fn encaps(&mut self, kp: &OqsKeyPair, _randomness: &[u8; 32], ct: &mut Vec<u8>, ss: &mut [u8; SHARED_SECRET]) -> Result<(), String> {
+    fn encaps(
+        &mut self,
+        kp: &OqsKeyPair,
+        _randomness: &[u8; 32],
+        ct: &mut Vec<u8>,
+        ss: &mut [u8; SHARED_SECRET],
+    ) -> Result<(), String> {
         // SAFETY: as above; the shared secret is SHARED_SECRET bytes (checked in `kem`).
         let rc = unsafe { (self.lib.encaps)(self.kem, ct.as_mut_ptr(), ss.as_mut_ptr(), kp.public_key.as_ptr()) };
         status("OQS_KEM_encaps", rc)

@@ -56,17 +56,21 @@ fn parse_options(args: &[String], allowed: &[&str]) -> Result<Args, Fail> {
 }
 
 fn required<'a>(args: &'a Args, key: &str) -> Result<&'a str, Fail> {
-    args.get(key).map(String::as_str).ok_or_else(|| Fail::Usage(format!("--{key} is required")))
+    args.get(key)
+        .map(String::as_str)
+        .ok_or_else(|| Fail::Usage(format!("--{key} is required")))
 }
 
-fn number<T: std::str::FromStr>(args: &Args, key: &str, min: T) -> Result<T, Fail>
+fn number<T>(args: &Args, key: &str, min: T) -> Result<T, Fail>
 where
-    T: PartialOrd + std::fmt::Display + Copy,
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
 {
     let raw = required(args, key)?;
     match raw.parse::<T>() {
         Ok(v) if v >= min => Ok(v),
-        _ => Err(Fail::Usage(format!("--{key} {raw:?} is invalid; allowed: a number >= {min}"))),
+        _ => Err(Fail::Usage(format!(
+            "--{key} {raw:?} is invalid; allowed: a number >= {min}"
+        ))),
     }
 }
 
@@ -75,17 +79,31 @@ fn implementation(args: &Args) -> Result<Implementation, Fail> {
     Implementation::from_name(raw).ok_or_else(|| {
         Fail::Usage(format!(
             "unknown implementation {raw:?}; allowed: {}",
-            parbench_kem::implementation::ALL.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+            parbench_kem::implementation::ALL
+                .iter()
+                .map(|i| i.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     })
 }
 
 fn operation(args: &Args, imp: Implementation) -> Result<Operation, Fail> {
     let raw = required(args, "operation")?;
-    let allowed: &[&str] = if imp.is_ml_kem() { &["keypair", "encaps", "decaps"] } else { &["keypair", "derive"] };
+    let allowed: &[&str] = if imp.is_ml_kem() {
+        &["keypair", "encaps", "decaps"]
+    } else {
+        &["keypair", "derive"]
+    };
     Operation::from_name(raw)
         .filter(|op| allowed.contains(&op.name()))
-        .ok_or_else(|| Fail::Usage(format!("operation {raw:?} is not one of {}: {}", imp.name(), allowed.join(", "))))
+        .ok_or_else(|| {
+            Fail::Usage(format!(
+                "operation {raw:?} is not one of {}: {}",
+                imp.name(),
+                allowed.join(", ")
+            ))
+        })
 }
 
 fn level(args: &Args) -> Result<Level, Fail> {
@@ -112,14 +130,20 @@ fn load_liboqs(args: &Args, imp: Implementation) -> Result<Option<Liboqs>, Strin
     if imp != Implementation::Liboqs {
         return Ok(None);
     }
-    let dir = args.get("liboqs").ok_or("the liboqs implementation needs --liboqs DIR (the pipeline's liboqs build)")?;
+    let dir = args
+        .get("liboqs")
+        .ok_or("the liboqs implementation needs --liboqs DIR (the pipeline's liboqs build)")?;
     Liboqs::load(&PathBuf::from(dir)).map(Some)
 }
 
 fn library_of(imp: Implementation, oqs: Option<&Liboqs>, ssl: Option<&OpenSsl>) -> Json {
     match imp {
-        Implementation::Liboqs => oqs.map(|l| record::library("liboqs", &l.version, Some(&l.path))).unwrap_or(Json::Null),
-        Implementation::X25519 => ssl.map(|s| record::library("OpenSSL", &s.version, Some(&s.path))).unwrap_or(Json::Null),
+        Implementation::Liboqs => oqs
+            .map(|l| record::library("liboqs", &l.version, Some(&l.path)))
+            .unwrap_or(Json::Null),
+        Implementation::X25519 => ssl
+            .map(|s| record::library("OpenSSL", &s.version, Some(&s.path)))
+            .unwrap_or(Json::Null),
         _ => record::library("libcrux-ml-kem", LIBCRUX_ML_KEM_VERSION, None),
     }
 }
@@ -153,10 +177,17 @@ fn cmd_counters(args: &[String]) -> Result<(), Fail> {
 }
 
 fn cmd_cycles(args: &[String]) -> Result<(), Fail> {
-    let args = parse_options(args, &["implementation", "level", "operation", "iterations", "liboqs", "json"])?;
+    let args = parse_options(
+        args,
+        &["implementation", "level", "operation", "iterations", "liboqs", "json"],
+    )?;
     let imp = implementation(&args)?;
     let op = operation(&args, imp)?;
-    let level = if imp.is_ml_kem() { level(&args)? } else { Level::MlKem512 };
+    let level = if imp.is_ml_kem() {
+        level(&args)?
+    } else {
+        Level::MlKem512
+    };
     let iterations: usize = number(&args, "iterations", 1)?;
     let sel = selected_counter()?;
     let broken = check_broken_for(imp.name());
@@ -168,13 +199,15 @@ fn cmd_cycles(args: &[String]) -> Result<(), Fail> {
     let (result, unavailable) = match (imp, &oqs, &ssl) {
         (_, Err(e), _) => (Err(e.clone()), true),
         (Implementation::X25519, _, Some(Err(e))) => (Err(e.clone()), true),
-        (Implementation::X25519, _, Some(Ok(ssl))) => match x25519_cycles(ssl, op, iterations, cycle_counter::read, broken) {
-            Ok((s, checks)) => {
-                samples = s;
-                (Ok(checks), false)
+        (Implementation::X25519, _, Some(Ok(ssl))) => {
+            match x25519_cycles(ssl, op, iterations, cycle_counter::read, broken) {
+                Ok((s, checks)) => {
+                    samples = s;
+                    (Ok(checks), false)
+                }
+                Err(e) => (Err(e), false),
             }
-            Err(e) => (Err(e), false),
-        },
+        }
         (_, Ok(oqs), _) => match with_kem!(imp, level, oqs.as_ref(), |make| {
             make().map(|mut kem| kem_cycles(&mut kem, op, iterations, cycle_counter::read, broken))
         }) {
@@ -199,7 +232,14 @@ fn cmd_cycles(args: &[String]) -> Result<(), Fail> {
         ("status", Json::str(status)),
         ("failure", failure),
         ("counter", record::counter(&sel)),
-        ("library", library_of(imp, oqs.as_ref().ok().and_then(Option::as_ref), ssl.as_ref().and_then(|s| s.as_ref().ok()))),
+        (
+            "library",
+            library_of(
+                imp,
+                oqs.as_ref().ok().and_then(Option::as_ref),
+                ssl.as_ref().and_then(|s| s.as_ref().ok()),
+            ),
+        ),
         ("checks", result.as_ref().map(record::checks).unwrap_or(Json::Null)),
         ("elapsed_sec", Json::Float(elapsed)),
     ];
@@ -207,20 +247,48 @@ fn cmd_cycles(args: &[String]) -> Result<(), Fail> {
     doc.push(("samples", Json::uints(&samples)));
     write_json(&args, &Json::object(doc))?;
     cycle_counter::close();
-    let median = if samples.is_empty() { "n/a".to_string() } else { stats::median(&stats::sorted(&samples)).to_string() };
-    eprintln!("{} {set} {}: {status}, median {median} {} over {} samples", imp.name(), op.name(), sel.counter.unit(), samples.len());
+    let median = if samples.is_empty() {
+        "n/a".to_string()
+    } else {
+        stats::median(&stats::sorted(&samples)).to_string()
+    };
+    eprintln!(
+        "{} {set} {}: {status}, median {median} {} over {} samples",
+        imp.name(),
+        op.name(),
+        sel.counter.unit(),
+        samples.len()
+    );
     Ok(())
 }
 
 fn cmd_throughput(args: &[String]) -> Result<(), Fail> {
-    let args = parse_options(args, &["implementation", "level", "operation", "threads", "warmup-sec", "duration-sec", "cpus", "liboqs", "json"])?;
+    let args = parse_options(
+        args,
+        &[
+            "implementation",
+            "level",
+            "operation",
+            "threads",
+            "warmup-sec",
+            "duration-sec",
+            "cpus",
+            "liboqs",
+            "json",
+        ],
+    )?;
     let imp = implementation(&args)?;
     if !imp.is_ml_kem() {
-        return Err(Fail::Usage(format!("the thread sweep measures ML-KEM implementations, not {}", imp.name())));
+        return Err(Fail::Usage(format!(
+            "the thread sweep measures ML-KEM implementations, not {}",
+            imp.name()
+        )));
     }
     let op = operation(&args, imp)?;
     if op == Operation::Keypair {
-        return Err(Fail::Usage("the thread sweep measures encaps and decaps, not keypair".into()));
+        return Err(Fail::Usage(
+            "the thread sweep measures encaps and decaps, not keypair".into(),
+        ));
     }
     let level = level(&args)?;
     let threads: usize = number(&args, "threads", 1)?;
@@ -230,7 +298,11 @@ fn cmd_throughput(args: &[String]) -> Result<(), Fail> {
         None | Some("") => Vec::new(),
         Some(list) => list
             .split(',')
-            .map(|c| c.trim().parse::<usize>().map_err(|_| Fail::Usage(format!("--cpus {list:?}: not a list of CPU numbers"))))
+            .map(|c| {
+                c.trim()
+                    .parse::<usize>()
+                    .map_err(|_| Fail::Usage(format!("--cpus {list:?}: not a list of CPU numbers")))
+            })
             .collect::<Result<_, _>>()?,
     };
     let broken = check_broken_for(imp.name());
@@ -238,7 +310,9 @@ fn cmd_throughput(args: &[String]) -> Result<(), Fail> {
     let (warmup, window) = (Duration::from_secs_f64(warmup), Duration::from_secs_f64(window));
     let (measured, unavailable) = match &oqs {
         Err(e) => (Err(e.clone()), true),
-        Ok(oqs) => match with_kem!(imp, level, oqs.as_ref(), |make| throughput::run(make, op, threads, warmup, window, &cpus, broken)) {
+        Ok(oqs) => match with_kem!(imp, level, oqs.as_ref(), |make| throughput::run(
+            make, op, threads, warmup, window, &cpus, broken
+        )) {
             Err(why) => (Err(why), true),
             Ok(r) => (r, false),
         },
@@ -286,7 +360,10 @@ fn cmd_throughput(args: &[String]) -> Result<(), Fail> {
         ("clock", Json::str("CLOCK_MONOTONIC")),
         ("status", Json::str(status)),
         ("failure", failure),
-        ("library", library_of(imp, oqs.as_ref().ok().and_then(Option::as_ref), ssl)),
+        (
+            "library",
+            library_of(imp, oqs.as_ref().ok().and_then(Option::as_ref), ssl),
+        ),
         ("checks", result.as_ref().map(record::checks).unwrap_or(Json::Null)),
         ("per_thread", Json::Array(per_thread)),
     ]);
@@ -296,7 +373,10 @@ fn cmd_throughput(args: &[String]) -> Result<(), Fail> {
 }
 
 fn cmd_harness(args: &[String]) -> Result<(), Fail> {
-    let args = parse_options(args, &["implementation", "level", "iterations", "blocks", "liboqs", "json"])?;
+    let args = parse_options(
+        args,
+        &["implementation", "level", "iterations", "blocks", "liboqs", "json"],
+    )?;
     let imp = implementation(&args)?;
     if !imp.is_ml_kem() {
         return Err(Fail::Usage("the harness comparison measures an ML-KEM's encaps".into()));
@@ -311,23 +391,26 @@ fn cmd_harness(args: &[String]) -> Result<(), Fail> {
     // the run weighs on both sides alike
     let measured = with_kem!(imp, level, oqs.as_ref(), |make| {
         make().map(|mut kem| {
-        let (mut bench, mut bare, mut checks) = (Vec::new(), Vec::new(), Checks::default());
-        for _ in 0..blocks {
-            let (s, c) = kem_cycles(&mut kem, Operation::Encaps, per_block, cycle_counter::read, false);
-            bench.extend(s);
-            checks.pairs_checked += c.pairs_checked;
-            checks.secrets_mismatched += c.secrets_mismatched;
-            checks.tamper_accepted += c.tamper_accepted;
-            checks.tamper_checked += c.tamper_checked;
-            bare.extend(bare_encaps(&mut kem, per_block, cycle_counter::read));
-        }
-        (bench, bare, checks)
+            let (mut bench, mut bare, mut checks) = (Vec::new(), Vec::new(), Checks::default());
+            for _ in 0..blocks {
+                let (s, c) = kem_cycles(&mut kem, Operation::Encaps, per_block, cycle_counter::read, false);
+                bench.extend(s);
+                checks.pairs_checked += c.pairs_checked;
+                checks.secrets_mismatched += c.secrets_mismatched;
+                checks.tamper_accepted += c.tamper_accepted;
+                checks.tamper_checked += c.tamper_checked;
+                bare.extend(bare_encaps(&mut kem, per_block, cycle_counter::read));
+            }
+            (bench, bare, checks)
         })
     })
     .map_err(Fail::Usage)?
     .map_err(Fail::Usage)?;
     let (bench, bare, checks) = measured;
-    let (bm, am) = (stats::median(&stats::sorted(&bench)), stats::median(&stats::sorted(&bare)));
+    let (bm, am) = (
+        stats::median(&stats::sorted(&bench)),
+        stats::median(&stats::sorted(&bare)),
+    );
     let doc = Json::object(vec![
         ("implementation", Json::str(imp.name())),
         ("level", Json::Int(level.number() as i128)),
@@ -364,7 +447,9 @@ fn main() {
             println!("{USAGE}");
             Ok(())
         }
-        other => Err(Fail::Usage(format!("unknown command {other:?}; allowed: counters, cycles, throughput, harness, seed"))),
+        other => Err(Fail::Usage(format!(
+            "unknown command {other:?}; allowed: counters, cycles, throughput, harness, seed"
+        ))),
     };
     match result {
         Ok(()) => {}

@@ -39,9 +39,14 @@ impl Operation {
     }
 
     pub fn from_name(name: &str) -> Option<Operation> {
-        [Operation::Keypair, Operation::Encaps, Operation::Decaps, Operation::Derive]
-            .into_iter()
-            .find(|op| op.name() == name)
+        [
+            Operation::Keypair,
+            Operation::Encaps,
+            Operation::Decaps,
+            Operation::Derive,
+        ]
+        .into_iter()
+        .find(|op| op.name() == name)
     }
 }
 
@@ -51,7 +56,9 @@ impl Operation {
 pub const BREAK_CHECK_ENV: &str = "PARBENCH_KEM_BREAK_CHECK";
 
 pub fn check_broken_for(implementation: &str) -> bool {
-    std::env::var(BREAK_CHECK_ENV).map(|v| v == implementation).unwrap_or(false)
+    std::env::var(BREAK_CHECK_ENV)
+        .map(|v| v == implementation)
+        .unwrap_or(false)
 }
 
 /// What the checks of one cell found.
@@ -115,7 +122,14 @@ fn fill<const N: usize>(buf: &mut [u8; N]) {
 
 /// Decapsulate `ct` and compare with `expected`; decapsulate a tampered copy and check
 /// that the secret differs.
-fn check_pair<K: Kem>(kem: &mut K, kp: &K::KeyPair, ct: &K::Ciphertext, expected: &[u8; SHARED_SECRET], break_tamper: bool, checks: &mut Checks) {
+fn check_pair<K: Kem>(
+    kem: &mut K,
+    kp: &K::KeyPair,
+    ct: &K::Ciphertext,
+    expected: &[u8; SHARED_SECRET],
+    break_tamper: bool,
+    checks: &mut Checks,
+) {
     let mut ss = [0u8; SHARED_SECRET];
     match kem.decaps(kp, ct, &mut ss) {
         Ok(()) => {
@@ -140,7 +154,13 @@ fn check_pair<K: Kem>(kem: &mut K, kp: &K::KeyPair, ct: &K::Ciphertext, expected
 
 /// One measured cell of an ML-KEM: `iterations` samples of `op`, each one call between
 /// two reads of `read` (the active counter), plus the checks.
-pub fn kem_cycles<K: Kem>(kem: &mut K, op: Operation, iterations: usize, read: fn() -> u64, break_tamper: bool) -> (Vec<u64>, Checks) {
+pub fn kem_cycles<K: Kem>(
+    kem: &mut K,
+    op: Operation,
+    iterations: usize,
+    read: fn() -> u64,
+    break_tamper: bool,
+) -> (Vec<u64>, Checks) {
     let mut samples = Vec::with_capacity(iterations);
     let mut checks = Checks::default();
     let mut kp = kem.new_keypair();
@@ -186,7 +206,10 @@ pub fn kem_cycles<K: Kem>(kem: &mut K, op: Operation, iterations: usize, read: f
             }
             Operation::Decaps => {
                 fill(&mut randomness);
-                if let Err(e) = kem.keypair(&seed, &mut kp).and_then(|()| kem.encaps(&kp, &randomness, &mut ct, &mut ss)) {
+                if let Err(e) = kem
+                    .keypair(&seed, &mut kp)
+                    .and_then(|()| kem.encaps(&kp, &randomness, &mut ct, &mut ss))
+                {
                     checks.error(e);
                     continue;
                 }
@@ -247,7 +270,13 @@ pub fn bare_encaps<K: Kem>(kem: &mut K, iterations: usize, read: fn() -> u64) ->
 /// One measured X25519 cell: `keypair` (one key generation) or `derive` (one
 /// derivation), with the checks: both sides of every exchange derive the same secret,
 /// and a peer public key with one bit flipped derives a different one.
-pub fn x25519_cycles(ssl: &OpenSsl, op: Operation, iterations: usize, read: fn() -> u64, break_tamper: bool) -> Result<(Vec<u64>, Checks), String> {
+pub fn x25519_cycles(
+    ssl: &OpenSsl,
+    op: Operation,
+    iterations: usize,
+    read: fn() -> u64,
+    break_tamper: bool,
+) -> Result<(Vec<u64>, Checks), String> {
     let mut samples = Vec::with_capacity(iterations);
     let mut checks = Checks::default();
     let mut keygen = ssl.keygen_context()?;
@@ -260,8 +289,12 @@ pub fn x25519_cycles(ssl: &OpenSsl, op: Operation, iterations: usize, read: fn()
                 let key = keygen.generate();
                 let end = read();
                 samples.push(end.saturating_sub(start));
-                let Ok(alice) = key.map_err(|e| checks.error(e)) else { continue };
-                let Ok(bob) = keygen.generate().map_err(|e| checks.error(e)) else { continue };
+                let Ok(alice) = key.map_err(|e| checks.error(e)) else {
+                    continue;
+                };
+                let Ok(bob) = keygen.generate().map_err(|e| checks.error(e)) else {
+                    continue;
+                };
                 if let Err(e) = ssl.derive(&alice, &bob, &mut ours) {
                     checks.error(e);
                     continue;
@@ -287,7 +320,10 @@ pub fn x25519_cycles(ssl: &OpenSsl, op: Operation, iterations: usize, read: fn()
             _ => return Err(format!("X25519 has no {} operation (keypair, derive)", op.name())),
         };
         // the other side of the exchange, from alice's public key alone
-        match ssl.public_key(&alice, false).and_then(|alice_public| ssl.derive(&bob, &alice_public, &mut theirs)) {
+        match ssl
+            .public_key(&alice, false)
+            .and_then(|alice_public| ssl.derive(&bob, &alice_public, &mut theirs))
+        {
             Ok(()) => {
                 checks.pairs_checked += 1;
                 if ours != theirs {
@@ -296,7 +332,10 @@ pub fn x25519_cycles(ssl: &OpenSsl, op: Operation, iterations: usize, read: fn()
             }
             Err(e) => checks.error(e),
         }
-        match ssl.public_key(&alice, !break_tamper).and_then(|bad| ssl.derive(&bob, &bad, &mut theirs)) {
+        match ssl
+            .public_key(&alice, !break_tamper)
+            .and_then(|bad| ssl.derive(&bob, &bad, &mut theirs))
+        {
             Ok(()) => {
                 checks.tamper_checked += 1;
                 if ours == theirs {
@@ -335,7 +374,10 @@ mod tests {
     fn a_tampered_ciphertext_that_is_not_tampered_fails_the_cell() {
         let (_, checks) = kem_cycles(&mut Portable512, Operation::Encaps, 5, clock, true);
         assert_eq!(checks.tamper_accepted, 5);
-        assert_eq!(checks.failure().unwrap(), "5 of 5 tampered inputs gave the original secret");
+        assert_eq!(
+            checks.failure().unwrap(),
+            "5 of 5 tampered inputs gave the original secret"
+        );
     }
 
     #[test]

@@ -43,7 +43,15 @@ pub fn counters(selected: Result<&Selected, String>) -> Json {
         ("selected", sel),
         ("error", error),
         ("counters", Json::Array(list)),
-        ("preference", Json::Array(cycle_counter::PREFERENCE.iter().map(|c: &Counter| Json::str(c.name())).collect())),
+        (
+            "preference",
+            Json::Array(
+                cycle_counter::PREFERENCE
+                    .iter()
+                    .map(|c: &Counter| Json::str(c.name()))
+                    .collect(),
+            ),
+        ),
         ("arch", Json::str(std::env::consts::ARCH)),
         ("os", Json::str(std::env::consts::OS)),
     ])
@@ -70,12 +78,21 @@ pub fn statistics(samples: &[u64]) -> Vec<(&'static str, Json)> {
         ("median", Json::Int(median(&s) as i128)),
         (
             "percentiles",
-            Json::Object(percentiles(&s).into_iter().map(|(p, v)| (p.to_string(), Json::Int(v as i128))).collect()),
+            Json::Object(
+                percentiles(&s)
+                    .into_iter()
+                    .map(|(p, v)| (p.to_string(), Json::Int(v as i128)))
+                    .collect(),
+            ),
         ),
     ]
 }
 
 /// A library's name, version and where it was loaded from.
 pub fn library(name: &str, version: &str, path: Option<&str>) -> Json {
-    Json::object(vec![("name", Json::str(name)), ("version", Json::str(version)), ("path", Json::opt_str(path))])
+    Json::object(vec![
+        ("name", Json::str(name)),
+        ("version", Json::str(version)),
+        ("path", Json::opt_str(path)),
+    ])
 }

@@ -25,12 +25,20 @@ pub const DEFAULT_ITERATIONS: usize = 1000;
 
 /// One line naming the counter and its unit.
 pub fn counter_line(sel: &Selected) -> String {
-    let how = if sel.forced { "forced by CYCLE_COUNTER" } else { "best available" };
+    let how = if sel.forced {
+        "forced by CYCLE_COUNTER"
+    } else {
+        "best available"
+    };
     let rate = match (sel.counter, sel.tsc_hz) {
         (cycle_counter::Counter::Tsc, Some(hz)) => format!(", {:.3} GHz", hz / 1e9),
         _ => String::new(),
     };
-    format!("Cycle counter: {} ({how}): values are {}{rate}", sel.counter, sel.counter.describe())
+    format!(
+        "Cycle counter: {} ({how}): values are {}{rate}",
+        sel.counter,
+        sel.counter.describe()
+    )
 }
 
 /// Measure keypair, encaps and decaps of `imp` at `level`; the block, or the failure.
@@ -38,25 +46,34 @@ pub fn level_block(imp: Implementation, level: Level, iterations: usize) -> Resu
     let broken = check_broken_for(imp.name());
     let measured = crate::with_kem!(imp, level, None::<&crate::liboqs::Liboqs>, |make| {
         (|| {
-        let mut kem = make()?;
-        let mut out = Vec::new();
-        for op in [Operation::Keypair, Operation::Encaps, Operation::Decaps] {
-            let (samples, checks) = kem_cycles(&mut kem, op, iterations, cycle_counter::read, broken);
-            if let Some(failure) = checks.failure() {
-                return Err(format!("{} {level} {}: check failed: {failure}", imp.name(), op.name()));
+            let mut kem = make()?;
+            let mut out = Vec::new();
+            for op in [Operation::Keypair, Operation::Encaps, Operation::Decaps] {
+                let (samples, checks) = kem_cycles(&mut kem, op, iterations, cycle_counter::read, broken);
+                if let Some(failure) = checks.failure() {
+                    return Err(format!("{} {level} {}: check failed: {failure}", imp.name(), op.name()));
+                }
+                out.push((op, sorted(&samples)));
             }
-            out.push((op, sorted(&samples)));
-        }
-        Ok::<_, String>(out)
+            Ok::<_, String>(out)
         })()
     })??;
-    let ops: Vec<OpSample> = measured.iter().map(|(op, s)| OpSample { operation: op.name(), sorted: s }).collect();
+    let ops: Vec<OpSample> = measured
+        .iter()
+        .map(|(op, s)| OpSample {
+            operation: op.name(),
+            sorted: s,
+        })
+        .collect();
     Ok(block(&level.name(), &ops))
 }
 
 /// Parse the seed's arguments: (implementation, levels, iterations).
 pub fn parse(args: &[String]) -> Result<(Implementation, Vec<Level>, usize), String> {
-    let args: Vec<&String> = args.iter().filter(|a| !a.starts_with("--") && !a.contains("ml-kem-cycle")).collect();
+    let args: Vec<&String> = args
+        .iter()
+        .filter(|a| !a.starts_with("--") && !a.contains("ml-kem-cycle"))
+        .collect();
     let arch = args.first().map(|s| s.as_str()).unwrap_or(seed_default_arch());
     let imp = Implementation::from_seed_arch(arch)
         .ok_or_else(|| format!("Unsupported architecture: {arch}; allowed: portable, avx2, neon"))?;
@@ -65,7 +82,11 @@ pub fn parse(args: &[String]) -> Result<(Implementation, Vec<Level>, usize), Str
         None => LEVELS.to_vec(),
     };
     let iterations = match args.get(2) {
-        Some(s) => s.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid iteration count {s:?}; allowed: an integer >= 1"))?,
+        Some(s) => s
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("invalid iteration count {s:?}; allowed: an integer >= 1"))?,
         None => DEFAULT_ITERATIONS,
     };
     Ok((imp, levels, iterations))

@@ -37,7 +37,11 @@ pub fn block(title: &str, ops: &[OpSample]) -> String {
     }
     let width = ops
         .iter()
-        .flat_map(|op| PERCENTILES.iter().map(move |&p| percentile(op.sorted, p).to_string().len()))
+        .flat_map(|op| {
+            PERCENTILES
+                .iter()
+                .map(move |&p| percentile(op.sorted, p).to_string().len())
+        })
         .chain(std::iter::once(5))
         .max()
         .unwrap_or(5);
@@ -70,30 +74,52 @@ mod tests {
     /// Samples whose seed percentiles are exactly the README's rows (one value per
     /// percentile index of a 100-element sample).
     fn readme_sample(rows: [u64; 11], median: u64) -> Vec<u64> {
-        let mut s = vec![0u64; 100];
-        let idx = [1usize, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99];
-        let mut prev = rows[0];
-        for i in 0..100 {
-            let k = idx.iter().position(|&j| j > i).unwrap_or(11);
-            let v = if k == 0 { rows[0] } else { rows[k - 1] };
-            prev = prev.max(v);
-            s[i] = v;
-        }
+        let ranks = [1usize, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99];
+        let mut s: Vec<u64> = (0..100)
+            .map(|i| match ranks.iter().rposition(|&r| r <= i) {
+                Some(k) => rows[k],
+                None => rows[0],
+            })
+            .collect();
         s[50] = median;
         s
     }
 
     #[test]
     fn reproduces_the_readme_block_exactly() {
-        let kp = readme_sample([34129, 34462, 34632, 34754, 34848, 34938, 35039, 35154, 35286, 35497, 37627], 34938);
-        let en = readme_sample([37450, 37895, 38046, 38152, 38243, 38331, 38443, 38547, 38680, 38946, 43106], 38331);
-        let de = readme_sample([43110, 43420, 43591, 43698, 43811, 43913, 44016, 44142, 44283, 44510, 46454], 43913);
+        let kp = readme_sample(
+            [
+                34129, 34462, 34632, 34754, 34848, 34938, 35039, 35154, 35286, 35497, 37627,
+            ],
+            34938,
+        );
+        let en = readme_sample(
+            [
+                37450, 37895, 38046, 38152, 38243, 38331, 38443, 38547, 38680, 38946, 43106,
+            ],
+            38331,
+        );
+        let de = readme_sample(
+            [
+                43110, 43420, 43591, 43698, 43811, 43913, 44016, 44142, 44283, 44510, 46454,
+            ],
+            43913,
+        );
         let text = block(
             "ML-KEM-512",
             &[
-                OpSample { operation: "keypair", sorted: &kp },
-                OpSample { operation: "encaps", sorted: &en },
-                OpSample { operation: "decaps", sorted: &de },
+                OpSample {
+                    operation: "keypair",
+                    sorted: &kp,
+                },
+                OpSample {
+                    operation: "encaps",
+                    sorted: &en,
+                },
+                OpSample {
+                    operation: "decaps",
+                    sorted: &de,
+                },
             ],
         );
         let expected = "ML-KEM-512 Benchmark Results
@@ -112,7 +138,13 @@ decaps  percentiles: 43110 43420 43591 43698 43811 43913 44016 44142 44283 44510
     #[test]
     fn wide_values_widen_every_column() {
         let s: Vec<u64> = (0..100).map(|i| 100_000 + i).collect();
-        let text = block("ML-KEM-1024", &[OpSample { operation: "decaps", sorted: &s }]);
+        let text = block(
+            "ML-KEM-1024",
+            &[OpSample {
+                operation: "decaps",
+                sorted: &s,
+            }],
+        );
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[1].len(), "ML-KEM-1024 Benchmark Results".len());
         assert_eq!(lines[3].len(), lines[4].len());

@@ -39,7 +39,10 @@ fn pin(cpu: usize) -> Result<(), String> {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!("sched_setaffinity(cpu {cpu}): {}", std::io::Error::last_os_error()));
+            return Err(format!(
+                "sched_setaffinity(cpu {cpu}): {}",
+                std::io::Error::last_os_error()
+            ));
         }
     }
     Ok(())
@@ -50,7 +53,14 @@ fn pin(_cpu: usize) -> Result<(), String> {
     Err("this OS has no per-thread CPU pinning; threads run unpinned".into())
 }
 
-fn worker<K: Kem>(mut kem: K, op: Operation, warmup: Duration, window: Duration, break_tamper: bool, barrier: &Barrier) -> (u64, u64, f64, Checks) {
+fn worker<K: Kem>(
+    mut kem: K,
+    op: Operation,
+    warmup: Duration,
+    window: Duration,
+    break_tamper: bool,
+    barrier: &Barrier,
+) -> (u64, u64, f64, Checks) {
     let mut checks = Checks::default();
     let mut seed = [0u8; 64];
     getrandom::getrandom(&mut seed).expect("OS randomness");
@@ -112,19 +122,29 @@ fn worker<K: Kem>(mut kem: K, op: Operation, warmup: Duration, window: Duration,
     // what this thread produced, checked outside its window
     for slot in 0..POOL.min(total as usize) {
         if op == Operation::Encaps {
-            if kem.decaps(&kp, &cts[slot], &mut ss).is_ok() {
-                checks.pairs_checked += 1;
-                if ss != secrets[slot] {
-                    checks.secrets_mismatched += 1;
+            match kem.decaps(&kp, &cts[slot], &mut ss) {
+                Ok(()) => {
+                    checks.pairs_checked += 1;
+                    if ss != secrets[slot] {
+                        checks.secrets_mismatched += 1;
+                    }
                 }
+                Err(e) => checks.error_message(e),
             }
         }
-        let bad = if break_tamper { None } else { Some(kem.tampered(&cts[slot])) };
-        if kem.decaps(&kp, bad.as_ref().unwrap_or(&cts[slot]), &mut ss).is_ok() {
-            checks.tamper_checked += 1;
-            if ss == secrets[slot] {
-                checks.tamper_accepted += 1;
+        let bad = if break_tamper {
+            None
+        } else {
+            Some(kem.tampered(&cts[slot]))
+        };
+        match kem.decaps(&kp, bad.as_ref().unwrap_or(&cts[slot]), &mut ss) {
+            Ok(()) => {
+                checks.tamper_checked += 1;
+                if ss == secrets[slot] {
+                    checks.tamper_accepted += 1;
+                }
             }
+            Err(e) => checks.error_message(e),
         }
     }
     (in_window, total, elapsed_window, checks)
@@ -132,13 +152,24 @@ fn worker<K: Kem>(mut kem: K, op: Operation, warmup: Duration, window: Duration,
 
 /// Run `threads` workers, each with a KEM from `make`, pinned to `cpus[i % len]` when
 /// `cpus` is not empty.
-pub fn run<K, F>(make: F, op: Operation, threads: usize, warmup: Duration, window: Duration, cpus: &[usize], break_tamper: bool) -> Result<Vec<ThreadResult>, String>
+pub fn run<K, F>(
+    make: F,
+    op: Operation,
+    threads: usize,
+    warmup: Duration,
+    window: Duration,
+    cpus: &[usize],
+    break_tamper: bool,
+) -> Result<Vec<ThreadResult>, String>
 where
     K: Kem,
     F: Fn() -> Result<K, String> + Sync,
 {
     if !matches!(op, Operation::Encaps | Operation::Decaps) {
-        return Err(format!("the thread sweep measures encaps and decaps, not {}", op.name()));
+        return Err(format!(
+            "the thread sweep measures encaps and decaps, not {}",
+            op.name()
+        ));
     }
     let barrier = Barrier::new(threads);
     std::thread::scope(|scope| {
@@ -155,12 +186,24 @@ where
                             return Err(e);
                         }
                     };
-                    let (ops_in_window, ops_total, window_sec, checks) = worker(kem, op, warmup, window, break_tamper, barrier);
-                    Ok(ThreadResult { thread: i, cpu, pin_error, ops_in_window, ops_total, window_sec, checks })
+                    let (ops_in_window, ops_total, window_sec, checks) =
+                        worker(kem, op, warmup, window, break_tamper, barrier);
+                    Ok(ThreadResult {
+                        thread: i,
+                        cpu,
+                        pin_error,
+                        ops_in_window,
+                        ops_total,
+                        window_sec,
+                        checks,
+                    })
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a worker thread panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker thread panicked"))
+            .collect()
     })
 }
 
@@ -172,7 +215,16 @@ mod tests {
     #[test]
     fn every_thread_counts_its_window_and_checks_its_results() {
         for op in [Operation::Encaps, Operation::Decaps] {
-            let results = run(|| Ok(Portable512), op, 2, Duration::from_millis(20), Duration::from_millis(300), &[], false).unwrap();
+            let results = run(
+                || Ok(Portable512),
+                op,
+                2,
+                Duration::from_millis(20),
+                Duration::from_millis(300),
+                &[],
+                false,
+            )
+            .unwrap();
             assert_eq!(results.len(), 2);
             for r in &results {
                 // a thread the OS never ran in its window would count nothing: that is a
@@ -189,8 +241,20 @@ mod tests {
     fn more_threads_than_cores_each_keep_their_own_keys_and_results() {
         // a stress run: 4x more threads than a 2-core machine has, both operations
         for op in [Operation::Encaps, Operation::Decaps] {
-            let results = run(|| Ok(Portable512), op, 8, Duration::ZERO, Duration::from_millis(200), &[], false).unwrap();
-            assert_eq!(results.iter().map(|r| r.thread).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
+            let results = run(
+                || Ok(Portable512),
+                op,
+                8,
+                Duration::ZERO,
+                Duration::from_millis(200),
+                &[],
+                false,
+            )
+            .unwrap();
+            assert_eq!(
+                results.iter().map(|r| r.thread).collect::<Vec<_>>(),
+                (0..8).collect::<Vec<_>>()
+            );
             for r in &results {
                 assert!(r.ops_total >= r.ops_in_window);
                 assert_eq!(r.checks.failure(), None, "{op:?} thread {}", r.thread);
@@ -201,7 +265,20 @@ mod tests {
 
     #[test]
     fn a_broken_rejection_check_is_caught_in_the_sweep_too() {
-        let results = run(|| Ok(Portable512), Operation::Encaps, 1, Duration::ZERO, Duration::from_millis(30), &[], true).unwrap();
-        assert!(results[0].checks.failure().unwrap().contains("tampered inputs gave the original secret"));
+        let results = run(
+            || Ok(Portable512),
+            Operation::Encaps,
+            1,
+            Duration::ZERO,
+            Duration::from_millis(30),
+            &[],
+            true,
+        )
+        .unwrap();
+        assert!(results[0]
+            .checks
+            .failure()
+            .unwrap()
+            .contains("tampered inputs gave the original secret"));
     }
 }
