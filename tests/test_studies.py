@@ -150,5 +150,5 @@ def test_the_header_and_estimate_come_from_each_active_study(capsys):
 
 
 def test_liboqs_is_built_for_what_the_studies_ask():
-    assert pipeline.liboqs_ids(pbconfig.load("smoke")) == ["SIG_ml_dsa_44"]
+    assert pipeline.liboqs_ids(pbconfig.load("smoke")) == ["KEM_ml_kem_512", "SIG_ml_dsa_44"]
     assert pipeline.liboqs_ids(pbconfig.load("smoke", ["studies=[sched]"])) == []

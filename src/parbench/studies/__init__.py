@@ -22,6 +22,7 @@ REGISTRY = (
     "sigpar",
     "sched",
     "dispatch",
+    "kem",
     "gil",
 )
 

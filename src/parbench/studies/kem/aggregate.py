@@ -1,0 +1,269 @@
+"""Turn kem cell records into tidy tables and the seed's output blocks.
+
+Tables (Parquet; schema in docs/data.md):
+- counters:    one row per cycle counter of the HAL: available or why not, and which one
+               the cells used;
+- cycles:      one row per cycles cell (implementation, parameter set, operation);
+- percentiles: one row per cell and percentile of the seed's table;
+- samples:     one row per timed call;
+- throughput:  one row per thread-sweep cell;
+- threads:     one row per thread of a thread-sweep cell.
+
+Counter readings are `*_ticks` in the counter's unit (`counter_unit`: cycles, tsc_ticks
+or ns); `*_cycles` holds them only where the counter counts core cycles (null
+otherwise: TSC ticks are never reported as core cycles); `*_ns` holds them converted to
+nanoseconds where the conversion is known (the TIMER's own unit, TSC ticks by the
+measured TSC rate; null for core cycles, whose clock is not known).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pandas as pd
+
+from parbench.studies.kem import plan, seed_format
+
+PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
+              "timestamp_utc"]
+KEYS = ["implementation", "parameter_set", "level", "operation"]
+CHECKS = ["pairs_checked", "secrets_mismatched", "tamper_checked", "tamper_accepted"]
+IMPLEMENTATION_ORDER = list(plan.IMPLEMENTATIONS)
+OPERATION_ORDER = ["keypair", "encaps", "decaps", "derive"]
+SET_ORDER = ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519"]
+
+
+def read_records(paths) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def _key(record: dict) -> dict:
+    cell = record["cell"]
+    return {"study": "kem", "profile": record["profile"], "implementation": cell["implementation"],
+            "parameter_set": cell["parameter_set"], "level": plan.level_of(cell["parameter_set"]),
+            "operation": cell["operation"]}
+
+
+def _library(result: dict) -> dict:
+    lib = result.get("library") or {}
+    return {"library": lib.get("name"), "library_version": lib.get("version")}
+
+
+def _counter(result: dict) -> dict:
+    c = result.get("counter") or {}
+    return {"counter": c.get("name"), "counter_unit": c.get("unit"), "counter_forced": c.get("forced"),
+            "core_cycles": c.get("core_cycles"), "tsc_hz": c.get("tsc_hz"), "ns_per_tick": c.get("ns_per_tick"),
+            "counter_read_overhead_ticks": c.get("read_overhead")}
+
+
+def _converted(ticks, counter: dict) -> tuple:
+    """(cycles, ns) of a reading in counter ticks: each null where it does not apply."""
+    if ticks is None or pd.isna(ticks):
+        return None, None
+    cycles = ticks if counter.get("core_cycles") else None
+    ns = ticks * counter["ns_per_tick"] if counter.get("ns_per_tick") else None
+    return cycles, ns
+
+
+def _provenance(record: dict) -> dict:
+    return {c: record.get("provenance", {}).get(c) for c in PROVENANCE}
+
+
+def cycles_row(record: dict) -> dict:
+    result = record["result"]
+    counter = _counter(result)
+    samples = result.get("samples") or []
+    ok = record["status"] == "ok" and samples
+    med = result.get("median") if ok else None
+    cycles, ns = _converted(med, counter)
+    checks = result.get("checks") or {}
+    return {
+        **_key(record), **_library(result),
+        "nist_level": plan.NIST_LEVEL.get(record["cell"]["parameter_set"]),
+        "security_bits": plan.SECURITY_BITS.get(record["cell"]["parameter_set"]),
+        "status": record["status"], "failure": record["failure"],
+        "iterations": record["parameters"]["iterations"], "samples": len(samples),
+        **counter,
+        "median_ticks": med,
+        "mean_ticks": statistics.fmean(samples) if ok else None,
+        "min_ticks": min(samples) if ok else None,
+        "max_ticks": max(samples) if ok else None,
+        "median_cycles": cycles, "median_ns": ns,
+        **{c: checks.get(c) for c in CHECKS}, "call_errors": checks.get("errors"),
+        "elapsed_sec": record["elapsed_sec"], **_provenance(record),
+    }
+
+
+def percentile_rows(record: dict) -> list[dict]:
+    result = record["result"]
+    if record["status"] != "ok" or not result.get("percentiles"):
+        return []
+    counter = _counter(result)
+    rows = []
+    for p, value in sorted(((int(p), v) for p, v in result["percentiles"].items())):
+        cycles, ns = _converted(value, counter)
+        rows.append({**_key(record), "counter": counter["counter"], "counter_unit": counter["counter_unit"],
+                     "percentile": p, "value_ticks": value, "value_cycles": cycles, "value_ns": ns})
+    return rows
+
+
+def sample_rows(record: dict) -> list[dict]:
+    result = record["result"]
+    if record["status"] != "ok":
+        return []
+    counter = _counter(result)
+    key = _key(record)
+    rows = []
+    for i, ticks in enumerate(result.get("samples") or []):
+        cycles, ns = _converted(ticks, counter)
+        rows.append({**key, "counter": counter["counter"], "counter_unit": counter["counter_unit"],
+                     "iteration": i, "ticks": ticks, "cycles": cycles, "ns": ns})
+    return rows
+
+
+def _thread_rate(t: dict) -> float | None:
+    return t["ops_in_window"] / t["window_sec"] if t["window_sec"] > 0 else None
+
+
+def throughput_row(record: dict) -> dict:
+    result = record["result"]
+    threads = result.get("per_thread") or []
+    ok = record["status"] == "ok" and threads
+    rates = [r for t in threads if (r := _thread_rate(t)) is not None]
+    total = sum(rates) if ok and rates else None
+    checks = result.get("checks") or {}
+    return {
+        **_key(record), **_library(result), "threads": record["cell"]["threads"],
+        "status": record["status"], "failure": record["failure"],
+        "warmup_sec": result.get("warmup_sec"), "duration_sec": result.get("duration_sec"),
+        "clock": result.get("clock"),
+        "ops_in_window": sum(t["ops_in_window"] for t in threads) if ok else None,
+        "ops_per_sec": total,
+        "ops_per_sec_per_thread": total / record["cell"]["threads"] if total is not None else None,
+        "min_thread_ops_per_sec": min(rates) if ok and rates else None,
+        "max_thread_ops_per_sec": max(rates) if ok and rates else None,
+        "pinned": bool(threads) and all(t["cpu"] is not None and not t["pin_error"] for t in threads),
+        **{c: checks.get(c) for c in CHECKS}, "call_errors": checks.get("errors"),
+        "elapsed_sec": record["elapsed_sec"], **_provenance(record),
+    }
+
+
+def thread_rows(record: dict) -> list[dict]:
+    if record["status"] != "ok":
+        return []
+    key = {**_key(record), "threads": record["cell"]["threads"]}
+    return [{**key, "thread": t["thread"], "cpu": t["cpu"], "pin_error": t["pin_error"],
+             "ops_in_window": t["ops_in_window"], "ops_total": t["ops_total"], "window_sec": t["window_sec"],
+             "ops_per_sec": _thread_rate(t)} for t in record["result"]["per_thread"]]
+
+
+def _order(frame: pd.DataFrame, extra: list[str]) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    ranks = {"implementation": IMPLEMENTATION_ORDER, "operation": OPERATION_ORDER, "parameter_set": SET_ORDER}
+
+    def key(col: pd.Series) -> pd.Series:
+        if col.name in ranks:
+            return col.map({v: i for i, v in enumerate(ranks[col.name])})
+        return col
+
+    return frame.sort_values(["implementation", "parameter_set", "operation", *extra], key=key,
+                             kind="stable").reset_index(drop=True)
+
+
+def scaling(throughput: pd.DataFrame) -> pd.DataFrame:
+    """Speedup and scaling efficiency against the same implementation, set and operation
+    on one thread: efficiency = ops(N) / (N x ops(1))."""
+    if throughput.empty:
+        return throughput.assign(speedup_vs_one_thread=pd.Series(dtype="float64"),
+                                 scaling_efficiency=pd.Series(dtype="float64"))
+    ok = throughput[throughput["status"] == "ok"]
+    one = ok[ok["threads"] == 1].set_index(["implementation", "parameter_set", "operation"])["ops_per_sec"]
+    speedup = []
+    for r in throughput.itertuples():
+        base = one.get((r.implementation, r.parameter_set, r.operation))
+        speedup.append(r.ops_per_sec / base if r.status == "ok" and base and r.ops_per_sec is not None
+                       and not pd.isna(r.ops_per_sec) else None)
+    out = throughput.assign(speedup_vs_one_thread=speedup)
+    out["scaling_efficiency"] = [s / t if s is not None and not pd.isna(s) else None
+                                 for s, t in zip(out["speedup_vs_one_thread"], out["threads"])]
+    return out
+
+
+THROUGHPUT_COLUMNS = ["study", "profile", *KEYS, "library", "library_version", "threads", "status", "failure",
+                      "warmup_sec", "duration_sec", "clock", "ops_in_window", "ops_per_sec",
+                      "ops_per_sec_per_thread", "min_thread_ops_per_sec", "max_thread_ops_per_sec", "pinned",
+                      *CHECKS, "call_errors", "elapsed_sec", *PROVENANCE]
+
+
+def counters_table(probe: dict) -> pd.DataFrame:
+    """The counter probe: one row per counter of the HAL."""
+    selected = (probe.get("selected") or {}).get("name")
+    rank = {name: i + 1 for i, name in enumerate(probe.get("preference", []))}
+    return pd.DataFrame([{"study": "kem", "profile": probe["profile"], "counter": c["name"], "unit": c["unit"],
+                          "describe": c["describe"], "available": c["available"], "reason": c["reason"],
+                          "preference": rank.get(c["name"]), "selected": c["name"] == selected,
+                          "requested": probe.get("requested") or probe.get("parameters", {}).get("requested"),
+                          "tsc_hz": (probe.get("selected") or {}).get("tsc_hz"),
+                          "tsc_invariant": (probe.get("selected") or {}).get("tsc_invariant"),
+                          "arch": probe.get("arch"), "os": probe.get("os"),
+                          **_provenance(probe)} for c in probe["counters"]])
+
+
+def study_tables(cycles_records: list[dict], throughput_records: list[dict], counters: dict) -> dict[str, pd.DataFrame]:
+    cycles = _order(pd.DataFrame([cycles_row(r) for r in cycles_records]), [])
+    percentiles = _order(pd.DataFrame([row for r in cycles_records for row in percentile_rows(r)],
+                                      columns=[*["study", "profile"], *KEYS, "counter", "counter_unit", "percentile",
+                                               "value_ticks", "value_cycles", "value_ns"]), ["percentile"])
+    samples = _order(pd.DataFrame([row for r in cycles_records for row in sample_rows(r)],
+                                  columns=[*["study", "profile"], *KEYS, "counter", "counter_unit", "iteration",
+                                           "ticks", "cycles", "ns"]), ["iteration"])
+    throughput = _order(scaling(pd.DataFrame([throughput_row(r) for r in throughput_records],
+                                             columns=THROUGHPUT_COLUMNS)), ["threads"])
+    threads = _order(pd.DataFrame([row for r in throughput_records for row in thread_rows(r)],
+                                  columns=[*["study", "profile"], *KEYS, "threads", "thread", "cpu", "pin_error",
+                                           "ops_in_window", "ops_total", "window_sec", "ops_per_sec"]),
+                     ["threads", "thread"])
+    # numeric columns stay numeric when a whole column is null (all cells unavailable)
+    for frame in (cycles, percentiles, samples):
+        for col in [c for c in frame.columns if c.endswith(("_ticks", "_cycles", "_ns")) or c in ("ticks", "cycles", "ns")]:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+    return {"counters": counters_table(counters), "cycles": cycles, "percentiles": percentiles, "samples": samples, "throughput": throughput,
+            "threads": threads}
+
+
+def seed_name(implementation: str) -> str:
+    """The seed's name of an implementation (its architecture argument for libcrux)."""
+    return implementation.removeprefix("libcrux-") if implementation.startswith("libcrux-") else \
+        {"x25519": "OpenSSL X25519"}.get(implementation, implementation)
+
+
+def seed_results(cycles_records: list[dict]) -> str:
+    """The seed's output, implementation by implementation: its two lines, the counter
+    line, then one `<set> Benchmark Results` block per parameter set whose operations
+    all passed their checks; a set that did not is named with the reason instead."""
+    by_imp: dict[str, list[dict]] = {}
+    for r in cycles_records:
+        by_imp.setdefault(r["cell"]["implementation"], []).append(r)
+    parts = []
+    for imp in sorted(by_imp, key=IMPLEMENTATION_ORDER.index):
+        records = by_imp[imp]
+        counter = next((r["result"]["counter"] for r in records if r["result"].get("counter")), None)
+        line = seed_format.counter_line(counter) if counter else "Cycle counter: none"
+        text = seed_format.preamble(seed_name(imp), records[0]["parameters"]["iterations"], line) + "\n"
+        sets: dict[str, list[dict]] = {}
+        for r in records:
+            sets.setdefault(r["cell"]["parameter_set"], []).append(r)
+        for name in sorted(sets, key=SET_ORDER.index):
+            recs = sorted(sets[name], key=lambda r: OPERATION_ORDER.index(r["cell"]["operation"]))
+            bad = [r for r in recs if r["status"] != "ok"]
+            if bad:
+                text += "".join(f"{name} {r['cell']['operation']}: {r['status']}: {r['failure']}\n" for r in bad) + "\n"
+                continue
+            ops = [(r["cell"]["operation"], r["result"]["median"],
+                    {int(p): v for p, v in r["result"]["percentiles"].items()}) for r in recs]
+            text += seed_format.block_from_statistics(name, ops) + "\n"
+        parts.append(text)
+    return "\n".join(parts)

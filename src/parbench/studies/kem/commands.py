@@ -1,0 +1,38 @@
+"""`parbench kem-aggregate`: the study's tables and the seed's output blocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "threads")
+
+
+def study(args) -> int:
+    from parbench.records import write_atomic
+    from parbench.studies.kem import aggregate
+
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cycles = aggregate.read_records(args.cycles)
+    throughput = aggregate.read_records(args.throughput or [])
+    tables = aggregate.study_tables(cycles, throughput, aggregate.read_records([args.counters])[0])
+    for name in TABLES:
+        tables[name].to_parquet(out / f"kem_{name}.parquet", index=False)
+    text = aggregate.seed_results(cycles)
+    write_atomic(out / "kem_seed_results.txt", text)
+    print(text, flush=True)
+    summary = tables["cycles"]
+    counts = summary["status"].value_counts().to_dict()
+    sweep = tables["throughput"]
+    print(f"kem: {len(summary)} cycles cells ({counts.get('ok', 0)} ok, {counts.get('unavailable', 0)} unavailable, "
+          f"{counts.get('failed', 0)} failed), {len(sweep)} thread-sweep cells -> {out}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("kem-aggregate", help="write the kem study's tables and the seed's output blocks")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--counters", required=True, help="the counter probe's record (counters.json)")
+    p.add_argument("--cycles", nargs="+", required=True, help="the cycles cells' records")
+    p.add_argument("--throughput", nargs="*", help="the thread-sweep cells' records")
+    p.set_defaults(func=study)

@@ -1,0 +1,124 @@
+"""The kem figures, from the study's tables (`kem_cycles`, `kem_percentiles`,
+`kem_throughput`) and the machine record. Only cells with status "ok" are drawn; every
+axis of counter readings names the counter and its unit."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from parbench.figures import note, ok_rows
+from parbench.studies.kem.aggregate import IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER
+
+COLORS = dict(zip(IMPLEMENTATION_ORDER, ["#e45756", "#4c78a8", "#72b7b2", "#f58518", "#444444"]))
+UNITS = {"cycles": "core cycles", "tsc_ticks": "TSC ticks", "ns": "nanoseconds"}
+UNIT_NOTES = {"cycles": "core clock cycles", "tsc_ticks": "reference cycles of the constant-rate TSC, not core cycles",
+              "ns": "CLOCK_MONOTONIC"}
+
+
+def implementation_color(frame: pd.DataFrame) -> alt.Color:
+    """One fixed colour per implementation, the legend listing those drawn."""
+    present = [i for i in IMPLEMENTATION_ORDER if i in set(frame["implementation"])]
+    return alt.Color("implementation:N", sort=present, title="implementation",
+                     scale=alt.Scale(domain=present, range=[COLORS[i] for i in present]))
+
+
+def unit_title(frame: pd.DataFrame) -> str:
+    """The unit of the counter readings of `frame`, for an axis."""
+    units = frame["counter_unit"].dropna().unique().tolist()
+    return " / ".join(UNITS.get(u, u) for u in units) or "counter ticks"
+
+
+def counter_note(frame: pd.DataFrame) -> str:
+    """Which counter produced the readings of `frame` and what its unit is."""
+    counters = frame[["counter", "counter_unit"]].dropna().drop_duplicates()
+    return "; ".join(f"counter {r.counter}: {UNITS.get(r.counter_unit, r.counter_unit)} "
+                     f"({UNIT_NOTES.get(r.counter_unit, '')})" for r in counters.itertuples())
+
+
+def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
+    data = ok_rows(cycles).dropna(subset=["median_ticks"])
+    if data.empty:
+        return note("Cycles per operation", "no cycles cell passed its checks in this run")
+    spread = percentiles[percentiles["percentile"].isin([10, 90])].pivot_table(
+        index=["implementation", "parameter_set", "operation"], columns="percentile", values="value_ticks")
+    spread.columns = [f"p{int(c)}" for c in spread.columns]
+    data = data.merge(spread.reset_index(), on=["implementation", "parameter_set", "operation"], how="left")
+    sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
+    ops = [o for o in OPERATION_ORDER if o in set(data["operation"])]
+    base = alt.Chart(data).encode(
+        x=alt.X("parameter_set:N", sort=sets, title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("implementation:N", sort=IMPLEMENTATION_ORDER),
+        color=implementation_color(data),
+    )
+    bars = base.mark_bar().encode(
+        y=alt.Y("median_ticks:Q", title=f"median per call, {unit_title(data)}"),
+        tooltip=["implementation", "parameter_set", "operation", alt.Tooltip("median_ticks:Q", format=",.0f"),
+                 alt.Tooltip("p10:Q", format=",.0f"), alt.Tooltip("p90:Q", format=",.0f"),
+                 alt.Tooltip("median_ns:Q", title="median ns", format=",.0f"), "counter", "counter_unit"])
+    whiskers = base.mark_rule(color="#222222").encode(y="p10:Q", y2="p90:Q")
+    return (alt.layer(bars, whiskers).properties(width=alt.Step(14), height=220)
+            .facet(column=alt.Column("operation:N", sort=ops, title=None))
+            .resolve_scale(x="independent")
+            .properties(title=alt.TitleParams(
+                "Cycles per operation by parameter set and implementation (median; whiskers: 10th to 90th "
+                "percentile)", subtitle=counter_note(data))))
+
+
+def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
+    data = percentiles.dropna(subset=["value_ticks"]).copy()
+    if data.empty:
+        return note("Percentile distribution", "no cycles cell passed its checks in this run")
+    data["panel"] = data["parameter_set"] + " " + data["operation"]
+    panels = [f"{s} {o}" for s in SET_ORDER for o in OPERATION_ORDER if f"{s} {o}" in set(data["panel"])]
+    chart = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+        x=alt.X("percentile:Q", title="percentile", scale=alt.Scale(domain=[0, 100]),
+                axis=alt.Axis(values=[1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99])),
+        y=alt.Y("value_ticks:Q", title=f"{unit_title(data)} (log)", scale=alt.Scale(type="log"),
+                axis=alt.Axis(format="~s", tickCount=5)),
+        color=implementation_color(data),
+        tooltip=["implementation", "parameter_set", "operation", "percentile",
+                 alt.Tooltip("value_ticks:Q", format=",.0f"), alt.Tooltip("value_ns:Q", title="ns", format=",.0f")],
+    ).properties(width=200, height=150)
+    return (chart.facet(facet=alt.Facet("panel:N", sort=panels, title=None), columns=3)
+            .resolve_scale(y="independent")
+            .properties(title=alt.TitleParams("Distribution of the per-call counts: the seed's percentiles 1, 10, "
+                                              "..., 90, 99", subtitle=counter_note(data))))
+
+
+def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
+    data = ok_rows(throughput).dropna(subset=["ops_per_sec"])
+    if data.empty:
+        return note("Throughput against threads", "no thread-sweep cell passed its checks in this run")
+    threads = sorted(data["threads"].unique().tolist())
+    one = data[data["threads"] == 1].set_index(["implementation", "parameter_set", "operation"])["ops_per_sec"]
+    data = data.assign(linear=[one.get((r.implementation, r.parameter_set, r.operation), float("nan")) * r.threads
+                               for r in data.itertuples()])
+    x = alt.X("threads:Q", title="threads", scale=alt.Scale(domain=[min(threads), max(threads)]),
+              axis=alt.Axis(values=threads, format="d"))
+    base = alt.Chart(data).encode(x=x)
+    lines = base.mark_line(point=True).encode(
+        color=implementation_color(data),
+        y=alt.Y("ops_per_sec:Q", title="operations per second (all threads)"),
+        tooltip=["implementation", "parameter_set", "operation", "threads",
+                 alt.Tooltip("ops_per_sec:Q", format=",.0f"),
+                 alt.Tooltip("scaling_efficiency:Q", title="efficiency", format=".2f"), "pinned"])
+    # the same colour scale as the lines (one legend); faded by an encoded opacity,
+    # which the legend's symbols do not take over
+    ideal = base.mark_line(strokeDash=[4, 4]).encode(
+        y="linear:Q", color=implementation_color(data), strokeOpacity=alt.value(0.55))
+    sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
+    return (alt.layer(ideal, lines).properties(width=260, height=200)
+            .facet(column=alt.Column("operation:N", sort=["encaps", "decaps"], title=None),
+                   row=alt.Row("parameter_set:N", sort=sets, title=None))
+            .resolve_scale(y="independent")
+            .properties(title="Encapsulations and decapsulations per second against threads "
+                              "(dashed: linear scaling from one thread)"))
+
+
+# name -> (function, the tables it draws from)
+FIGURES = {
+    "kem_cycles": (cycles, ["kem_cycles", "kem_percentiles"]),
+    "kem_distribution": (distribution, ["kem_percentiles"]),
+    "kem_throughput": (throughput, ["kem_throughput"]),
+}

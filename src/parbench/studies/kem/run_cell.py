@@ -1,0 +1,227 @@
+"""The kem study's measuring commands, each running the `parbench-kem` binary
+(native/kem) and recording what it measured:
+
+    parbench kem-counters --profile local [--binary B] [HYDRA_OVERRIDE ...]
+    parbench kem-cell --profile local --implementation libcrux-avx2 --parameter-set ML-KEM-512 \\
+        --operation encaps [--liboqs DIR] [HYDRA_OVERRIDE ...]
+    parbench kem-throughput --profile local --implementation liboqs --parameter-set ML-KEM-768 \\
+        --operation decaps --threads 2 --liboqs DIR [HYDRA_OVERRIDE ...]
+
+Outputs (data/raw/<profile>/kem/):
+- `counters.json`: every cycle counter of the HAL with its availability (and the reason
+  when it is not), the one the cells use, its unit, the TSC rate, provenance;
+- `cycles/<implementation>/<parameter set>_<operation>.json`: one cycles cell: every
+  sample (counter ticks), the seed's median and percentiles, the checks, the counter and
+  its unit, the library and its version, provenance;
+- `throughput/<implementation>/<parameter set>_<operation>_t<NN>.json`: one thread-sweep
+  cell: operations per thread in the window, the checks, provenance.
+
+Status: "ok"; "failed" when a check failed (secrets that did not match, a tampered
+ciphertext that decapsulated to the original secret, a call that returned an error),
+with what failed; "unavailable" when the implementation cannot run here (AVX2 on arm64,
+a liboqs without the level), with the reason. A counter that cannot be selected stops
+the command with the binary's message (which names the available counters).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from parbench.cli import check_choice
+from parbench.progress import progress_suffix, run_id
+from parbench.records import keep_history, write_atomic
+from parbench.studies.kem import plan
+from parbench.studies.kem.plan import CyclesCell, ThroughputCell
+
+RECORD_VERSION = 1
+# The binary's exit statuses.
+EXIT_USAGE, EXIT_COUNTER = 2, 4
+
+
+class BinaryError(RuntimeError):
+    """The binary refused its arguments or could not select a counter."""
+
+
+def run_binary(cmd: list[str], env: dict) -> dict:
+    """Run `parbench-kem` with `--json PATH` last in `cmd` replaced by a temporary file;
+    return the record it wrote."""
+    with tempfile.TemporaryDirectory(prefix="parbench-kem-") as tmp:
+        out = Path(tmp) / "record.json"
+        cmd = [*cmd[:-1], str(out)] if cmd[-2:-1] == ["--json"] else [*cmd, "--json", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode in (EXIT_USAGE, EXIT_COUNTER):
+            raise BinaryError(proc.stderr.strip() or f"exit {proc.returncode}")
+        if proc.returncode != 0 or not out.exists():
+            raise BinaryError(f"`{' '.join(cmd)}` exited with {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+        return json.loads(out.read_text())
+
+
+def _load_config(command: str, args):
+    from parbench import config as pbconfig
+
+    try:
+        return pbconfig.load(args.profile, args.overrides)
+    except pbconfig.ConfigError as exc:
+        raise SystemExit(f"parbench {command}: {exc}") from None
+
+
+def _check_binary(command: str, binary: str) -> None:
+    if not Path(binary).exists():
+        raise SystemExit(f"parbench {command}: the binary {binary} is not built; build it with "
+                         f"`snakemake -c1 kem_build` (or cargo build --release --no-default-features "
+                         f"in {plan.CRATE})")
+
+
+# --- counters --------------------------------------------------------------------------------
+
+def counters(args) -> int:
+    from parbench import provenance
+
+    cfg = _load_config("kem-counters", args)
+    _check_binary("kem-counters", args.binary)
+    env = plan.binary_environment(cfg)
+    proc = subprocess.run([args.binary, "counters"], capture_output=True, text=True, env=env)
+    if proc.returncode not in (0, EXIT_COUNTER):
+        raise SystemExit(f"parbench kem-counters: {args.binary} counters exited with {proc.returncode}: "
+                         f"{proc.stderr.strip()}")
+    doc = json.loads(proc.stdout)
+    if proc.returncode == EXIT_COUNTER:
+        # a forced counter this machine lacks: stop before any cell is measured
+        raise SystemExit(f"parbench kem-counters: {doc['error']}\n  (set kem.cycle_counter to auto or to an "
+                         f"available counter, or unset {plan.CYCLE_COUNTER_ENV})")
+    record = {"record_version": RECORD_VERSION, "study": "kem", "profile": cfg["profile"], "run_id": run_id(),
+              "parameters": plan.counter_parameters(cfg), **doc,
+              "provenance": provenance.collect(cfg, Path.cwd())}
+    out = Path(args.out or plan.COUNTERS.format(profile=cfg["profile"]))
+    write_atomic(out, json.dumps(record, indent=1) + "\n")
+    sel = doc["selected"]
+    print(f"  kem cycle counter: {sel['name']} ({sel['describe']}; unit {sel['unit']})")
+    for c in doc["counters"]:
+        if not c["available"]:
+            print(f"  kem counter {c['name']} not available: {c['reason']}")
+    if not sel["core_cycles"]:
+        print(f"warning: kem: no core-cycle counter on this machine; cycle counts are {sel['unit']} "
+              f"({sel['name']}), not core cycles", file=sys.stderr)
+    return 0
+
+
+# --- cells -----------------------------------------------------------------------------------
+
+def measure(cfg: dict, cell, binary: str, liboqs: str | None) -> dict:
+    from parbench import provenance
+
+    started = time.time()
+    cmd = plan.binary_command(cfg, cell, binary, "-", liboqs)
+    doc = run_binary(cmd, plan.binary_environment(cfg))
+    finished = time.time()
+    kind = "cycles" if isinstance(cell, CyclesCell) else "throughput"
+    return {
+        "record_version": RECORD_VERSION,
+        "study": "kem",
+        "profile": cfg["profile"],
+        "run_id": run_id(),
+        "kind": kind,
+        "cell": {"implementation": cell.implementation, "parameter_set": cell.parameter_set,
+                 "operation": cell.operation, **({"threads": cell.threads} if kind == "throughput" else {})},
+        "parameters": plan.cell_parameters(cfg, cell),
+        "status": doc["status"],
+        "failure": doc["failure"],
+        "command": cmd,
+        "result": doc,
+        "started_unix": started,
+        "finished_unix": finished,
+        "elapsed_sec": finished - started,
+        "provenance": provenance.collect(cfg, Path.cwd()),
+    }
+
+
+def progress_line(record: dict) -> str:
+    """One console line per cell, in the seed's words (`encaps cycles = 38331`)."""
+    cell, result = record["cell"], record["result"]
+    head = f"  {cell['implementation']:<17} {cell['parameter_set']:<11}"
+    if record["status"] == "unavailable":
+        return f"{head} {cell['operation']}: not measured: {record['failure']}"
+    if record["status"] == "failed":
+        return f"{head} {cell['operation']}: FAILED: {record['failure']}"
+    if record["kind"] == "cycles":
+        unit = result["counter"]["unit"]
+        note = "" if unit == "cycles" else f" ({unit}, {result['counter']['name']})"
+        return f"{head} {cell['operation']} cycles = {result['median']}{note}"
+    threads = result["per_thread"]
+    rate = sum(t["ops_in_window"] / t["window_sec"] for t in threads if t["window_sec"] > 0)
+    return f"{head} {cell['operation']} [{cell['threads']:02d}] {rate:,.0f} ops/s"
+
+
+def _run(command: str, args, cell) -> int:
+    cfg = _load_config(command, args)
+    _check_binary(command, args.binary)
+    if cell.implementation == "liboqs" and not args.liboqs:
+        raise SystemExit(f"parbench {command}: the liboqs implementation needs --liboqs DIR "
+                         f"(the pipeline's liboqs build: `snakemake -c1 liboqs`)")
+    record_path = Path(args.out or cell.record(cfg["profile"]))
+    try:
+        record = measure(cfg, cell, args.binary, args.liboqs)
+    except BinaryError as exc:
+        raise SystemExit(f"parbench {command}: {cell.label}: {exc}") from None
+    except KeyboardInterrupt:
+        print(f"parbench {command}: {cell.label} interrupted; no output written", file=sys.stderr)
+        return 130
+    write_atomic(record_path, json.dumps(record, indent=1) + "\n")
+    keep_history(cell.history(cfg["profile"]), [record_path])
+    if record["status"] == "failed":
+        print(f"\nERROR kem {cell.label} failed its checks: {record['failure']}\n"
+              f"  recorded as failed in {record_path}", file=sys.stderr)
+    print(progress_line(record) + progress_suffix(), flush=True)
+    return 0
+
+
+def cell_main(args) -> int:
+    check_choice("kem-cell", "implementation", args.implementation, plan.IMPLEMENTATIONS)
+    allowed_sets = ["X25519"] if args.implementation == "x25519" else [f"ML-KEM-{lv}" for lv in plan.LEVELS]
+    check_choice("kem-cell", "parameter-set", args.parameter_set, allowed_sets)
+    ops = plan.X25519_OPERATIONS if args.implementation == "x25519" else plan.ML_KEM_OPERATIONS
+    check_choice("kem-cell", "operation", args.operation, ops)
+    return _run("kem-cell", args, CyclesCell(args.implementation, args.parameter_set, args.operation))
+
+
+def throughput_main(args) -> int:
+    check_choice("kem-throughput", "implementation", args.implementation, plan.ML_KEM_IMPLEMENTATIONS)
+    check_choice("kem-throughput", "parameter-set", args.parameter_set, [f"ML-KEM-{lv}" for lv in plan.LEVELS])
+    check_choice("kem-throughput", "operation", args.operation, plan.THROUGHPUT_OPERATIONS)
+    if args.threads < 1:
+        raise SystemExit(f"parbench kem-throughput: --threads must be >= 1 (got {args.threads})")
+    return _run("kem-throughput", args, ThroughputCell(args.implementation, args.parameter_set, args.operation,
+                                                       args.threads))
+
+
+def _common(parser) -> None:
+    parser.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
+    parser.add_argument("--binary", default=plan.BINARY, help="the parbench-kem binary")
+    parser.add_argument("--out", help="output path (default: the pipeline's path)")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. kem.iterations=5000")
+
+
+def _cell_arguments(parser) -> None:
+    _common(parser)
+    parser.add_argument("--implementation", required=True, help=", ".join(plan.IMPLEMENTATIONS))
+    parser.add_argument("--parameter-set", required=True, help="ML-KEM-512, ML-KEM-768, ML-KEM-1024 or X25519")
+    parser.add_argument("--operation", required=True, help="keypair, encaps, decaps (X25519: keypair, derive)")
+    parser.add_argument("--liboqs", help="the pipeline's liboqs folder (for the liboqs implementation)")
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("kem-counters", help="record the kem study's cycle counters and the one its cells use")
+    _common(p)
+    p.set_defaults(func=counters)
+    p = sub.add_parser("kem-cell", help="measure one kem cycles cell with the parbench-kem binary")
+    _cell_arguments(p)
+    p.set_defaults(func=cell_main)
+    p = sub.add_parser("kem-throughput", help="measure one kem thread-sweep cell with the parbench-kem binary")
+    _cell_arguments(p)
+    p.add_argument("--threads", type=int, required=True)
+    p.set_defaults(func=throughput_main)

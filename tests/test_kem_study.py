@@ -1,0 +1,371 @@
+"""The kem study's Python side: cell expansion, parameters and commands, config
+refusals, the seed's format (writer and parser), aggregation, the paper's text and the
+figures, all on canned inputs (no binary needed)."""
+
+import copy
+
+import pandas as pd
+import pytest
+
+from parbench import config as pbconfig
+from parbench.studies.kem import aggregate, figures, paper, plan, seed_format
+
+# The seed's README block, verbatim.
+README_BLOCK = """ML-KEM-512 Benchmark Results
+============================
+keypair cycles = 34938
+encaps cycles = 38331
+decaps cycles = 43913
+          percentile     1    10    20    30    40    50    60    70    80    90    99
+keypair percentiles: 34129 34462 34632 34754 34848 34938 35039 35154 35286 35497 37627
+encaps  percentiles: 37450 37895 38046 38152 38243 38331 38443 38547 38680 38946 43106
+decaps  percentiles: 43110 43420 43591 43698 43811 43913 44016 44142 44283 44510 46454
+"""
+
+
+# --- plan ------------------------------------------------------------------------------------
+
+def test_cells_cover_implementations_levels_and_operations_in_order():
+    cfg = pbconfig.load("m4")
+    cycles = plan.cycles_cells(cfg)
+    assert len(cycles) == 4 * 3 * 3 + 2  # ML-KEM implementations x levels x operations, X25519 keypair/derive
+    assert cycles[0] == plan.CyclesCell("libcrux-portable", "ML-KEM-512", "keypair")
+    assert [c for c in cycles if c.implementation == "x25519"] == [
+        plan.CyclesCell("x25519", "X25519", "keypair"), plan.CyclesCell("x25519", "X25519", "derive")]
+    sweep = plan.throughput_cells(cfg)
+    assert len(sweep) == 4 * 3 * 2 * 10 and {c.operation for c in sweep} == {"encaps", "decaps"}
+    assert plan.cells(cfg) == [*cycles, *sweep]
+
+
+def test_smoke_and_local_profiles():
+    smoke = pbconfig.load("smoke")
+    assert len(plan.cycles_cells(smoke)) == 4 * 3 + 2 and len(plan.throughput_cells(smoke)) == 4
+    local = pbconfig.load("local")
+    assert local["kem"]["iterations"] == 1000  # the seed's default
+    assert {c.parameter_set for c in plan.throughput_cells(local)} == {"ML-KEM-768"}
+
+
+def test_paths():
+    cell = plan.CyclesCell("libcrux-avx2", "ML-KEM-768", "decaps")
+    assert cell.record("local") == "data/raw/local/kem/cycles/libcrux-avx2/ML-KEM-768_decaps.json"
+    sweep = plan.ThroughputCell("liboqs", "ML-KEM-512", "encaps", 2)
+    assert sweep.record("local") == "data/raw/local/kem/throughput/liboqs/ML-KEM-512_encaps_t02.json"
+    assert cell.level == 768 and plan.CyclesCell("x25519", "X25519", "derive").level is None
+
+
+def test_cell_parameters_change_with_what_the_cell_measures(monkeypatch):
+    monkeypatch.delenv("CYCLE_COUNTER", raising=False)
+    cfg = pbconfig.load("smoke")
+    cell = plan.CyclesCell("libcrux-portable", "ML-KEM-512", "encaps")
+    base = plan.cell_parameters(cfg, cell)
+    assert base["iterations"] == 200 and base["requested"] is None
+    assert plan.cell_parameters(pbconfig.load("smoke", ["kem.iterations=300"]), cell) != base
+    assert plan.cell_parameters(pbconfig.load("smoke", ["kem.cycle_counter=TIMER"]), cell)["requested"] == "TIMER"
+    monkeypatch.setenv("CYCLE_COUNTER", "TSC")  # the seed's variable, honoured with `auto`
+    assert plan.cell_parameters(cfg, cell)["requested"] == "TSC"
+    # a thread-sweep parameter does not touch a cycles cell
+    assert plan.cell_parameters(pbconfig.load("smoke", ["kem.throughput.duration_sec=9"]), cell) == \
+        plan.cell_parameters(cfg, cell)
+
+
+def test_binary_command_and_environment(monkeypatch):
+    monkeypatch.setenv("CYCLE_COUNTER", "TIMER")
+    cfg = pbconfig.load("smoke")
+    cmd = plan.binary_command(cfg, plan.CyclesCell("liboqs", "ML-KEM-512", "decaps"), "bin", "out.json", "oqs")
+    assert cmd[:2] == ["bin", "cycles"] and cmd[cmd.index("--iterations") + 1] == "200"
+    assert cmd[cmd.index("--level") + 1] == "512" and cmd[cmd.index("--liboqs") + 1] == "oqs"
+    assert cmd[-2:] == ["--json", "out.json"]
+    x = plan.binary_command(cfg, plan.CyclesCell("x25519", "X25519", "derive"), "bin", "o", None)
+    assert "--level" not in x and "--liboqs" not in x
+    t = plan.binary_command(cfg, plan.ThroughputCell("libcrux-avx2", "ML-KEM-512", "encaps", 2), "bin", "o", None)
+    assert t[1] == "throughput" and t[t.index("--threads") + 1] == "2" and t[t.index("--duration-sec") + 1] == "0.3"
+    assert plan.binary_environment(cfg)["CYCLE_COUNTER"] == "TIMER"
+    forced = pbconfig.load("smoke", ["kem.cycle_counter=TSC"])
+    assert plan.binary_environment(forced)["CYCLE_COUNTER"] == "TSC"  # the config wins over the environment
+    monkeypatch.delenv("CYCLE_COUNTER")
+    assert "CYCLE_COUNTER" not in plan.binary_environment(cfg)
+
+
+def test_liboqs_ids_follow_the_configured_levels():
+    assert plan.liboqs_ids(pbconfig.load("smoke")) == ["KEM_ml_kem_512"]
+    assert plan.liboqs_ids(pbconfig.load("local")) == ["KEM_ml_kem_1024", "KEM_ml_kem_512", "KEM_ml_kem_768"]
+    no_oqs = pbconfig.load("smoke", ["kem.implementations=[libcrux-portable]"])
+    assert plan.liboqs_ids(no_oqs) == []
+    sweep_only = pbconfig.load("smoke", ["kem.implementations=[x25519]", "kem.throughput.implementations=[liboqs]",
+                                         "kem.throughput.levels=[1024]"])
+    assert plan.liboqs_ids(sweep_only) == ["KEM_ml_kem_1024"]
+
+
+@pytest.mark.parametrize("override, words", [
+    ("kem.levels=[256]", "kem.levels[0]: 256 is not allowed; allowed: 512, 768, 1024"),
+    ("kem.implementations=[libcrux-sse]", "'libcrux-sse' is not allowed; allowed: libcrux-portable"),
+    ("kem.cycle_counter=RDTSC", "'RDTSC' is not allowed; allowed: auto, PERF_CYCLES, PMU_CYCLES, MAC_CYCLES"),
+    ("kem.iterations=0", "kem.iterations: 0 is too small"),
+    ("kem.operations=[derive]", "'derive' is not allowed; allowed: keypair, encaps, decaps"),
+    ("kem.throughput.implementations=[x25519]", "'x25519' is not allowed"),
+    ("kem.throughput.threads=[2]", "kem.throughput.threads: [2] lacks 1"),
+    ("kem.throughput.duration_sec=0", "kem.throughput.duration_sec"),
+])
+def test_bad_kem_parameters_are_refused(override, words):
+    with pytest.raises(pbconfig.ConfigError) as info:
+        pbconfig.load("smoke", [override])
+    assert words in str(info.value)
+
+
+def test_the_header_counts_cells_and_names_the_counter(monkeypatch):
+    monkeypatch.delenv("CYCLE_COUNTER", raising=False)
+    cfg = pbconfig.load("smoke")
+    jobs = [("kem_cell", {"implementation": "libcrux-avx2", "parameter_set": "ML-KEM-512", "operation": "encaps"}),
+            ("kem_throughput", {"implementation": "libcrux-avx2", "parameter_set": "ML-KEM-512",
+                                "operation": "encaps", "threads": "2"})]
+    lines = plan.header(cfg, jobs)
+    assert lines[0].startswith("ML-KEM CYCLE BENCHMARK (kem)")
+    assert "Cycle counter: the best available" in lines[2]
+    assert "Cells to measure: 2 of 18 (16 already measured)" in lines[-1]
+    forced = plan.header(pbconfig.load("smoke", ["kem.cycle_counter=TIMER"]), [])
+    assert "Cycle counter: TIMER" in forced[2]
+
+
+# --- the seed's format -----------------------------------------------------------------------
+
+def readme_statistics():
+    parsed = seed_format.parse(README_BLOCK)["ML-KEM-512"]
+    return [(op, parsed["medians"][op], parsed["percentiles"][op]) for op in ("keypair", "encaps", "decaps")]
+
+
+def test_the_writer_reproduces_the_seeds_block_exactly():
+    assert seed_format.block_from_statistics("ML-KEM-512", readme_statistics()) == README_BLOCK
+
+
+def test_the_writer_from_samples_uses_the_seeds_median_and_percentile_rules():
+    sample = list(range(1, 11))
+    assert seed_format.median(sample) == 6 and seed_format.percentile(sample, 1) == 1
+    assert seed_format.percentile(sample, 99) == 10 and seed_format.percentile(sample, 100) == 10
+    # a 100-element sample whose percentile ranks hold the README's values
+    rows = readme_statistics()
+    ops = []
+    for op, _, pcts in rows:
+        sample = [0] * 100
+        ranks = list(seed_format.PERCENTILES)
+        for i in range(100):
+            below = [p for p in ranks if p <= i]
+            sample[i] = pcts[below[-1]] if below else pcts[1]
+        ops.append((op, sample))
+    assert seed_format.block("ML-KEM-512", ops) == README_BLOCK
+
+
+def test_the_parser_reads_the_seeds_block_and_skips_the_preamble():
+    text = seed_format.preamble("avx2", 5000, "Cycle counter: TSC") + "\n" + README_BLOCK
+    parsed = seed_format.parse(text)
+    assert list(parsed) == ["ML-KEM-512"]
+    assert parsed["ML-KEM-512"]["medians"] == {"keypair": 34938, "encaps": 38331, "decaps": 43913}
+    assert parsed["ML-KEM-512"]["percentiles"]["decaps"][99] == 46454
+
+
+@pytest.mark.parametrize("broken, words", [
+    (README_BLOCK.replace("=" * 28, "-" * 28), "not underlined"),
+    (README_BLOCK.replace(" 99\n", "\n", 1), "percentile columns"),
+    (README_BLOCK.replace(" 46454", ""), "decaps has 10 percentiles"),
+    (README_BLOCK.replace("decaps cycles = 43913\n", ""), "medians for"),
+])
+def test_the_parser_refuses_a_broken_block(broken, words):
+    with pytest.raises(seed_format.SeedFormatError, match=words):
+        seed_format.parse(broken)
+
+
+def test_wide_values_widen_every_column_and_still_parse():
+    sample = [100_000 + i for i in range(100)]
+    text = seed_format.block("ML-KEM-1024", [("decaps", sample)])
+    lines = text.splitlines()
+    assert len(lines[1]) == len("ML-KEM-1024 Benchmark Results")
+    assert len(lines[3]) == len(lines[4]) and lines[4].endswith(" 100099")
+    assert seed_format.parse(text)["ML-KEM-1024"]["medians"]["decaps"] == 100_050
+
+
+# --- aggregation -----------------------------------------------------------------------------
+
+TSC = {"name": "TSC", "unit": "tsc_ticks", "describe": "TSC ticks from rdtscp", "forced": False,
+       "core_cycles": False, "tsc_hz": 2.0e9, "tsc_invariant": True, "ns_per_tick": 0.5, "read_overhead": 40}
+PERF = {"name": "PERF_CYCLES", "unit": "cycles", "describe": "core cycles", "forced": True, "core_cycles": True,
+        "tsc_hz": 2.0e9, "tsc_invariant": True, "ns_per_tick": None, "read_overhead": 900}
+
+
+def cycles_record(imp, pset, op, samples, status="ok", counter=TSC, failure=None):
+    s = sorted(samples)
+    return {
+        "profile": "test", "status": status, "failure": failure, "elapsed_sec": 0.5, "provenance": {},
+        "cell": {"implementation": imp, "parameter_set": pset, "operation": op},
+        "parameters": {"iterations": len(samples)},
+        "result": {"counter": counter, "library": {"name": "libcrux-ml-kem", "version": "0.0.11"},
+                   "checks": {"pairs_checked": len(samples), "secrets_mismatched": 0,
+                              "tamper_checked": len(samples), "tamper_accepted": 0, "errors": 0},
+                   "samples": samples if status == "ok" else [],
+                   "median": seed_format.median(s) if s and status == "ok" else None,
+                   "percentiles": {str(p): seed_format.percentile(s, p) for p in seed_format.PERCENTILES}
+                   if s and status == "ok" else None},
+    }
+
+
+def throughput_record(imp, op, threads, per_thread_ops, status="ok"):
+    return {
+        "profile": "test", "status": status, "failure": None, "elapsed_sec": 2.0, "provenance": {},
+        "cell": {"implementation": imp, "parameter_set": "ML-KEM-768", "operation": op, "threads": threads},
+        "parameters": {},
+        "result": {"warmup_sec": 0.5, "duration_sec": 2.0, "clock": "CLOCK_MONOTONIC",
+                   "library": {"name": "libcrux-ml-kem", "version": "0.0.11"},
+                   "checks": {"pairs_checked": 8, "secrets_mismatched": 0, "tamper_checked": 8, "tamper_accepted": 0,
+                              "errors": 0},
+                   "per_thread": [{"thread": i, "cpu": i, "pin_error": None, "ops_in_window": n, "ops_total": n + 5,
+                                   "window_sec": 2.0} for i, n in enumerate(per_thread_ops)]},
+    }
+
+
+PROBE = {"profile": "test", "requested": None, "arch": "x86_64", "os": "linux",
+         "preference": ["PMU_CYCLES", "PERF_CYCLES", "MAC_CYCLES", "TSC", "TIMER"],
+         "selected": TSC, "provenance": {},
+         "counters": [{"name": "PERF_CYCLES", "unit": "cycles", "describe": "core cycles", "available": False,
+                       "reason": "perf_event_open: not supported"},
+                      {"name": "PMU_CYCLES", "unit": "cycles", "describe": "core cycles", "available": False,
+                       "reason": "perf_event_open: not supported"},
+                      {"name": "MAC_CYCLES", "unit": "cycles", "describe": "kperf", "available": False,
+                       "reason": "kperf is macOS-only"},
+                      {"name": "TSC", "unit": "tsc_ticks", "describe": "TSC ticks", "available": True, "reason": None},
+                      {"name": "TIMER", "unit": "ns", "describe": "ns", "available": True, "reason": None}]}
+
+
+@pytest.fixture
+def records():
+    cycles = []
+    for op, base in (("keypair", 40000), ("encaps", 42000), ("decaps", 50000)):
+        cycles.append(cycles_record("libcrux-portable", "ML-KEM-512", op, [base * 2 + i for i in range(100)]))
+        cycles.append(cycles_record("libcrux-avx2", "ML-KEM-512", op, [base + i for i in range(100)]))
+        cycles.append(cycles_record("libcrux-neon", "ML-KEM-512", op, [], status="unavailable",
+                                    failure="NEON is an aarch64 (arm64) instruction set; this CPU is x86_64"))
+    cycles.append(cycles_record("x25519", "X25519", "keypair", [60000 + i for i in range(100)]))
+    cycles.append(cycles_record("x25519", "X25519", "derive", [90000 + i for i in range(100)]))
+    sweep = [throughput_record("libcrux-avx2", "encaps", 1, [20000]),
+             throughput_record("libcrux-avx2", "encaps", 2, [19000, 17000]),
+             throughput_record("libcrux-avx2", "decaps", 1, [16000]),
+             throughput_record("libcrux-avx2", "decaps", 2, [16000, 16000])]
+    return cycles, sweep
+
+
+def test_every_row_records_its_counter_and_never_calls_tsc_ticks_cycles(records):
+    tables = aggregate.study_tables(*records, PROBE)
+    cycles = tables["cycles"].set_index(["implementation", "operation"])
+    avx = cycles.loc[("libcrux-avx2", "encaps")]
+    assert avx["counter"] == "TSC" and avx["counter_unit"] == "tsc_ticks"
+    assert avx["median_ticks"] == 42050 and pd.isna(avx["median_cycles"])
+    assert avx["median_ns"] == pytest.approx(42050 * 0.5)
+    assert tables["percentiles"]["counter_unit"].eq("tsc_ticks").all()
+    assert tables["samples"]["cycles"].isna().all() and len(tables["samples"]) == 8 * 100
+    neon = cycles.loc[("libcrux-neon", "encaps")]
+    assert neon["status"] == "unavailable" and pd.isna(neon["median_ticks"]) and "aarch64" in neon["failure"]
+    # a core-cycle counter fills the cycles columns and leaves time unknown
+    perf = aggregate.study_tables([cycles_record("libcrux-avx2", "ML-KEM-512", "encaps", [5, 6, 7], counter=PERF)],
+                                  [], PROBE)["cycles"].iloc[0]
+    assert perf["median_cycles"] == 6 and pd.isna(perf["median_ns"]) and perf["counter_unit"] == "cycles"
+
+
+def test_percentile_rows_follow_the_seed(records):
+    pc = aggregate.study_tables(*records, PROBE)["percentiles"]
+    one = pc[(pc["implementation"] == "libcrux-avx2") & (pc["operation"] == "decaps")]
+    assert one["percentile"].tolist() == list(seed_format.PERCENTILES)
+    assert one.set_index("percentile").loc[99, "value_ticks"] == 50099
+
+
+def test_scaling_efficiency_against_one_thread(records):
+    sweep = aggregate.study_tables(*records, PROBE)["throughput"].set_index(["operation", "threads"])
+    assert sweep.loc[("encaps", 1), "ops_per_sec"] == 10000
+    assert sweep.loc[("encaps", 2), "ops_per_sec"] == 18000
+    assert sweep.loc[("encaps", 2), "scaling_efficiency"] == pytest.approx(0.9)
+    assert sweep.loc[("decaps", 2), "scaling_efficiency"] == pytest.approx(1.0)
+    assert sweep["pinned"].all()
+    threads = aggregate.study_tables(*records, PROBE)["threads"]
+    two = threads[(threads["operation"] == "encaps") & (threads["threads"] == 2)]
+    assert len(threads) == 6 and two["ops_per_sec"].tolist() == [9500, 8500]
+
+
+def test_the_counter_table(records):
+    counters = aggregate.study_tables(*records, PROBE)["counters"].set_index("counter")
+    assert counters.loc["TSC", "selected"] and not counters.loc["TIMER", "selected"]
+    assert counters.loc["PERF_CYCLES", "reason"] == "perf_event_open: not supported"
+    assert counters.loc["PMU_CYCLES", "preference"] == 1
+
+
+def test_the_seed_results_file(records):
+    text = aggregate.seed_results(records[0])
+    assert "Running ML-KEM benchmarks with avx2 implementation\nIterations per test: 100\nCycle counter: TSC" in text
+    assert "ML-KEM-512 encaps: unavailable: NEON is an aarch64" in text
+    parsed = seed_format.parse(text)
+    assert set(parsed) == {"ML-KEM-512", "X25519"}  # titles repeat per implementation; the last wins
+    blocks = text.count("ML-KEM-512 Benchmark Results")
+    assert blocks == 2  # portable and avx2; neon unavailable
+    assert "\n".join(text.split("avx2 implementation")[1].splitlines()[4:13]) == seed_format.block_from_statistics(
+        "ML-KEM-512", [(op, b + 50, {p: b + min(p, 99) for p in seed_format.PERCENTILES})
+                       for op, b in (("keypair", 40000), ("encaps", 42000), ("decaps", 50000))]).rstrip("\n")
+
+
+# --- the paper and the figures ---------------------------------------------------------------
+
+MACHINE = {"profile": "test", "config": {"kem": {"iterations": 100, "throughput": {"warmup_sec": 0.5,
+                                                                                    "duration_sec": 2.0}}}}
+
+
+def paper_tables(records):
+    tables = aggregate.study_tables(*records, PROBE)
+    return {f"kem_{name}": frame for name, frame in tables.items()}
+
+
+def test_the_paper_names_the_counter_and_its_unit(records):
+    parts = paper.fragments(paper_tables(records), MACHINE)
+    assert list(parts) == paper.FRAGMENTS
+    assert "**TSC** counter" in parts["setup"] and "not core cycles" in parts["setup"]
+    assert "PERF_CYCLES: perf_event_open: not supported" in parts["setup"]
+    assert "libcrux-neon: NEON is an aarch64" in parts["setup"]
+    assert "2x (ML-KEM-512" in parts["cycles"] and "in TSC ticks" in parts["cycles"]
+    assert "core cycles" not in parts["cycles"]
+    seed = parts["seed_table"]
+    assert "{#tbl-kem-seed}" in seed and "ML-KEM-512 Benchmark Results" in seed and "libcrux-avx2" in seed
+    assert "**TSC ticks of the TSC counter**" in seed
+    assert "efficiency 0.9" in parts["throughput"]
+    assert "{#tbl-kem-published}" in parts["published"] and "34,938 cycles" in parts["published"]
+
+
+def test_a_failed_cell_is_listed_not_reported(records):
+    cycles, sweep = copy.deepcopy(records)
+    cycles[1] = cycles_record("libcrux-avx2", "ML-KEM-512", "keypair", [], status="failed",
+                              failure="3 of 100 tampered inputs gave the original secret")
+    parts = paper.fragments(paper_tables((cycles, sweep)), MACHINE)
+    assert "Cells that failed their checks" in parts["setup"]
+    assert "cycles libcrux-avx2 ML-KEM-512 keypair: 3 of 100 tampered inputs" in parts["setup"]
+    assert "keypair" not in paper.seed_table_frame(paper_tables((cycles, sweep))["kem_cycles"],
+                                                   paper_tables((cycles, sweep))["kem_percentiles"])["operation"].tolist()
+
+
+def test_every_figure_draws_from_canned_tables(records):
+    tables = paper_tables(records)
+    for name, (fn, inputs) in figures.FIGURES.items():
+        chart = fn(*(tables[i] for i in inputs), MACHINE)
+        spec = chart.to_dict()
+        assert spec, name
+    empty = {k: v.iloc[0:0] for k, v in tables.items()}
+    for name, (fn, inputs) in figures.FIGURES.items():
+        assert "no " in str(fn(*(empty[i] for i in inputs), MACHINE).to_dict()), name
+    assert "TSC ticks" in str(figures.cycles(tables["kem_cycles"], tables["kem_percentiles"], MACHINE).to_dict())
+
+
+def test_failures_of_this_run_name_the_cell_and_how_to_measure_it_again(tmp_path, monkeypatch):
+    import json
+
+    cfg = pbconfig.load("smoke")
+    monkeypatch.chdir(tmp_path)
+    first, second = plan.cycles_cells(cfg)[:2]
+    for cell, run in ((first, "run-1"), (second, "run-0")):
+        path = tmp_path / cell.record("smoke")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"run_id": run, "status": "failed", "failure": "1 of 5 shared-secret pairs "
+                                                                                    "did not match"}))
+    lines = plan.failures(cfg, "run-1")
+    assert lines == [f"FAILED: kem {first.label}: 1 of 5 shared-secret pairs did not match (measure it again: "
+                     f"snakemake report --configfile conf/smoke.yaml --forcerun {first.record('smoke')})"]

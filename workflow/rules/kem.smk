@@ -1,0 +1,261 @@
+# kem: ML-KEM cycle counts of libcrux-ml-kem (the seed's library) beside liboqs and
+# X25519, and encaps/decaps throughput across threads. The binary build -> the counter
+# probe -> cells -> tidy Parquet and the seed's blocks -> figures -> the generated parts
+# of its paper section. Python: src/parbench/studies/kem/; Rust and C: native/kem/;
+# config: conf/kem/; captions: workflow/report/kem/.
+
+from parbench.studies.kem import plan as kem_plan
+
+KEM_CYCLES_STEM = kem_plan.CYCLES_CELL.format(
+    profile=PROFILE, implementation="{implementation}", parameter_set="{parameter_set}", operation="{operation}"
+)
+KEM_THROUGHPUT_STEM = kem_plan.THROUGHPUT_CELL.replace("{threads:02d}", "{threads}").format(
+    profile=PROFILE,
+    implementation="{implementation}",
+    parameter_set="{parameter_set}",
+    operation="{operation}",
+    threads="{threads}",
+)
+KEM_COUNTERS = kem_plan.COUNTERS.format(profile=PROFILE)
+
+
+wildcard_constraints:
+    implementation="|".join(kem_plan.IMPLEMENTATIONS),
+    parameter_set=r"ML-KEM-\d+|X25519",
+    operation="keypair|encaps|decaps|derive",
+
+
+rule kem_build:
+    # cargo rebuilds only what changed; Cargo.lock pins every crate (--locked), fetched
+    # from crates.io like the liboqs source. No Criterion: it is for `cargo bench` only.
+    input:
+        manifest=f"{kem_plan.CRATE}/Cargo.toml",
+        sources=kem_plan.crate_sources(),
+    output:
+        binary=kem_plan.BINARY,
+    log:
+        f"{kem_plan.BUILD}/build.log",
+    params:
+        # the folder native/kem/.cargo/config.toml names, which cargo finds only when run
+        # from inside the crate
+        target=kem_plan.CARGO_TARGET,
+        built=f"{kem_plan.CARGO_TARGET}/release/parbench-kem",
+    threads: workflow.cores
+    conda:
+        CONDA_ENV
+    shell:
+        "(cargo build --release --locked --no-default-features --bin parbench-kem "
+        "--manifest-path {input.manifest} --target-dir {params.target} -j {threads} "
+        "&& cp {params.built} {output.binary}.tmp && mv {output.binary}.tmp {output.binary}) > {log} 2>&1"
+
+
+rule kem_counters:
+    # Which cycle counters this machine offers and the one the cells use; a forced
+    # counter the machine lacks stops the run here, before any cell.
+    input:
+        binary=kem_plan.BINARY,
+    output:
+        KEM_COUNTERS,
+    log:
+        f"{LOGS}/kem/counters.log",
+    params:
+        counter=lambda wc: kem_plan.counter_parameters(PB),
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    priority: FIRST_PRIORITY
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} kem-counters --profile {params.profile} --binary {input.binary} "
+        "--out {output} {params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule kem_cell:
+    # One cycles cell; it claims every core, so cells run one at a time.
+    input:
+        unpack(kem_plan.cycles_inputs(PROFILE, LIBOQS)),
+    output:
+        record=f"{KEM_CYCLES_STEM}.json",
+    log:
+        f"{LOGS}/kem/cycles/{{implementation}}/{{parameter_set}}_{{operation}}.log",
+    params:
+        # what the cell measures: a change reruns the cell
+        cell=lambda wc: kem_plan.cell_parameters(PB, kem_plan.CyclesCell.from_wildcards(wc)),
+        liboqs=lambda wc, input: f"--liboqs {Path(input.liboqs).parent}" if "liboqs" in input.keys() else "",
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    threads: workflow.cores
+    priority: lambda wc: cell_priority("kem", kem_plan.CyclesCell.from_wildcards(wc))
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} kem-cell --profile {params.profile} --implementation {wildcards.implementation} "
+        "--parameter-set {wildcards.parameter_set} --operation {wildcards.operation} "
+        "--binary {input.binary} --out {output.record} {params.liboqs} {params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule kem_throughput:
+    # One thread-sweep cell: operations per second on N threads.
+    input:
+        unpack(kem_plan.throughput_inputs(PROFILE, LIBOQS)),
+    output:
+        record=f"{KEM_THROUGHPUT_STEM}.json",
+    log:
+        f"{LOGS}/kem/throughput/{{implementation}}/{{parameter_set}}_{{operation}}_t{{threads}}.log",
+    params:
+        cell=lambda wc: kem_plan.cell_parameters(PB, kem_plan.ThroughputCell.from_wildcards(wc)),
+        liboqs=lambda wc, input: f"--liboqs {Path(input.liboqs).parent}" if "liboqs" in input.keys() else "",
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    threads: workflow.cores
+    priority: lambda wc: cell_priority("kem", kem_plan.ThroughputCell.from_wildcards(wc))
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} kem-throughput --profile {params.profile} --implementation {wildcards.implementation} "
+        "--parameter-set {wildcards.parameter_set} --operation {wildcards.operation} --threads {wildcards.threads} "
+        "--binary {input.binary} --out {output.record} {params.liboqs} {params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule kem_aggregate:
+    # Prints the seed's blocks: one `ML-KEM-<level> Benchmark Results` per implementation
+    # and level.
+    input:
+        counters=KEM_COUNTERS,
+        cycles=kem_plan.cycles_records(PB),
+        throughput=kem_plan.throughput_records(PB),
+    output:
+        counters=report(
+            f"{PROCESSED}/kem_counters.parquet",
+            caption="../report/kem/counters.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_counters", "format": "Parquet"},
+        ),
+        cycles=report(
+            f"{PROCESSED}/kem_cycles.parquet",
+            caption="../report/kem/cycles.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_cycles", "format": "Parquet"},
+        ),
+        percentiles=report(
+            f"{PROCESSED}/kem_percentiles.parquet",
+            caption="../report/kem/percentiles.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_percentiles", "format": "Parquet"},
+        ),
+        samples=report(
+            f"{PROCESSED}/kem_samples.parquet",
+            caption="../report/kem/samples.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_samples", "format": "Parquet"},
+        ),
+        throughput=report(
+            f"{PROCESSED}/kem_throughput.parquet",
+            caption="../report/kem/throughput.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_throughput", "format": "Parquet"},
+        ),
+        threads=report(
+            f"{PROCESSED}/kem_threads.parquet",
+            caption="../report/kem/threads.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_threads", "format": "Parquet"},
+        ),
+        seed=report(
+            f"{PROCESSED}/kem_seed_results.txt",
+            caption="../report/kem/seed_results.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_seed_results (the seed's)", "format": "text"},
+        ),
+    log:
+        f"{LOGS}/kem/aggregate.log",
+    params:
+        out_dir=lambda wc, output: Path(output.cycles).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} kem-aggregate --out-dir {params.out_dir} --counters {input.counters} --cycles {input.cycles} "
+        "--throughput {input.throughput} 2>> {log} | tee -a {log}"
+
+
+rule kem_figure:
+    # One figure: SVG (in the paper), PNG and interactive HTML, both shown in the report.
+    input:
+        tables=figure_inputs("kem"),
+        machine=MACHINE,
+    output:
+        svg=report(
+            f"{FIGURES}/{{figure}}.svg",
+            caption="../report/kem/figures.rst",
+            category=report_category("kem"),
+            subcategory="Figures",
+            labels={"figure": "{figure}", "format": "SVG"},
+        ),
+        png=f"{FIGURES}/{{figure}}.png",
+        html=report(
+            f"{FIGURES}/{{figure}}.html",
+            caption="../report/kem/figures.rst",
+            category=report_category("kem"),
+            subcategory="Interactive figures",
+            labels={"figure": "{figure}", "format": "HTML"},
+        ),
+    log:
+        f"{LOGS}/figures/{{figure}}.log",
+    params:
+        stem=lambda wc: f"{FIGURES}/{wc.figure}",
+        parbench=PARBENCH,
+    wildcard_constraints:
+        figure=figure_constraint("kem"),
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} figure {wildcards.figure} --machine {input.machine} "
+        "--out-stem {params.stem} {input.tables} > {log} 2>&1"
+
+
+rule kem_paper:
+    # The generated parts of paper/sections/kem.qmd, and its tables for the report.
+    input:
+        machine=MACHINE,
+        tables=paper_tables("kem"),
+        figures=figure_outputs("kem"),
+    output:
+        fragments=paper_fragments("kem"),
+        seed_html=report(
+            report_tables("kem")["kem_seed_table_html"],
+            caption="../report/kem/seed_table.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_seed_table (the paper's)", "format": "HTML"},
+        ),
+        seed_csv=report_tables("kem")["kem_seed_table_csv"],
+        published_html=report(
+            report_tables("kem")["kem_published_table_html"],
+            caption="../report/kem/published_table.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_published_table (the paper's)", "format": "HTML"},
+        ),
+        published_csv=report_tables("kem")["kem_published_table_csv"],
+    log:
+        f"{LOGS}/paper/kem.log",
+    params:
+        out_dir=lambda wc, output: Path(output.fragments[0]).parent,
+        tables_dir=lambda wc, output: Path(output.seed_html).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} paper-fragments --machine {input.machine} --out-dir {params.out_dir} "
+        "--tables-dir {params.tables_dir} kem {input.tables} > {log} 2>&1"
