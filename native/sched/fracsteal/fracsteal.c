@@ -37,7 +37,7 @@
 
 #define FS_PROG "fracsteal"
 #define FS_MAX_SIDE 16384u
-#define FS_MAX_PIXELS (1ull << 28)
+#define FS_MAX_PIXELS (1ull << 26) /* 64 Mi pixels: two frames of 192 MiB */
 
 enum { FS_EXIT_RUN = 1, FS_EXIT_USAGE = 2, FS_EXIT_NO_WINDOW = 3 };
 
