@@ -214,7 +214,7 @@ def test_keys_and_mouse_move_and_zoom_the_window(binaries: dict, display: str, t
         assert below_overlay(recoloured) == below_overlay(frames[7]), "c did not switch to the ember scheme"
 
         window.keys("q")
-        assert window.proc.wait(timeout=20) == 0
+        code = window.proc.wait(timeout=20)
+        assert code == 0, f"exit {code}: {window.proc.stderr.read()}"
     finally:
         window.close()
-    assert window.proc.returncode == 0
