@@ -1,8 +1,10 @@
 # sched: native C schedulers and their peers on parallel quicksort and Mandelbrot. The
 # driver build -> cells -> tidy Parquet and the seed's console blocks -> figures -> the
 # generated parts of its paper section. Python: src/parbench/studies/sched/; C:
-# native/sched/; config: conf/sched/; captions: workflow/report/sched/.
+# native/sched/; config: conf/sched/; captions: workflow/report/sched/. The fracsteal
+# explorer (native/sched/fracsteal): its builds, its scripted zoom and its table.
 
+from parbench.studies.sched import fracsteal as sched_fracsteal
 from parbench.studies.sched import plan as sched_plan
 
 SCHED_STEM = sched_plan.CELL.replace("{threads:02d}", "{threads}").format(
@@ -16,6 +18,10 @@ SCHED_SOURCES = ["native/sched/Makefile"] + sorted(
     for p in Path("native/sched", d).rglob("*")
     if p.is_file()
 )
+
+# what fracsteal is compiled from (its folder and the library parts it reuses); not
+# among SCHED_SOURCES, so a change to it never reruns the sched cells
+SCHED_FRACSTEAL_SOURCES = sched_fracsteal.sources()
 
 
 wildcard_constraints:
@@ -92,6 +98,92 @@ rule sched_image:
         CONDA_ENV
     shell:
         "{input.driver} {params.args} > {log} 2>&1"
+
+
+rule sched_fracsteal:
+    # The explorer with its window (SDL2): `snakemake -c1 sched_fracsteal`, not part of
+    # the paper. Without SDL2 it stops and its log says which package to install.
+    input:
+        sources=SCHED_FRACSTEAL_SOURCES,
+    output:
+        sched_fracsteal.BINARY,
+    log:
+        f"{sched_fracsteal.BUILD}/fracsteal.log",
+    params:
+        out_dir=lambda wc, output: Path(output[0]).parent.resolve(),
+    threads: workflow.cores
+    conda:
+        CONDA_ENV
+    shell:
+        "make -C native/sched/fracsteal OUT_DIR={params.out_dir} -j{threads} fracsteal > {log} 2>&1 "
+        "|| {{ tail -n 4 {log} >&2; exit 1; }}"
+
+
+rule sched_fracsteal_headless:
+    # The explorer's scripted mode only: builds everywhere (no SDL2).
+    input:
+        sources=SCHED_FRACSTEAL_SOURCES,
+    output:
+        sched_fracsteal.HEADLESS,
+    log:
+        f"{sched_fracsteal.BUILD}/fracsteal-headless.log",
+    params:
+        out_dir=lambda wc, output: Path(output[0]).parent.resolve(),
+    threads: workflow.cores
+    conda:
+        CONDA_ENV
+    shell:
+        "make -C native/sched/fracsteal OUT_DIR={params.out_dir} -j{threads} headless > {log} 2>&1"
+
+
+rule sched_fracsteal_zoom:
+    # The explorer's zoom script, headless: every frame in parallel on ws_sync and
+    # sequentially, timed and compared byte for byte. It claims every core.
+    input:
+        binary=sched_fracsteal.HEADLESS,
+        script=PB["sched"]["fracsteal"]["script"],
+    output:
+        record=sched_fracsteal.RECORD.format(profile=PROFILE),
+        console=sched_fracsteal.CONSOLE.format(profile=PROFILE),
+        strip=sched_fracsteal.STRIP.format(profile=PROFILE),
+    log:
+        f"{LOGS}/sched/fracsteal_zoom.log",
+    params:
+        # what the zoom measures: a change reruns it
+        zoom=sched_fracsteal.parameters(PB),
+        parbench=PARBENCH,
+        profile=PROFILE,
+        overrides=OVERRIDE_ARGS,
+    threads: workflow.cores
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sched-fracsteal --profile {params.profile} --binary {input.binary} "
+        "{params.overrides} 2>> {log} | tee -a {log}"
+
+
+rule sched_fracsteal_aggregate:
+    # The zoom's frame times as a tidy table.
+    input:
+        record=sched_fracsteal.RECORD.format(profile=PROFILE),
+    output:
+        frames=report(
+            f"{PROCESSED}/{sched_fracsteal.TABLE}.parquet",
+            caption="../report/sched/fracsteal_frames.rst",
+            category=report_category("sched"),
+            subcategory="Tables",
+            labels={"table": sched_fracsteal.TABLE, "format": "Parquet"},
+        ),
+    log:
+        f"{LOGS}/sched/fracsteal_aggregate.log",
+    params:
+        out_dir=lambda wc, output: Path(output.frames).parent,
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} sched-fracsteal-aggregate --out-dir {params.out_dir} {input.record} 2>> {log} "
+        "| tee -a {log}"
 
 
 rule sched_aggregate:

@@ -1,14 +1,15 @@
 """sched: native C schedulers (LIFO, work stealing, synchronizing work stealing) and
-their peers (OpenMP tasks, TBB) on parallel quicksort and Mandelbrot rendering (seed 004)."""
+their peers (OpenMP tasks, TBB) on parallel quicksort and Mandelbrot rendering (seed 004),
+and the seed's fractal explorer (fracsteal) replaying a zoom on ws_sync."""
 
 from parbench.studies.base import Study, SystemPackage
-from parbench.studies.sched import plan
+from parbench.studies.sched import fracsteal, plan
 
 STUDY = Study(
     name="sched",
     title="Native schedulers",
     summary="native C schedulers against OpenMP tasks and TBB on parallel quicksort and Mandelbrot "
-            "rendering, across thread counts",
+            "rendering, across thread counts, and the seed's fractal explorer zooming on ws_sync",
     cells=plan.cells,
     job_seconds=plan.job_seconds(),
     cell_rule="sched_cell",
@@ -16,15 +17,29 @@ STUDY = Study(
     commands={
         "sched-cell": "parbench.studies.sched.run_cell",
         "sched-aggregate": "parbench.studies.sched.commands",
+        "sched-fracsteal": "parbench.studies.sched.fracsteal_cell",
+        "sched-fracsteal-aggregate": "parbench.studies.sched.commands",
     },
     figures_module="parbench.studies.sched.figures",
-    figure_files=lambda profile: {"sched_image": plan.IMAGE.format(profile=profile)},
+    figure_files=lambda profile: {"sched_image": plan.IMAGE.format(profile=profile),
+                                  "sched_fracsteal_strip": fracsteal.STRIP.format(profile=profile)},
     paper_module="parbench.studies.sched.paper",
     config_errors=plan.config_errors,
     failures=plan.failures,
     system_packages=(
         SystemPackage("libtbb-dev", "/usr/include/tbb/parallel_sort.h",
                       "the TBB peer (tbb::parallel_sort); without it TBB is recorded as unavailable",
+                      required=False),
+        # the fracsteal explorer: its window and the test that drives it (the scripted
+        # mode, which the pipeline runs, needs none of them)
+        SystemPackage("libsdl2-dev", "/usr/include/SDL2/SDL.h",
+                      "the fracsteal explorer's window (make -C native/sched/fracsteal); without it only "
+                      "the scripted mode builds", required=False),
+        SystemPackage("xvfb", "Xvfb", "a virtual X display for the test that drives the fracsteal window; "
+                      "without it that test is skipped", required=False),
+        SystemPackage("xdotool", "xdotool", "sends keys and mouse moves to the fracsteal window in its test",
+                      required=False),
+        SystemPackage("imagemagick", "import", "screenshots of the fracsteal window in its test (import)",
                       required=False),
     ),
 )

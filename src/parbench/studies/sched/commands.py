@@ -1,4 +1,5 @@
-"""`parbench sched-aggregate`: the study's tables and the seed's console blocks."""
+"""`parbench sched-aggregate`: the study's tables and the seed's console blocks;
+`parbench sched-fracsteal-aggregate`: the explorer zoom's frame-time table."""
 
 from __future__ import annotations
 
@@ -23,8 +24,32 @@ def study(args) -> int:
     return 0
 
 
+def fracsteal_frames(args) -> int:
+    import json
+
+    from parbench.studies.sched import fracsteal, fracsteal_tables
+
+    record = json.loads(Path(args.record).read_text())
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = fracsteal_tables.frames_table(record)
+    path = out / f"{fracsteal.TABLE}.parquet"
+    table.to_parquet(path, index=False)
+    s = fracsteal_tables.summary(table)
+    if s is None:
+        print(f"sched fracsteal: zoom {record['status']}: {record['failure']} -> {path}")
+    else:
+        print(f"sched fracsteal: {s['frames']} frames, median {s['parallel_median_s']:.6f} s parallel against "
+              f"{s['sequential_median_s']:.6f} s sequential ({s['ratio']:.2f}x) -> {path}")
+    return 0
+
+
 def add_commands(sub) -> None:
     p = sub.add_parser("sched-aggregate", help="write the sched study's tables and console blocks")
     p.add_argument("--out-dir", required=True)
     p.add_argument("cells", nargs="+")
     p.set_defaults(func=study)
+    p = sub.add_parser("sched-fracsteal-aggregate", help="write the explorer zoom's frame-time table")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("record", help="the zoom's record (zoom.json)")
+    p.set_defaults(func=fracsteal_frames)

@@ -1,5 +1,6 @@
 """The sched figures, from the study's tables (`sched_summary`, `sched_runs`,
-`sched_workers`), the rendered frame (`sched_image`, a PPM) and the machine record.
+`sched_workers`, `sched_fracsteal_frames`), the rendered frame (`sched_image`, a PPM), the
+explorer zoom's strip of frames (`sched_fracsteal_strip`, a PPM) and the machine record.
 Only cells with status "ok" are drawn."""
 
 from __future__ import annotations
@@ -130,6 +131,70 @@ def mandelbrot_image(image_path: str, machine: dict) -> alt.Chart:
             .properties(width=w, height=h, title=f"The rendered frame ({width}x{height}, seahorse valley)"))
 
 
+def _zoom_frames(frames: pd.DataFrame) -> pd.DataFrame:
+    """The explorer zoom's frames, one row each: view and both times."""
+    from parbench.studies.sched.fracsteal_tables import speedups
+
+    ok = ok_rows(frames)
+    per = speedups(ok)
+    views = ok[ok["scheduler"] == "ws_sync"][["frame", "command", "magnification", "image", "threads"]]
+    return views.merge(per, on="frame").sort_values("frame")
+
+
+def fracsteal_strip(frames: pd.DataFrame, strip_path: str, machine: dict) -> alt.Chart:
+    from parbench.figures.ppm import png_data_url
+    from parbench.studies.sched.fracsteal import STRIP_GAP
+
+    if ok_rows(frames).empty:
+        return note("The explorer's zoom", "not drawn: the zoom failed its check "
+                    f"({frames['failure'].dropna().iloc[0] if frames['failure'].notna().any() else 'not measured'})")
+    per = _zoom_frames(frames)
+    shown = per[per["image"].notna()].reset_index(drop=True)
+    url, width, height = png_data_url(strip_path)
+    n = len(shown)
+    thumb = (width - STRIP_GAP * (n - 1)) / n
+    scale = min(1.0, 900 / width)
+    w, h = int(width * scale), int(height * scale)
+    shown["x"] = [(i * (thumb + STRIP_GAP) + thumb / 2) * scale for i in range(n)]
+    shown["label"] = [f"frame {r.frame}, {r.magnification:.3g}x\n{r.parallel_time_s:.3f} s parallel\n"
+                      f"{r.sequential_time_s:.3f} s sequential" for r in shown.itertuples()]
+    image = (alt.Chart(pd.DataFrame({"url": [url]})).mark_image(width=w, height=h, align="left", baseline="top")
+             .encode(url="url:N", x=alt.value(0), y=alt.value(0)))
+    labels = alt.Chart(shown).mark_text(baseline="top", lineBreak="\n", fontSize=10).encode(
+        x=alt.X("x:Q", scale=alt.Scale(domain=[0, w], range=[0, w]), axis=None), y=alt.value(h + 6),
+        text="label:N")
+    threads = int(shown["threads"].iloc[0])
+    return (alt.layer(image, labels).properties(
+        width=w, height=h + 46,
+        title=f"The explorer's zoom: {n} of its {len(per)} frames, ws_sync with {threads} threads against "
+              f"the sequential render"))
+
+
+def fracsteal_times(frames: pd.DataFrame, machine: dict) -> alt.Chart:
+    if ok_rows(frames).empty:
+        return note("The explorer's frame times", "not drawn: the zoom failed its check")
+    per = _zoom_frames(frames)
+    threads = int(per["threads"].iloc[0])
+    long = pd.concat([per.assign(scheduler="ws_sync", time_s=per["parallel_time_s"]),
+                      per.assign(scheduler="sequential", time_s=per["sequential_time_s"])])
+    tooltip = ["frame", "command", alt.Tooltip("magnification:Q", format=".3g"),
+               alt.Tooltip("parallel_time_s:Q", format=".4f"), alt.Tooltip("sequential_time_s:Q", format=".4f"),
+               alt.Tooltip("ratio:Q", format=".2f")]
+    # ordinal frames: the points above and the bars below share their places
+    x = alt.X("frame:O", title="frame of the zoom", axis=alt.Axis(labelAngle=0))
+    color = alt.Color("scheduler:N", title="render", sort=["ws_sync", "sequential"],
+                      scale=alt.Scale(domain=["ws_sync", "sequential"], range=["#72b7b2", "#444444"]))
+    times = alt.Chart(long).mark_line(point=True).encode(
+        x=x, y=alt.Y("time_s:Q", title="frame time, s"), color=color, tooltip=tooltip
+    ).properties(width=520, height=200, title=f"Frame time: ws_sync with {threads} threads against the "
+                                              f"sequential render")
+    ratio = alt.Chart(per).mark_bar(color="#72b7b2", width=alt.RelativeBandSize(0.6)).encode(
+        x=x, y=alt.Y("ratio:Q", title="sequential / parallel"), tooltip=tooltip)
+    one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#444444").encode(y="one:Q")
+    return alt.vconcat(times, alt.layer(ratio, one).properties(
+        width=520, height=110, title="How many times faster each frame rendered in parallel (dashed: as fast)"))
+
+
 # name -> (function, the tables it draws from)
 FIGURES = {
     "sched_time": (time, ["sched_summary", "sched_runs"]),
@@ -138,4 +203,6 @@ FIGURES = {
     "sched_tasks": (tasks, ["sched_summary", "sched_workers"]),
     "sched_mandelbrot_frames": (mandelbrot_frames, ["sched_summary", "sched_runs"]),
     "sched_mandelbrot_image": (mandelbrot_image, ["sched_image"]),
+    "sched_fracsteal_strip": (fracsteal_strip, ["sched_fracsteal_frames", "sched_fracsteal_strip"]),
+    "sched_fracsteal_times": (fracsteal_times, ["sched_fracsteal_frames"]),
 }

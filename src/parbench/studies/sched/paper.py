@@ -9,8 +9,8 @@ import pandas as pd
 
 from parbench.paper.format import figure, findings, fmt_num, fmt_pct, join, md_table
 
-TABLES = ["sched_summary", "sched_runs"]
-FRAGMENTS = ["setup", "quicksort", "speedup", "steals", "mandelbrot", "summary"]
+TABLES = ["sched_summary", "sched_runs", "sched_fracsteal_frames"]
+FRAGMENTS = ["setup", "quicksort", "speedup", "steals", "mandelbrot", "fracsteal", "summary"]
 REPORT_TABLES = ["sched_summary_table"]
 
 SCHEDULER_NAMES = {"sequential": "the sequential baseline", "lifo": "LIFO (one shared stack)",
@@ -114,6 +114,36 @@ def mandelbrot(ok: pd.DataFrame, machine: dict) -> str:
                        f"{fmt_num(best['speedup_vs_sequential'])}x faster (@fig-sched-frames, @fig-sched-image).")
 
 
+def fracsteal(frames: pd.DataFrame, machine: dict) -> str:
+    """The explorer's zoom: its strip of frames, its frame times, and the parallel /
+    sequential frame-time ratio, from `sched_fracsteal_frames`."""
+    from parbench.studies.sched.fracsteal_tables import summary as zoom_summary
+
+    profile = machine["profile"]
+    s = zoom_summary(frames)
+    threads = f"{s['threads']} threads" if s else "its threads"
+    figs = [figure(profile, "sched_fracsteal_strip", f"Frames of the explorer's scripted zoom, rendered by "
+                   f"synchronizing work stealing with {threads}; under each, its magnification and its parallel "
+                   f"and sequential frame times.", "fig-sched-fracsteal-strip"),
+            figure(profile, "sched_fracsteal_times", "Frame time of every frame of the zoom, in parallel "
+                   "(synchronizing work stealing) and sequentially, and their ratio.", "fig-sched-fracsteal-times")]
+    if s is None:
+        failure = frames["failure"].dropna()
+        return join(*figs, "The explorer's zoom failed its check and is not drawn: "
+                           f"{failure.iloc[0] if len(failure) else 'it was not measured'}.")
+    verdict = "faster than" if s["ratio"] > 1 else "no faster than"
+    checked = ("Every frame was byte-identical to its sequential render." if s["all_identical"]
+               else "Some frames differed from their sequential render.")
+    return join(*figs, f"fracsteal replayed `{s['script'].rsplit('/', 1)[-1]}`: {s['frames']} frames of "
+                       f"{s['width']}x{s['height']} pixels, from the whole set to {fmt_num(s['magnification_max'])} "
+                       f"times closer. With synchronizing work stealing on {s['threads']} threads a frame took "
+                       f"{fmt_num(s['parallel_median_s'])} s against {fmt_num(s['sequential_median_s'])} s for the "
+                       f"sequential render (medians over the frames): the parallel render was "
+                       f"{fmt_num(s['ratio'])} times as fast, {verdict} the sequential one (per frame from "
+                       f"{fmt_num(s['ratio_min'])} to {fmt_num(s['ratio_max'])} times; @fig-sched-fracsteal-strip, "
+                       f"@fig-sched-fracsteal-times). {checked}")
+
+
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The paper's summary table (also written for the Snakemake report)."""
     ok = summary[summary["status"] == "ok"]
@@ -152,4 +182,6 @@ def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
     cells = tables["sched_summary"]
     writers = {"quicksort": quicksort, "speedup": speedup, "steals": steals, "mandelbrot": mandelbrot,
                "summary": summary}
-    return {"setup": setup(cells, machine), **findings(cells[cells["status"] == "ok"], machine, writers)}
+    parts = {"setup": setup(cells, machine), **findings(cells[cells["status"] == "ok"], machine, writers),
+             "fracsteal": fracsteal(tables["sched_fracsteal_frames"], machine)}
+    return {name: parts[name] for name in FRAGMENTS}

@@ -4,6 +4,7 @@ One cell = one (workload, scheduler, threads) point = one Snakemake job, which r
 `parbench-sched` driver (native/sched) for `repetitions` timed runs (quicksort) or
 `frames` frames (Mandelbrot). The sequential sort / render is measured once, at one
 thread: it is the baseline of speedup. Peers (OpenMP, TBB) exist for quicksort only.
+Beside the cells, one job replays the fracsteal explorer's zoom (`fracsteal.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.progress import format_duration
+from parbench.studies.sched import fracsteal
 
 # One folder per workload, one record per (scheduler, threads), under data/raw/<profile>/.
 RAW = paths.RAW + "/sched"
@@ -131,7 +133,7 @@ def job_seconds() -> dict:
         return cell_estimate_sec(cfg, SchedCell(wildcards["workload"], wildcards["scheduler"],
                                                 int(wildcards["threads"])))
 
-    return {"sched_cell": cell_sec, "sched_build": lambda cfg, wildcards: BUILD_SEC}
+    return {"sched_cell": cell_sec, "sched_build": lambda cfg, wildcards: BUILD_SEC, **fracsteal.job_seconds()}
 
 
 def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
@@ -146,6 +148,7 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"frames: {sc['mandelbrot']['frames']}",
         f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
         f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}",
+        fracsteal.header_line(cfg, jobs),
     ]
 
 
@@ -159,13 +162,14 @@ def failures(cfg: dict, run_id: str | None) -> list[str]:
         record = json.loads(path.read_text())
         if record.get("run_id") == run_id and record["status"] == "failed":
             lines.append(f"FAILED: sched {cell.label}: {record['failure']}")
-    return lines
+    return lines + fracsteal.failures(cfg, run_id)
 
 
 def config_errors(cfg: dict) -> list[str]:
     backoff = cfg.get("sched", {}).get("backoff", {})
     lo, hi = backoff.get("min_ns"), backoff.get("max_ns")
+    errors = fracsteal.config_errors(cfg)
     if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
-        return [f"sched.backoff.min_ns: {lo} is larger than sched.backoff.max_ns ({hi}); "
-                f"allowed: 1 <= min_ns <= max_ns"]
-    return []
+        errors.insert(0, f"sched.backoff.min_ns: {lo} is larger than sched.backoff.max_ns ({hi}); "
+                         f"allowed: 1 <= min_ns <= max_ns")
+    return errors
