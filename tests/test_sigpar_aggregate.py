@@ -105,3 +105,49 @@ def test_console_block_in_the_seeds_style(records):
     assert "FAILED: boom" in block
     assert "✗ Completed in" in block and "1 cell(s) not measured" in block
     assert "Avg Temp: N/A" in block and "Energy/op: N/A" in block
+
+
+# -------------------------------------------------------------------------- repetitions
+
+def repeated(rates_by_workers: dict[int, list[int]]) -> list[dict]:
+    """Records of threading cells, several repetitions each: workers -> analysis ops per rep."""
+    out = []
+    for workers, reps in rates_by_workers.items():
+        for rep, ops in enumerate(reps):
+            r = record(workers=workers, ops=ops)
+            r["cell"]["rep"] = rep
+            r["started_unix"] = 1000.0 + 10 * rep + workers
+            out.append(r)
+    return out
+
+
+def test_a_cell_is_the_median_of_its_repetitions_with_an_interval():
+    recs = repeated({1: [100, 110, 90], 2: [180, 200, 170]})
+    reps = aggregate.reps_table(recs)
+    assert len(reps) == 6 and sorted(reps["rep"].unique()) == [0, 1, 2]
+    # repetitions ran interleaved: the run position follows the start times
+    assert reps.set_index(["workers", "rep"]).loc[(1, 1), "run_position"] == 2
+    cells = aggregate.cells_table(recs).set_index("workers")
+    assert cells.loc[1, "ops_per_sec"] == pytest.approx(50.0)  # median of 100, 110, 90 ops in 2 s
+    assert cells.loc[1, "repetitions"] == 3
+    lo, hi = cells.loc[1, "ops_per_sec_ci_low"], cells.loc[1, "ops_per_sec_ci_high"]
+    assert 45.0 <= lo <= 50.0 <= hi <= 55.0
+    # efficiency from the medians, its interval from both cells' repetitions
+    assert cells.loc[2, "scaling_efficiency"] == pytest.approx(90.0 / (2 * 50.0))
+    assert cells.loc[2, "scaling_efficiency_ci_low"] <= 0.9 <= cells.loc[2, "scaling_efficiency_ci_high"]
+    assert pd.isna(cells.loc[1, "scaling_efficiency_ci_low"])  # 1 by definition
+
+
+def test_one_failed_repetition_fails_the_cell():
+    recs = repeated({1: [100, 110, 90]})
+    recs[1]["status"], recs[1]["failure"] = "failed", "a tampered signature was accepted"
+    cell = aggregate.cells_table(recs).iloc[0]
+    assert cell["status"] == "failed" and cell["failure"] == "repetition 1: a tampered signature was accepted"
+    assert pd.isna(cell["ops_per_sec"])
+
+
+def test_a_window_with_few_operations_per_worker_is_flagged():
+    recs = repeated({1: [40, 41, 39], 2: [50, 52, 48]})  # 2 workers: 25 ops each
+    cells = aggregate.cells_table(recs, min_ops_per_worker=30).set_index("workers")
+    assert not cells.loc[1, "few_ops"] and cells.loc[2, "few_ops"]
+    assert cells.loc[2, "ops_per_worker"] == pytest.approx(24.0)

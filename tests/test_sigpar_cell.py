@@ -86,7 +86,7 @@ def test_a_failed_check_marks_the_cell_and_stops_the_algorithms_sweep(tmp_path):
     # the next cell of the same algorithm in the same run is skipped, not measured
     proc, stem = run_cell(tmp_path, env_extra=broken, operation="verify")
     skipped = json.loads(Path(f"{stem}_cell.json").read_text())
-    assert skipped["status"] == "skipped" and "Ed25519 sign threading t2 failed" in skipped["failure"]
+    assert skipped["status"] == "skipped" and "Ed25519 sign threading t2 r0 failed" in skipped["failure"]
     # another algorithm is unaffected; a later run measures Ed25519 again
     proc, stem = run_cell(tmp_path, env_extra={"PARBENCH_RUN_ID": "run-1"}, algorithm="Ed448")
     assert json.loads(Path(f"{stem}_cell.json").read_text())["status"] == "ok"
@@ -97,7 +97,7 @@ def test_a_failed_check_marks_the_cell_and_stops_the_algorithms_sweep(tmp_path):
 def test_every_measurement_is_kept_in_the_history(tmp_path):
     run_cell(tmp_path)
     proc, _ = run_cell(tmp_path)
-    history = tmp_path / "data/raw/smoke/parallelism/history/threading/Ed25519_sign_t2"
+    history = tmp_path / "data/raw/smoke/parallelism/history/threading/Ed25519_sign_t2_r0"
     copies = sorted(history.iterdir())
     assert len(copies) == 2
     assert all((c / "Ed25519_sign_threading_t2_cell.json").exists() for c in copies)

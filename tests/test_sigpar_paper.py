@@ -90,3 +90,34 @@ def test_table_views_are_html_and_csv(tmp_path):
     assert page.startswith("<!DOCTYPE html>") and "<caption>sigpar: throughput" in page
     assert '<td class="num">1,000</td>' in page and "<td>Ed25519</td>" in page
     assert pd.read_csv(csv_path).shape == frame.shape
+
+
+def test_overlapping_intervals_are_not_ranked():
+    frame = cells()
+    frame["repetitions"] = 3
+    frame["ops_per_sec_ci_low"], frame["ops_per_sec_ci_high"] = frame["ops_per_sec"] * 0.9, frame["ops_per_sec"] * 1.1
+    frame["scaling_efficiency_ci_low"] = frame["scaling_efficiency"] - 0.2
+    frame["scaling_efficiency_ci_high"] = frame["scaling_efficiency"] + 0.2
+    machine = {**MACHINE, "config": {**MACHINE["config"], "run_order_seed": 5}}
+    parts = paper.fragments({"sigpar_cells": frame}, machine)
+    # multiprocess, one worker: Ed25519 1,000 (900-1,100) and RSA-2048 110: told apart; in
+    # native-threads mode only Ed25519 was measured
+    assert "in multiprocess mode Ed25519 signs fastest (1,000 (900–1,100) ops/s)" in parts["throughput"]
+    assert "not distinguishable" not in parts["throughput"]
+    # threading at 2 workers: efficiency 0.6 with an interval reaching 0.8
+    assert "not distinguishable from 70% on this machine" in parts["efficiency"]
+    assert "Each cell was measured 3 times, interleaved" in parts["setup"] and "seed 5" in parts["setup"]
+    close = frame.copy()
+    close.loc[close["algorithm"] == "RSA-2048", ["ops_per_sec_ci_low", "ops_per_sec_ci_high"]] = (0.0, 1e9)
+    text = paper.fragments({"sigpar_cells": close}, machine)["throughput"]
+    assert "are not distinguishable on this machine" in text
+
+
+def test_cells_with_few_operations_are_named():
+    frame = cells()
+    frame["few_ops"] = False
+    frame["ops_per_worker"] = 100.0
+    frame.loc[(frame["algorithm"] == "RSA-2048") & (frame["workers"] == 2), ["few_ops", "ops_per_worker"]] = (True, 5.0)
+    text = paper.fragments({"sigpar_cells": frame}, {**MACHINE, "config": {**MACHINE["config"], "sigpar": {
+        **MACHINE["config"]["sigpar"], "min_ops_per_worker": 30}}})["setup"]
+    assert "fewer than 30 operations per worker" in text and "RSA-2048 sign threading 2w (5 per worker)" in text

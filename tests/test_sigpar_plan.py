@@ -14,8 +14,10 @@ def test_m4_plans_the_full_sweep():
     cells = plan.cells(cfg)
     # classical: threading and multiprocess with pyca and openssl-cffi, and native threads;
     # post-quantum: threading and multiprocess with liboqs-python, and native threads
-    assert len(cells) == (8 * (2 * 2 + 1) + 13 * (2 + 1)) * 2 * 6
+    # ... each measured 5 times
+    assert len(cells) == (8 * (2 * 2 + 1) + 13 * (2 + 1)) * 2 * 6 * 5
     assert len(set(cells)) == len(cells)
+    assert {c.rep for c in cells} == set(range(5))
     assert {c.variant for c in cells} == set(plan.VARIANTS)
     assert {(c.mode, c.backend) for c in cells if c.algorithm == "Ed25519"} == {
         ("threading", "pyca"), ("threading", "openssl-cffi"), ("multiprocess", "pyca"),
@@ -28,9 +30,9 @@ def test_cells_run_algorithm_by_algorithm_sign_then_verify():
     cfg = pbconfig.load("smoke")
     cells = plan.cells(cfg)
     assert [c.label for c in cells[:6]] == [
-        "ECDSA-P256 sign threading t1", "ECDSA-P256 sign threading t2",
-        "ECDSA-P256 verify threading t1", "ECDSA-P256 verify threading t2",
-        "ECDSA-P256 sign threading-openssl-cffi t1", "ECDSA-P256 sign threading-openssl-cffi t2"]
+        "ECDSA-P256 sign threading t1 r0", "ECDSA-P256 sign threading t2 r0",
+        "ECDSA-P256 verify threading t1 r0", "ECDSA-P256 verify threading t2 r0",
+        "ECDSA-P256 sign threading-openssl-cffi t1 r0", "ECDSA-P256 sign threading-openssl-cffi t2 r0"]
     assert [c.algorithm for c in cells] == sorted([c.algorithm for c in cells],
                                                   key=cfg["sigpar"]["algorithms"].index)
 
@@ -40,13 +42,13 @@ def test_cell_paths_encode_every_parameter():
     assert cell.backend == "liboqs-python"
     out = cell.outputs("m4")
     # the default backends keep the seed's folders
-    assert out["csv"] == "data/raw/m4/parallelism/multiprocess/SPHINCS+-SHA2-128f-simple_verify_t4.csv"
-    assert out["system"].endswith("_verify_t4_system.json")
-    assert out["cell"].endswith("_verify_t4_cell.json")
-    cffi = plan.Cell.of("Ed25519", "sign", "threading", 2, "openssl-cffi")
-    assert cffi.stem("m4") == "data/raw/m4/parallelism/threading-openssl-cffi/Ed25519_sign_t2"
+    assert out["csv"] == "data/raw/m4/parallelism/multiprocess/SPHINCS+-SHA2-128f-simple_verify_t4_r0.csv"
+    assert out["system"].endswith("_verify_t4_r0_system.json")
+    assert out["cell"].endswith("_verify_t4_r0_cell.json")
+    cffi = plan.Cell.of("Ed25519", "sign", "threading", 2, "openssl-cffi", rep=3)
+    assert cffi.stem("m4") == "data/raw/m4/parallelism/threading-openssl-cffi/Ed25519_sign_t2_r3"
     native = plan.Cell.of("Ed25519", "sign", "native-threads", 2)
-    assert native.backend == "native" and native.stem("m4").endswith("/native-threads/Ed25519_sign_t2")
+    assert native.backend == "native" and native.stem("m4").endswith("/native-threads/Ed25519_sign_t2_r0")
 
 
 @pytest.mark.parametrize("variant, mode, backend", [
@@ -54,11 +56,11 @@ def test_cell_paths_encode_every_parameter():
     ("native-threads", "native-threads", "native")])
 def test_a_cell_comes_back_from_its_wildcards(variant, mode, backend):
     class Wildcards:
-        algorithm, operation, workers = "Ed448", "verify", "4"
+        algorithm, operation, workers, rep = "Ed448", "verify", "4", "2"
 
     Wildcards.variant = variant
     cell = plan.Cell.from_wildcards(Wildcards)
-    assert (cell.mode, cell.backend, cell.workers, cell.variant) == (mode, backend, 4, variant)
+    assert (cell.mode, cell.backend, cell.workers, cell.variant, cell.rep) == (mode, backend, 4, variant, 2)
 
 
 def test_unknown_variant_names_the_allowed_ones():

@@ -26,7 +26,7 @@ def test_m4_dry_run_plans_every_cell():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.startswith("sigpar_"))
-    assert int(counts["sigpar_cell"]) == (8 * (2 * 2 + 1) + 13 * (2 + 1)) * 2 * 6
+    assert int(counts["sigpar_cell"]) == (8 * (2 * 2 + 1) + 13 * (2 + 1)) * 2 * 6 * 5  # 5 repetitions
 
 
 @pytest.mark.parametrize("override, words", [

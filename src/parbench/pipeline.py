@@ -4,15 +4,18 @@ are known only through the registry (parbench.studies)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import os
+import random
 import re
 import sys
 import time
 from pathlib import Path
 
 from parbench import config as pbconfig
-from parbench import paths, studies
+from parbench import paths, records, studies
 from parbench.progress import RUN_ESTIMATE_ENV, RUN_ID_ENV, RUN_STARTED_ENV, format_duration
 
 # Seconds a job takes that no study names: the liboqs build (a fixed part plus a part
@@ -82,11 +85,58 @@ def liboqs_ids(cfg: dict) -> list[str]:
     return sorted({i for study in studies.active(cfg) for i in study.liboqs_ids(cfg)})
 
 
+def _interleaved(study: str, cells: list, seed: int) -> list:
+    """A study's cells in the order they run. Cells that carry a repetition index (`rep`)
+    run repetition by repetition, every cell once and then every cell again, each
+    repetition in its own shuffled order drawn from `seed`, so that drift of the machine
+    (heat, other tenants) hits every cell alike instead of one algorithm or one worker
+    count. Other cells keep their plan's order."""
+    if not cells or not all(hasattr(c, "rep") for c in cells):
+        return list(cells)
+    order = []
+    for rep in sorted({c.rep for c in cells}):
+        batch = [c for c in cells if c.rep == rep]
+        random.Random(f"{seed}/{study}/{rep}").shuffle(batch)
+        order += batch
+    return order
+
+
+def run_order(cfg: dict) -> list[tuple[str, object]]:
+    """(study name, cell) of every cell in the order the run measures them: the studies
+    in paper order, each one's cells interleaved by repetition (`run_order_seed`)."""
+    seed = cfg.get("run_order_seed", 0)
+    return [(study.name, cell) for study in studies.active(cfg)
+            for cell in _interleaved(study.name, study.cells(cfg), seed)]
+
+
 def cell_priorities(cfg: dict) -> dict[tuple[str, object], int]:
-    """(study name, cell) -> Snakemake priority: cells run in the studies' order, and in
-    each study in its plan's order (the seed's), the first highest."""
-    order = [(study.name, cell) for study in studies.active(cfg) for cell in study.cells(cfg)]
+    """(study name, cell) -> Snakemake priority: cells run in `run_order`, the first
+    highest."""
+    order = run_order(cfg)
     return {key: len(order) - i for i, key in enumerate(order)}
+
+
+def write_run_order(cfg: dict, jobs: list[tuple[str, dict]], run_id: str | None) -> Path | None:
+    """Record the planned order of this run's cells, with its seed, in
+    data/raw/<profile>/run_order/<run id>.json (one file per run, never overwritten)."""
+    order = run_order(cfg)
+    if not order:
+        return None
+    folder = Path(paths.RAW.format(profile=cfg["profile"])) / "run_order"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = run_id or time.strftime("%Y%m%dT%H%M%S")
+    doc = {"run_id": run_id, "seed": cfg.get("run_order_seed", 0),
+           "rule": "repetition by repetition, each repetition's cells shuffled with random.Random(f'{seed}/{study}/{rep}')",
+           "cells": [{"study": study, "cell": _plain_cell(cell)} for study, cell in order]}
+    path = folder / f"{stamp}.json"
+    records.write_atomic(path, json.dumps(doc, indent=1) + "\n")
+    return path
+
+
+def _plain_cell(cell) -> object:
+    if dataclasses.is_dataclass(cell):
+        return dataclasses.asdict(cell)
+    return cell if isinstance(cell, (str, int, float, dict, list)) else str(cell)
 
 
 def run_estimate_sec(cfg: dict, jobs: list[tuple[str, dict]]) -> float:
@@ -122,6 +172,8 @@ def start_run(cfg: dict, jobs: list[tuple[str, dict]], overrides: list[str], out
         for line in study.header(cfg, jobs):
             p(line)
     p()
+    p(f"Repeated cells run repetition by repetition, each in a shuffled order (run_order_seed "
+      f"{cfg.get('run_order_seed', 0)}; the order is kept in {paths.RAW.format(profile=cfg['profile'])}/run_order/)")
     p(f"Estimated total time: ~{format_duration(estimate)} for {len(jobs)} jobs")
     for warning in capabilities.warnings(capabilities.probe(cfg["telemetry"])):
         p(f"warning: {warning}")
@@ -130,6 +182,8 @@ def start_run(cfg: dict, jobs: list[tuple[str, dict]], overrides: list[str], out
     os.environ[RUN_ID_ENV] = f"{time.time():.6f}-{os.getpid()}"
     os.environ[RUN_STARTED_ENV] = str(time.time())
     os.environ[RUN_ESTIMATE_ENV] = str(estimate)
+    if any(name in {study.cell_rule for study in studies.active(cfg)} for name, _ in jobs):
+        write_run_order(cfg, jobs, time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}")
 
 
 def finish_run(cfg: dict, out=None) -> None:

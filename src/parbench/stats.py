@@ -1,5 +1,6 @@
 """Statistics shared by the studies: percentiles, latency summaries, scaling efficiency,
-the median with a distribution-free confidence interval, and bounds of a ratio.
+the median with a distribution-free confidence interval, bounds of a ratio, and
+percentile-bootstrap intervals of the median of repetitions and of ratios of medians.
 
 A percentile is reported only when there are enough samples for it to mean something:
 the q-th percentile needs at least 1 / (1 - q/100) samples (2 for p50, 20 for p95, 100
@@ -127,3 +128,72 @@ def ratio_interval(numerator: tuple[float | None, float | None],
     if None in (nl, nh, dl, dh) or min(nl, nh, dl, dh) <= 0:
         return None, None
     return nl / dh, nh / dl
+
+
+# --- repetitions: the percentile bootstrap --------------------------------------------------
+
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def _bootstrap_medians(values: Sequence[float], resamples: int, rng) -> "list[float]":
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    picks = rng.integers(0, len(data), size=(resamples, len(data)))
+    return np.median(data[picks], axis=1)
+
+
+def _interval(samples, confidence: float) -> tuple[float, float]:
+    import numpy as np
+
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(samples, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def bootstrap_median_ci(values: Sequence[float], confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
+                        seed: int = 0) -> tuple[float | None, float | None]:
+    """The percentile-bootstrap confidence interval of the median of repetitions:
+    `resamples` resamples with replacement, the (1-c)/2 and (1+c)/2 percentiles of their
+    medians. Seeded, so that the same data give the same interval. With a handful of
+    repetitions the interval cannot be wider than the values' range and covers less
+    than asked: it says how far the repetitions disagree, no more. Fewer than 2 values:
+    (None, None), as one repetition has no interval."""
+    import numpy as np
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence {confidence} must lie strictly between 0 and 1")
+    clean = [float(v) for v in values if v is not None and not math.isnan(v)]
+    if len(clean) < 2:
+        return None, None
+    return _interval(_bootstrap_medians(clean, resamples, np.random.default_rng(seed)), confidence)
+
+
+def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float], scale: float = 1.0,
+                       confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
+                       seed: int = 0) -> tuple[float | None, float | None]:
+    """The percentile-bootstrap interval of median(numerator) / (scale x median(denominator)),
+    the two groups of repetitions resampled independently (e.g. scaling efficiency:
+    ops(N) over N x ops(1), or a speedup). (None, None) unless both groups have at least
+    2 values and every resampled denominator is positive."""
+    import numpy as np
+
+    num = [float(v) for v in numerator if v is not None and not math.isnan(v)]
+    den = [float(v) for v in denominator if v is not None and not math.isnan(v)]
+    if len(num) < 2 or len(den) < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    top, bottom = _bootstrap_medians(num, resamples, rng), _bootstrap_medians(den, resamples, rng)
+    if (bottom <= 0).any():
+        return None, None
+    return _interval(top / (scale * bottom), confidence)
+
+
+def distinguishable(a: tuple[float | None, float | None], b: tuple[float | None, float | None]) -> bool:
+    """Whether two intervals (low, high) are disjoint, i.e. the two quantities can be told
+    apart on this machine. Overlapping intervals, or a missing interval (one repetition),
+    are not distinguishable."""
+    (al, ah), (bl, bh) = a, b
+    if None in (al, ah, bl, bh) or any(isinstance(x, float) and math.isnan(x) for x in (al, ah, bl, bh)):
+        return False
+    return ah < bl or bh < al

@@ -15,6 +15,7 @@ SIGPAR_STEM = sigpar_plan.CELL.format(
     algorithm="{algorithm}",
     operation="{operation}",
     workers="{workers}",
+    rep="{rep}",
 )
 SIGPAR_ALGORITHM_TABLE = f"{PROCESSED}/sigpar/algorithms/{{algorithm}}.parquet"
 
@@ -24,6 +25,7 @@ wildcard_constraints:
     operation="sign|verify",
     variant="|".join(sigpar_plan.VARIANTS),
     workers=r"\d+",
+    rep=r"\d+",
 
 
 rule sigpar_shim:
@@ -76,7 +78,7 @@ rule sigpar_cell:
         system=f"{SIGPAR_STEM}_system.json",
         cell=f"{SIGPAR_STEM}_cell.json",
     log:
-        f"{LOGS}/sigpar/{{variant}}/{{algorithm}}_{{operation}}_t{{workers}}.log",
+        f"{LOGS}/sigpar/{{variant}}/{{algorithm}}_{{operation}}_t{{workers}}_r{{rep}}.log",
     params:
         # what the cell measures: a change reruns the cell
         cell=lambda wc: sigpar_plan.cell_parameters(PB, sigpar_plan.Cell.from_wildcards(wc)),
@@ -92,7 +94,7 @@ rule sigpar_cell:
         CONDA_ENV
     shell:
         "{params.parbench} sigpar-cell --profile {params.profile} --algorithm {wildcards.algorithm} "
-        "--operation {wildcards.operation} --mode {params.mode} --workers {wildcards.workers} "
+        "--operation {wildcards.operation} --mode {params.mode} --workers {wildcards.workers} --rep {wildcards.rep} "
         "{params.builds} {params.overrides} 2>> {log} | tee -a {log}"
 
 
@@ -107,6 +109,7 @@ rule sigpar_algorithm:
     params:
         index=lambda wc: SIGPAR_ALGORITHMS.index(wc.algorithm) + 1,
         total=len(SIGPAR_ALGORITHMS),
+        min_ops=PB["sigpar"]["min_ops_per_worker"],
         parbench=PARBENCH,
     # the algorithm's block follows right after its last cell
     priority: lambda wc: min(cell_priority("sigpar", c) for c in sigpar_plan.cells_of(PB, wc.algorithm))
@@ -114,6 +117,7 @@ rule sigpar_algorithm:
         CONDA_ENV
     shell:
         "{params.parbench} sigpar-algorithm --index {params.index} --total {params.total} --out {output} "
+        "--min-ops-per-worker {params.min_ops} "
         "{input.cells} 2>> {log} | tee -a {log}"
 
 
@@ -129,6 +133,13 @@ rule sigpar_aggregate:
             category=report_category("sigpar"),
             subcategory="Tables",
             labels={"table": "sigpar_cells", "format": "Parquet"},
+        ),
+        reps=report(
+            f"{PROCESSED}/sigpar_reps.parquet",
+            caption="../report/sigpar/reps.rst",
+            category=report_category("sigpar"),
+            subcategory="Tables",
+            labels={"table": "sigpar_reps", "format": "Parquet"},
         ),
         workers=report(
             f"{PROCESSED}/sigpar_workers.parquet",
@@ -157,12 +168,13 @@ rule sigpar_aggregate:
         f"{LOGS}/sigpar/aggregate.log",
     params:
         out_dir=lambda wc, output: Path(output.cells).parent,
+        min_ops=PB["sigpar"]["min_ops_per_worker"],
         parbench=PARBENCH,
     conda:
         CONDA_ENV
     shell:
         "{params.parbench} sigpar-aggregate --out-dir {params.out_dir} --algorithms {input.algorithms} "
-        "--cells {input.cells} > {log} 2>&1"
+        "--cells {input.cells} --min-ops-per-worker {params.min_ops} > {log} 2>&1"
 
 
 rule sigpar_figure:

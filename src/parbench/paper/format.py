@@ -20,9 +20,22 @@ def fmt_pct(x) -> str:
     return "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.0f}%"
 
 
+def fmt_interval(lo, hi, fmt=fmt_num) -> str:
+    """A 95% interval as `lo–hi`, or "" when there is none (a single repetition)."""
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return ""
+    return f"{fmt(lo)}–{fmt(hi)}"
+
+
+def fmt_ci(value, lo, hi, fmt=fmt_num) -> str:
+    """A median with its interval: `1,234 (1,200–1,260)`; the median alone without one."""
+    interval = fmt_interval(lo, hi, fmt)
+    return f"{fmt(value)} ({interval})" if interval else fmt(value)
+
+
 def _numeric_column(column: pd.Series) -> bool:
     """Whether every cell reads as a number (formatted or not): right-aligned."""
-    text = column.astype(str).str.replace(r"[,%]", "", regex=True)
+    text = column.astype(str).str.replace(r"[,%]", "", regex=True).str.replace(r" \(.*\)$", "", regex=True)
     return bool(len(column)) and bool(pd.to_numeric(text.where(text != "n/a", "0"), errors="coerce").notna().all())
 
 

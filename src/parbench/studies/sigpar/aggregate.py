@@ -2,9 +2,15 @@
 
 Tables (Parquet, one row per observation; the schema is documented in docs/data.md):
 
-- cells:   one row per cell (algorithm x operation x mode x workers x backend), with throughput,
-           scaling efficiency, latency percentiles, telemetry, status and provenance;
-- workers: one row per worker of a cell;
+- reps:    one row per repetition of a cell (algorithm x operation x mode x workers x
+           backend x rep), with its throughput, latency percentiles, telemetry, status,
+           operations per worker (flagged `few_ops` below `sigpar.min_ops_per_worker`)
+           and provenance;
+- cells:   one row per cell: the median over its repetitions of each measure, the 95%
+           percentile-bootstrap interval of the throughput and of the scaling efficiency
+           (resampling the repetitions of both cells it compares), the status of its
+           worst repetition;
+- workers: one row per worker of a repetition;
 - latency: one row per retained latency sample.
 
 Seed files: `parallelism_<variant>.json` (nested by algorithm, keyed by worker count),
@@ -18,6 +24,7 @@ extra backend (`threading-openssl-cffi`): the folder its cells' raw files are in
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -44,6 +51,15 @@ RESULT_COLUMNS = [
 ]
 SEED_SUMMARY_COLUMNS = ["algorithm", "operation", "worker_count", "ops_per_sec", "scaling_efficiency",
                         "p99_latency_ms"]
+# The fewest operations per worker a window must hold for its rate to count (the config's
+# sigpar.min_ops_per_worker; this is its default).
+MIN_OPS_PER_WORKER = 30
+# A repetition's status, worst first: a cell takes its worst repetition's.
+STATUS_ORDER = ["failed", "skipped", "unavailable", "ok"]
+CONFIDENCE = 0.95
+# The measures whose median over the repetitions carries a bootstrap interval
+# (<column>_ci_low, <column>_ci_high).
+INTERVAL_COLUMNS = ["ops_per_sec", "p99_latency_ms"]
 
 
 def read_records(paths) -> list[dict]:
@@ -69,15 +85,71 @@ def cell_row(record: dict) -> dict:
         "started_unix": record["started_unix"], "elapsed_sec": record["elapsed_sec"],
         **{c: prov.get(c) for c in PROVENANCE_COLUMNS},
     }
+    row["rep"] = int(cell.get("rep", 0))
     if record["status"] != "ok":  # a failed, skipped or unavailable cell contributes no measurement
         for c in RESULT_COLUMNS:
             row[c] = None
+    ops = row["analysis_ops"]
+    row["ops_per_worker"] = None if ops is None else ops / cell["workers"]
     return row
 
 
-def add_efficiency(cells: pd.DataFrame) -> pd.DataFrame:
-    """scaling_efficiency = ops(N) / (N x ops(1)) within each (algorithm, operation, mode,
-    backend)."""
+def reps_table(records: list[dict], min_ops_per_worker: int = MIN_OPS_PER_WORKER) -> pd.DataFrame:
+    """One row per repetition, with `run_position` (the order the repetitions of these
+    records ran in, by start time) and `few_ops` (fewer than `min_ops_per_worker`
+    operations per worker in the window)."""
+    df = pd.DataFrame([cell_row(r) for r in records])
+    df["run_position"] = df["started_unix"].rank(method="first").astype(int) - 1
+    df["few_ops"] = df["ops_per_worker"].map(lambda v: None if v is None or pd.isna(v) else bool(v < min_ops_per_worker))
+    return _sorted(df, [*KEYS, "rep"])
+
+
+def _sorted(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return df.sort_values(keys, key=lambda s: s.map(_order_key(s.name))).reset_index(drop=True)
+
+
+def _seed(*key) -> int:
+    """A bootstrap seed of its own for every cell, the same in every aggregation."""
+    return zlib.crc32(" ".join(map(str, key)).encode())
+
+
+def _summarize(group: pd.DataFrame) -> dict:
+    """One cell from its repetitions: medians of the measures over the repetitions that
+    passed, the throughput's bootstrap interval, the worst status."""
+    worst = min(group["status"], key=STATUS_ORDER.index)
+    first_bad = group[group["status"] == worst].iloc[0]
+    ok = group[group["status"] == "ok"]
+    row = group.iloc[0].to_dict()
+    failure = None if worst == "ok" else first_bad["failure"]
+    if failure is not None and len(group) > 1:
+        failure = f"repetition {int(first_bad['rep'])}: {failure}"
+    row.update({"status": worst, "failure": failure,
+                "repetitions": len(group), "repetitions_ok": len(ok),
+                "started_unix": group["started_unix"].min(), "elapsed_sec": group["elapsed_sec"].sum()})
+    for c in RESULT_COLUMNS:
+        values = ok[c].dropna() if c in ok else pd.Series(dtype=float)
+        if worst != "ok" or values.empty:
+            row[c] = None
+        elif c == "energy_source":
+            row[c] = values.iloc[0]
+        else:
+            row[c] = float(values.median())
+    for c in INTERVAL_COLUMNS:
+        values = ok[c].dropna().tolist() if worst == "ok" else []
+        lo, hi = stats.bootstrap_median_ci(values, CONFIDENCE, seed=_seed(c, *(row[k] for k in KEYS)))
+        row[f"{c}_ci_low"], row[f"{c}_ci_high"] = lo, hi
+    per_worker = ok["ops_per_worker"].dropna()
+    row["ops_per_worker"] = float(per_worker.min()) if worst == "ok" and len(per_worker) else None
+    row["few_ops"] = bool(ok["few_ops"].fillna(False).any()) if worst == "ok" else None
+    row.pop("rep", None)
+    row.pop("run_position", None)
+    return row
+
+
+def add_efficiency(cells: pd.DataFrame, reps: pd.DataFrame | None = None) -> pd.DataFrame:
+    """scaling_efficiency = median ops(N) / (N x median ops(1)) within each (algorithm,
+    operation, mode, backend), with its 95% bootstrap interval from the repetitions of
+    both cells (`reps`; none with a single repetition)."""
     cells = cells.copy()
     ok = cells["status"] == "ok"
     base = cells[ok & (cells["workers"] == 1)].set_index(GROUP)["ops_per_sec"]
@@ -86,13 +158,27 @@ def add_efficiency(cells: pd.DataFrame) -> pd.DataFrame:
                                  base.get((r.algorithm, r.operation, r.mode, r.backend)))
         for r in cells.itertuples()
     ]
+    lows, highs = [], []
+    rates = {} if reps is None else {key: f["ops_per_sec"].dropna().tolist()
+                                     for key, f in reps[reps["status"] == "ok"].groupby(KEYS)}
+    for r in cells.itertuples():
+        lo = hi = None
+        if r.status == "ok" and r.workers > 1 and r.scaling_efficiency is not None:
+            at_n = rates.get((r.algorithm, r.operation, r.mode, r.workers, r.backend), [])
+            at_1 = rates.get((r.algorithm, r.operation, r.mode, 1, r.backend), [])
+            lo, hi = stats.bootstrap_ratio_ci(at_n, at_1, scale=r.workers, confidence=CONFIDENCE,
+                                              seed=_seed(r.algorithm, r.operation, r.mode, r.workers, r.backend))
+        lows.append(lo)
+        highs.append(hi)
+    cells["scaling_efficiency_ci_low"], cells["scaling_efficiency_ci_high"] = lows, highs
     return cells
 
 
-def cells_table(records: list[dict]) -> pd.DataFrame:
-    df = pd.DataFrame([cell_row(r) for r in records])
-    df = add_efficiency(df)
-    return df.sort_values(KEYS, key=lambda s: s.map(_order_key(s.name))).reset_index(drop=True)
+def cells_table(records: list[dict], min_ops_per_worker: int = MIN_OPS_PER_WORKER) -> pd.DataFrame:
+    """One row per cell, summarizing its repetitions (see the module's docstring)."""
+    reps = reps_table(records, min_ops_per_worker)
+    cells = pd.DataFrame([_summarize(f) for _, f in reps.groupby(KEYS, sort=False)])
+    return _sorted(add_efficiency(cells, reps), KEYS)
 
 
 def _order_key(column: str):
@@ -110,7 +196,7 @@ def worker_rows(record: dict) -> list[dict]:
         c = w.get("correctness", {})
         rows.append({
             "study": "sigpar", "profile": record["profile"], **{k: record["cell"][k] for k in KEYS},
-            "status": record["status"], "worker_id": w["worker_id"],
+            "rep": record["cell"].get("rep", 0), "status": record["status"], "worker_id": w["worker_id"],
             "pinned_cpus": ",".join(map(str, w.get("pinned_cpus", []))),
             "ops_total": w.get("ops_total"), "analysis_ops": w.get("analysis_ops"),
             "ops_per_sec": w["analysis_ops"] / window if "analysis_ops" in w and window else None,
@@ -126,19 +212,21 @@ def latency_rows(record: dict) -> list[dict]:
     if record["status"] != "ok":
         return []
     keys = {k: record["cell"][k] for k in KEYS}
+    keys["rep"] = record["cell"].get("rep", 0)
     return [{"study": "sigpar", "profile": record["profile"], **keys, "worker_id": w["worker_id"],
              "latency_ms": x} for w in record["workers"] for x in w.get("latencies_ms", [])]
 
 
-WORKER_COLUMNS = ["study", "profile", *KEYS, "status", "worker_id", "pinned_cpus", "ops_total", "analysis_ops",
+WORKER_COLUMNS = ["study", "profile", *KEYS, "rep", "status", "worker_id", "pinned_cpus", "ops_total", "analysis_ops",
                   "ops_per_sec", "cpu_utilization", "cpu_time_window_sec", "avg_rss_bytes", "window_latency_count",
                   "correctness_checked", "correctness_failed", "tamper_rejected", "error"]
-LATENCY_COLUMNS = ["study", "profile", *KEYS, "worker_id", "latency_ms"]
+LATENCY_COLUMNS = ["study", "profile", *KEYS, "rep", "worker_id", "latency_ms"]
 
 
-def study_tables(records: list[dict]) -> dict[str, pd.DataFrame]:
+def study_tables(records: list[dict], min_ops_per_worker: int = MIN_OPS_PER_WORKER) -> dict[str, pd.DataFrame]:
     return {
-        "cells": cells_table(records),
+        "reps": reps_table(records, min_ops_per_worker),
+        "cells": cells_table(records, min_ops_per_worker),
         "workers": pd.DataFrame([r for rec in records for r in worker_rows(rec)], columns=WORKER_COLUMNS),
         "latency": pd.DataFrame([r for rec in records for r in latency_rows(rec)], columns=LATENCY_COLUMNS),
     }

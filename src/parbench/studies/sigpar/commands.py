@@ -19,7 +19,7 @@ def algorithm(args) -> int:
     from parbench.studies.sigpar import aggregate
 
     records = aggregate.read_records(args.cells)
-    cells = aggregate.cells_table(records)
+    cells = aggregate.cells_table(records, args.min_ops_per_worker)
     print(aggregate.algorithm_block(cells, args.index, args.total), flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     cells.to_parquet(args.out, index=False)
@@ -34,7 +34,7 @@ def study(args) -> int:
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     records = aggregate.read_records(args.cells)
-    tables = aggregate.study_tables(records)
+    tables = aggregate.study_tables(records, args.min_ops_per_worker)
     cells = pd.concat([pd.read_parquet(p) for p in args.algorithms], ignore_index=True)
     tables["cells"] = cells
     for name, frame in tables.items():
@@ -45,7 +45,7 @@ def study(args) -> int:
         write_atomic(out / f"parallelism_{variant}.json", json.dumps(doc, indent=2) + "\n")
         aggregate.seed_summary(cells, variant).to_csv(out / f"parallelism_summary_{variant}.csv", index=False)
     aggregate.seed_summary(cells).to_csv(out / "parallelism_summary.csv", index=False)
-    print(f"sigpar: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok), "
+    print(f"sigpar: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok) from {len(tables['reps'])} repetitions, "
           f"{len(tables['workers'])} worker rows, {len(tables['latency'])} latency samples -> {out}")
     return 0
 
@@ -60,6 +60,7 @@ def add_commands(sub) -> None:
     p.add_argument("--index", type=int, required=True)
     p.add_argument("--total", type=int, required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--min-ops-per-worker", type=int, default=30, help="flag cells below it (few_ops)")
     p.add_argument("cells", nargs="+")
     p.set_defaults(func=algorithm)
 
@@ -67,4 +68,5 @@ def add_commands(sub) -> None:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--algorithms", nargs="+", required=True)
     p.add_argument("--cells", nargs="+", required=True)
+    p.add_argument("--min-ops-per-worker", type=int, default=30, help="flag cells below it (few_ops)")
     p.set_defaults(func=study)

@@ -1,5 +1,7 @@
 """The sigpar figures. Each takes the study's cells table (Parquet `sigpar_cells`) and
-the machine record, and returns a chart; only cells with status "ok" are drawn.
+the machine record, and returns a chart; only cells with status "ok" are drawn. A point
+is the median over the cell's repetitions; its bar, the 95% bootstrap interval (none with
+a single repetition).
 
 Lines and columns are per variant: the mode, or the mode with an extra backend
 (`threading-openssl-cffi`); `native-threads`, no Python in the loop, is the upper bound
@@ -10,6 +12,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from parbench import stats
 from parbench.figures import note, ok_rows
 
 from parbench.studies.sigpar.algorithms import CATALOG
@@ -31,21 +34,30 @@ VARIANT_DASH = alt.StrokeDash("variant:N", title="mode (backend)", sort=VARIANT_
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
     """Lines against worker count, one panel per family (rows) and operation (columns),
     one colour per algorithm, one dash pattern per variant (mode and backend)."""
-    data = ok_rows(cells)[["algorithm", "family", "operation", "variant", "workers", y]].dropna()
+    bounds = [f"{y}_ci_low", f"{y}_ci_high"]
+    data = ok_rows(cells)
+    for b in bounds:  # a figure drawn from a column without an interval draws no bars
+        if b not in data:
+            data = data.assign(**{b: None})
+    data = data[["algorithm", "family", "operation", "variant", "workers", y, *bounds]].dropna(subset=[y])
     workers = sorted(data["workers"].unique().tolist())
     base = alt.Chart(data).encode(
         x=alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
                 axis=alt.Axis(values=workers, format="d")),
         y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
-        tooltip=["algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f")],
+        tooltip=["algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f"),
+                 alt.Tooltip(f"{bounds[0]}:Q", format=",.3~f", title="95% CI low"),
+                 alt.Tooltip(f"{bounds[1]}:Q", format=",.3~f", title="95% CI high")],
     )
     # the dash is on the lines only: points with it too would draw the legend's dashes as
     # dots, invisible
     lines = base.mark_line().encode(strokeDash=VARIANT_DASH)
     points = base.mark_circle(size=22, opacity=1).encode(detail="variant:N")
+    bars = base.transform_filter(f"isValid(datum['{bounds[0]}'])").mark_rule(strokeWidth=1.5).encode(
+        y=alt.Y(f"{bounds[0]}:Q", scale=alt.Scale(type="log")), y2=f"{bounds[1]}:Q", detail="variant:N")
     # one row per family, sign and verify side by side: legible at the paper's width
-    chart = (alt.layer(lines, points).properties(width=260, height=150)
+    chart = (alt.layer(lines, bars, points).properties(width=260, height=150)
              .facet(row=alt.Row("family:N", sort=FAMILY_ORDER, title=None, header=alt.Header(labelFontSize=12)),
                     column=alt.Column("operation:N", sort=["sign", "verify"], title=None,
                                       header=alt.Header(labelFontSize=12)))
@@ -55,16 +67,21 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
 
 def scaling(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     return _family_grid(cells, "ops_per_sec", "operations per second (log)",
-                        "Throughput against workers, per mode and backend (native threads: the upper bound)")
+                        "Throughput against workers, per mode and backend (native threads: the upper bound); "
+                        "median of the repetitions, bars: 95% bootstrap interval")
 
 
 def latency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     return _family_grid(cells, "p99_latency_ms", "p99 latency, ms (log)",
-                        "p99 latency against workers")
+                        "p99 latency against workers; median of the repetitions, bars: 95% bootstrap interval")
 
 
 def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
-    data = ok_rows(cells)[["algorithm", "operation", "variant", "workers", "scaling_efficiency"]].dropna()
+    columns = ["algorithm", "operation", "variant", "workers", "scaling_efficiency", "scaling_efficiency_ci_low",
+               "scaling_efficiency_ci_high"]
+    data = ok_rows(cells).reindex(columns=columns).dropna(subset=["scaling_efficiency"])
+    data["interval"] = [f"{lo:.2f}–{hi:.2f}" if pd.notna(lo) and pd.notna(hi) else ""
+                        for lo, hi in zip(data["scaling_efficiency_ci_low"], data["scaling_efficiency_ci_high"])]
     base = alt.Chart(data).encode(
         x=alt.X("workers:O", title="workers"),
         y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
@@ -72,42 +89,75 @@ def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     rect = base.mark_rect().encode(
         color=alt.Color("scaling_efficiency:Q", title="efficiency",
                         scale=alt.Scale(scheme="redyellowgreen", domain=[0, 1.1], clamp=True)),
-        tooltip=["algorithm", "operation", "variant", "workers", alt.Tooltip("scaling_efficiency:Q", format=".2f")],
+        tooltip=["algorithm", "operation", "variant", "workers", alt.Tooltip("scaling_efficiency:Q", format=".2f"),
+                 alt.Tooltip("interval:N", title="95% bootstrap interval")],
     )
-    text = base.mark_text(fontSize=9).encode(text=alt.Text("scaling_efficiency:Q", format=".2f"))
-    return ((rect + text).properties(width=max(130, 22 * data["workers"].nunique()), height=alt.Step(14))
+    text = base.mark_text(fontSize=10, dy=-5).encode(text=alt.Text("scaling_efficiency:Q", format=".2f"))
+    interval = base.mark_text(fontSize=7, dy=7).encode(text="interval:N")
+    return ((rect + text + interval).properties(width=max(150, 52 * data["workers"].nunique()), height=alt.Step(26))
             .facet(column=alt.Column("variant:N", sort=VARIANT_ORDER, title=None),
                    row=alt.Row("operation:N", sort=["sign", "verify"], title=None))
-            .properties(title="Scaling efficiency ops(N) / (N x ops(1))"))
+            .properties(title="Scaling efficiency median ops(N) / (N x median ops(1)); small: 95% bootstrap "
+                              "interval"))
 
 
 def thread_process_ratio(cells: pd.DataFrame) -> pd.DataFrame:
     """Threading throughput / multiprocess throughput at the same algorithm, operation,
     worker count and backend (one row each)."""
     data = ok_rows(cells)
-    wide = data.pivot_table(index=["algorithm", "operation", "workers", "backend"], columns="mode",
-                            values="ops_per_sec").reset_index()
+    for b in ("ops_per_sec_ci_low", "ops_per_sec_ci_high"):
+        if b not in data:
+            data = data.assign(**{b: float("nan")})
+    index = ["algorithm", "operation", "workers", "backend"]
+    wide = data.pivot_table(index=index, columns="mode", values="ops_per_sec").reset_index()
     if not {"threading", "multiprocess"} <= set(wide.columns):
-        return pd.DataFrame(columns=["algorithm", "operation", "workers", "backend", "ratio"])
+        return pd.DataFrame(columns=[*index, "ratio", "ratio_ci_low", "ratio_ci_high"])
     wide["ratio"] = wide["threading"] / wide["multiprocess"]
+    bounds = data.set_index([*index, "mode"])[["ops_per_sec_ci_low", "ops_per_sec_ci_high"]]
+    lows, highs = [], []
+    for r in wide.itertuples():
+        key = (r.algorithm, r.operation, r.workers, r.backend)
+        thr, mp = bounds.loc[(*key, "threading")] if (*key, "threading") in bounds.index else (None, None), \
+            bounds.loc[(*key, "multiprocess")] if (*key, "multiprocess") in bounds.index else (None, None)
+        lo, hi = stats.ratio_interval(_pair(thr), _pair(mp))
+        lows.append(lo)
+        highs.append(hi)
+    wide["ratio_ci_low"], wide["ratio_ci_high"] = lows, highs
     return wide.dropna(subset=["ratio"])
+
+
+def _pair(bounds) -> tuple[float | None, float | None]:
+    """(low, high) of an interval, None for a missing bound."""
+    if isinstance(bounds, pd.Series):
+        bounds = bounds.tolist()
+    lo, hi = (bounds[0], bounds[1]) if bounds is not None else (None, None)
+    return (None if lo is None or pd.isna(lo) else float(lo), None if hi is None or pd.isna(hi) else float(hi))
 
 
 def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     wide = thread_process_ratio(cells)
     if wide.empty:
         return note("Threading / multiprocess ratio", "needs both modes in the run")
-    bars = alt.Chart(wide).mark_bar().encode(
-        x=alt.X("ratio:Q", title="threading / multiprocess throughput"),
+    base = alt.Chart().encode(
         y=alt.Y("backend:N", title=None),
         yOffset=alt.YOffset("workers:O"),
+    )
+    bars = base.mark_bar().encode(
+        x=alt.X("ratio:Q", title="threading / multiprocess throughput"),
         color=alt.Color("workers:O", title="workers"),
+        tooltip=["algorithm", "operation", "backend", "workers", alt.Tooltip("ratio:Q", format=".3f"),
+                 alt.Tooltip("ratio_ci_low:Q", format=".3f", title="interval low"),
+                 alt.Tooltip("ratio_ci_high:Q", format=".3f", title="interval high"),
+                 alt.Tooltip("threading:Q", format=",.1f"), alt.Tooltip("multiprocess:Q", format=",.1f")],
+    )
+    whiskers = base.transform_filter("isValid(datum.ratio_ci_low)").mark_rule(color="#222222").encode(
+        x="ratio_ci_low:Q", x2="ratio_ci_high:Q")
+    chart = alt.layer(bars, whiskers, data=wide).properties(width=220, height=alt.Step(8)).facet(
         row=alt.Row("algorithm:N", sort=ALGORITHM_ORDER, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
         column=alt.Column("operation:N", sort=["sign", "verify"], title=None),
-        tooltip=["algorithm", "operation", "backend", "workers", alt.Tooltip("ratio:Q", format=".3f"),
-                 alt.Tooltip("threading:Q", format=",.1f"), alt.Tooltip("multiprocess:Q", format=",.1f")],
-    ).properties(width=220, height=alt.Step(7)).resolve_scale(y="independent")
-    return bars.properties(title="What threads cost against processes, per backend (1.0 = same throughput)")
+    ).resolve_scale(y="independent")
+    return chart.properties(title="What threads cost against processes, per backend (1.0 = same throughput; "
+                                  "whiskers: interval from both modes' 95% intervals)")
 
 
 def python_cost_table(cells: pd.DataFrame) -> pd.DataFrame:
@@ -116,19 +166,28 @@ def python_cost_table(cells: pd.DataFrame) -> pd.DataFrame:
     fraction of the native rate."""
     ok = ok_rows(cells)
     one = ok[ok["workers"] == 1]
-    native = one[one["mode"] == "native-threads"].set_index(["algorithm", "operation"])["ops_per_sec"]
+    for b in ("ops_per_sec_ci_low", "ops_per_sec_ci_high"):
+        if b not in one:
+            one = one.assign(**{b: float("nan")})
+    native = one[one["mode"] == "native-threads"].set_index(["algorithm", "operation"])
     python = one[one["mode"] == "threading"]
     rows = []
     for r in python.itertuples():
-        base = native.get((r.algorithm, r.operation))
+        if (r.algorithm, r.operation) not in native.index:
+            continue
+        nat = native.loc[(r.algorithm, r.operation)]
+        base = nat["ops_per_sec"]
         if base is None or pd.isna(base) or not r.ops_per_sec:
             continue
+        lo, hi = stats.ratio_interval(_pair((r.ops_per_sec_ci_low, r.ops_per_sec_ci_high)),
+                                      _pair((nat["ops_per_sec_ci_low"], nat["ops_per_sec_ci_high"])))
         rows.append({"algorithm": r.algorithm, "family": r.family, "operation": r.operation, "backend": r.backend,
                      "native_ops_per_sec": base, "backend_ops_per_sec": r.ops_per_sec,
-                     "fraction_of_native": r.ops_per_sec / base,
+                     "fraction_of_native": r.ops_per_sec / base, "fraction_ci_low": lo, "fraction_ci_high": hi,
                      "python_cost_us": 1e6 / r.ops_per_sec - 1e6 / base})
     return pd.DataFrame(rows, columns=["algorithm", "family", "operation", "backend", "native_ops_per_sec",
-                                       "backend_ops_per_sec", "fraction_of_native", "python_cost_us"])
+                                       "backend_ops_per_sec", "fraction_of_native", "fraction_ci_low",
+                                       "fraction_ci_high", "python_cost_us"])
 
 
 def python_cost(cells: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -146,11 +205,14 @@ def python_cost(cells: pd.DataFrame, machine: dict) -> alt.Chart:
                  alt.Tooltip("python_cost_us:Q", title="µs per operation above native", format=",.2f"),
                  alt.Tooltip("backend_ops_per_sec:Q", format=",.1f"), alt.Tooltip("native_ops_per_sec:Q", format=",.1f")],
     )
+    whiskers = base.transform_filter("isValid(datum.fraction_ci_low)").mark_rule(color="#222222").encode(
+        x="fraction_ci_low:Q", x2="fraction_ci_high:Q", y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
+        yOffset=alt.YOffset("backend:N"))
     rule = base.mark_rule(strokeDash=[4, 4], color="#444444").encode(x=alt.datum(1.0))
-    return (alt.layer(bars, rule).properties(width=260, height=alt.Step(9))
+    return (alt.layer(bars, whiskers, rule).properties(width=260, height=alt.Step(9))
             .facet(column=alt.Column("operation:N", sort=["sign", "verify"], title=None))
             .properties(title="What Python costs per operation: each backend's rate against the native runner's "
-                              "(threads, 1 worker; dashed: native)"))
+                              "(threads, 1 worker; dashed: native; whiskers: interval from both 95% intervals)"))
 
 
 def energy(cells: pd.DataFrame, machine: dict) -> alt.Chart:

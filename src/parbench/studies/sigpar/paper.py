@@ -5,7 +5,9 @@ sentence that states a finding, computed here from the study's tables. The fixed
 
 Every sentence names the mode (and backend) it speaks of: a number from threading cells
 and one from multiprocess cells, or from pyca and from openssl-cffi, are never mixed up
-in one claim. A variant is a mode, or a mode with an extra backend
+in one claim. Numbers are medians over a cell's repetitions with their 95% bootstrap
+intervals; a ranking whose intervals overlap is reported as "not distinguishable on this
+machine" instead. A variant is a mode, or a mode with an extra backend
 (`threading-openssl-cffi`); `native-threads` is the native runner, no Python in the loop.
 """
 
@@ -13,7 +15,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.format import figure, findings, fmt_num, fmt_pct, join, md_table
+from parbench import stats
+from parbench.paper.format import figure, findings, fmt_ci, fmt_num, fmt_pct, join, md_table
 from parbench.studies.sigpar.algorithms import CATALOG
 from parbench.studies.sigpar.figures import VARIANT_ORDER, python_cost_table, thread_process_ratio
 
@@ -39,6 +42,15 @@ def _variants(frame: pd.DataFrame, among=VARIANT_ORDER) -> list[str]:
     return [v for v in VARIANT_ORDER if v in present and v in among]
 
 
+def _ci(row, column: str = "ops_per_sec") -> tuple:
+    return row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+
+
+def _rate(row) -> str:
+    """A cell's median throughput with its interval."""
+    return fmt_ci(row["ops_per_sec"], *_ci(row))
+
+
 def setup(cells: pd.DataFrame, machine: dict) -> str:
     cfg = machine["config"]["sigpar"]
     ok, bad = cells[cells["status"] == "ok"], cells[cells["status"] != "ok"]
@@ -53,6 +65,25 @@ def setup(cells: pd.DataFrame, machine: dict) -> str:
         f"each with {fmt_num(cfg['warmup_sec'])} s of warm-up, {fmt_num(cfg['duration_sec'])} s measured and a "
         f"{fmt_num(cfg['analysis_window_sec'])} s analysis window."
     ]
+    reps = int(cells["repetitions"].max()) if "repetitions" in cells else 1
+    if reps > 1:
+        parts.append(f"Each cell was measured {reps} times, interleaved: every cell once, then every cell again, each "
+                     f"round in a shuffled order (seed {machine['config'].get('run_order_seed')}), so that drift of "
+                     f"the machine hits every cell alike. Numbers are medians over the repetitions with their 95% "
+                     f"percentile-bootstrap intervals in parentheses; where two intervals overlap, the two are called "
+                     f"not distinguishable on this machine rather than ranked. With {reps} repetitions an interval "
+                     f"cannot be wider than their range: it shows how far they disagree.")
+    else:
+        parts.append("Each cell was measured once (`sigpar.repetitions: 1`), so no number carries an interval and "
+                     "no ranking below can be told apart from noise.")
+    few = ok[ok["few_ops"].fillna(False).astype(bool)] if "few_ops" in ok else ok.iloc[0:0]
+    if len(few):
+        floor = cfg.get("min_ops_per_worker", 30)
+        parts.append(f"{len(few)} cell(s) held fewer than {floor} operations per worker in a window, so their rate "
+                     f"and efficiency are mostly quantization, not scaling: "
+                     + "; ".join(f"{r.algorithm} {r.operation} {r.variant} {int(r.workers)}w "
+                                 f"({fmt_num(r.ops_per_worker)} per worker)" for r in few.itertuples())
+                     + ". Longer windows (`sigpar.duration_sec`, `sigpar.analysis_window_sec`) measure them properly.")
     if len(bad):
         parts.append("::: {.callout-warning title=\"Cells not measured\"}\n"
                      f"{len(bad)} of {len(cells)} cells did not pass: "
@@ -83,10 +114,15 @@ def throughput(ok: pd.DataFrame, machine: dict) -> str:
             f = one[(one["operation"] == op) & (one["variant"] == variant)]
             if f.empty:
                 continue
-            hi, lo = f.loc[f["ops_per_sec"].idxmax()], f.loc[f["ops_per_sec"].idxmin()]
-            clauses.append(f"in {variant} mode {hi['algorithm']} {verb} fastest ({fmt_num(hi['ops_per_sec'])} ops/s) "
-                           f"and {lo['algorithm']} slowest ({fmt_num(lo['ops_per_sec'])} ops/s), a factor of "
-                           f"{fmt_num(hi['ops_per_sec'] / lo['ops_per_sec'])}")
+            ranked = f.sort_values("ops_per_sec", ascending=False)
+            hi, lo = ranked.iloc[0], ranked.iloc[-1]
+            clause = (f"in {variant} mode {hi['algorithm']} {verb} fastest ({_rate(hi)} ops/s) and {lo['algorithm']} "
+                      f"slowest ({_rate(lo)} ops/s), a factor of {fmt_num(hi['ops_per_sec'] / lo['ops_per_sec'])}")
+            if len(ranked) > 1 and not stats.distinguishable(_ci(ranked.iloc[0]), _ci(ranked.iloc[1])):
+                second = ranked.iloc[1]
+                clause += (f" (though {hi['algorithm']} and {second['algorithm']}, {_rate(second)} ops/s, are not "
+                           f"distinguishable on this machine: their intervals overlap or are missing)")
+            clauses.append(clause)
         if clauses:
             sentences.append(f"With one worker ({op}), " + "; ".join(clauses) + ".")
     return join(
@@ -110,10 +146,33 @@ def efficiency(ok: pd.DataFrame, machine: dict) -> str:
         f = top[top["variant"] == variant]["scaling_efficiency"]
         parts.append(f"{variant} cells reached a median efficiency of {fmt_pct(f.median())} "
                      f"(from {fmt_pct(f.min())} to {fmt_pct(f.max())})")
-    low = top[top["scaling_efficiency"] < 0.7]
-    below = (f"Below 70%: {', '.join(sorted(set(low['algorithm'] + ' ' + low['operation'] + ' (' + low['variant'] + ')')))}."
-             if len(low) else "No cell of any mode fell below 70%.")
-    return join(fig, f"At {wmax} workers, " + "; ".join(parts) + f" (@fig-sigpar-efficiency). {below}")
+    label = lambda r: f"{r.algorithm} {r.operation} ({r.variant})"  # noqa: E731
+    lows = [r for r in top.itertuples() if r.scaling_efficiency < 0.7]
+    sure = [label(r) for r in lows if _upper(r) is not None and _upper(r) < 0.7]
+    unsure = [label(r) for r in lows if _upper(r) is None or _upper(r) >= 0.7]
+    below = (f"Below 70%, with the whole interval: {', '.join(sure)}." if sure else "")
+    if unsure:
+        below += (f" Below 70% by the median but not distinguishable from 70% on this machine (interval reaches it, "
+                  f"or one repetition): {', '.join(unsure)}.")
+    if not lows:
+        below = "No cell of any mode fell below 70%."
+    above = [r for r in top.itertuples() if r.scaling_efficiency > 1]
+    if above:
+        told = [label(r) for r in above if r.scaling_efficiency_ci_low is not None and not pd.isna(r.scaling_efficiency_ci_low)
+                and r.scaling_efficiency_ci_low > 1]
+        untold = [label(r) for r in above if label(r) not in told]
+        if untold:
+            below += (f" Above 100% but not distinguishable from 100% on this machine: {', '.join(untold)} "
+                      f"(noise, not super-linear scaling).")
+        if told:
+            below += f" Above 100% with the whole interval: {', '.join(told)}."
+    return join(fig, f"At {wmax} workers, " + "; ".join(parts) + f" (@fig-sigpar-efficiency; the small numbers are "
+                     f"each cell's 95% interval). {below.strip()}")
+
+
+def _upper(row) -> float | None:
+    hi = getattr(row, "scaling_efficiency_ci_high", None)
+    return None if hi is None or pd.isna(hi) else float(hi)
 
 
 def latency(ok: pd.DataFrame, machine: dict) -> str:
@@ -146,7 +205,12 @@ def gil(ok: pd.DataFrame, machine: dict) -> str:
     for backend, f in at_max.groupby("backend"):
         worst = f.loc[f["ratio"].idxmin()]
         clauses.append(f"with {backend} a median {fmt_num(f['ratio'].median())} (lowest {worst['algorithm']} "
-                       f"{worst['operation']}, {fmt_num(worst['ratio'])})")
+                       f"{worst['operation']}, {fmt_ci(worst['ratio'], worst['ratio_ci_low'], worst['ratio_ci_high'])})")
+    same = [f"{r.algorithm} {r.operation} ({r.backend})" for r in at_max.itertuples()
+            if not stats.distinguishable((r.ratio_ci_low, r.ratio_ci_high), (1.0, 1.0))]
+    if same:
+        clauses[-1] += (f"; threads and processes are not distinguishable on this machine (ratio interval reaching "
+                        f"1, or one repetition) for {', '.join(same)}")
     lib = machine["libraries"]
     return join(fig, f"At {wmax} workers, threading cells reached, of the multiprocess throughput of the same "
                      f"backend, " + "; ".join(clauses) + f" (@fig-sigpar-gil). pyca/cryptography "
@@ -212,15 +276,24 @@ def _summary_table(ok: pd.DataFrame) -> pd.DataFrame:
         row = {"algorithm": algorithm, "bits": int(f["security_bits"].iloc[0]), "operation": op, "backend": backend}
         for short, modes in (("thr", ("threading", "native-threads")), ("mp", ("multiprocess",))):
             g = f[f["mode"].isin(modes)].set_index("workers")
-            row[f"{short} 1w ops/s"] = fmt_num(g["ops_per_sec"].get(1)) if len(g) else ""
-            row[f"{short} {wmax}w ops/s"] = fmt_num(g["ops_per_sec"].get(wmax)) if len(g) else ""
-            row[f"{short} eff."] = fmt_pct(g["scaling_efficiency"].get(wmax)) if len(g) else ""
+            row[f"{short} 1w ops/s"] = _cell_text(g, 1, "ops_per_sec", fmt_num)
+            row[f"{short} {wmax}w ops/s"] = _cell_text(g, wmax, "ops_per_sec", fmt_num)
+            row[f"{short} eff."] = _cell_text(g, wmax, "scaling_efficiency", fmt_pct)
         rows.append(row)
     order = {a: i for i, a in enumerate(CATALOG)}
     frame = pd.DataFrame(rows)
     keys = {"algorithm": lambda s: s.map(order), "backend": lambda s: s.map(BACKEND_ORDER)}
     return frame.sort_values(["algorithm", "operation", "backend"],
                              key=lambda s: keys.get(s.name, lambda x: x)(s)).reset_index(drop=True)
+
+
+def _cell_text(g: pd.DataFrame, workers: int, column: str, fmt) -> str:
+    """A cell's median with its 95% interval, for the summary table."""
+    if workers not in g.index:
+        return ""
+    r = g.loc[workers]
+    lo, hi = r.get(f"{column}_ci_low"), r.get(f"{column}_ci_high")
+    return fmt_ci(r[column], lo, hi, fmt)
 
 
 def summary_table(cells: pd.DataFrame) -> pd.DataFrame:
@@ -233,7 +306,8 @@ def summary(ok: pd.DataFrame, machine: dict) -> str:
     return join(
         f"@tbl-sigpar-summary lists, per algorithm, operation and backend, the throughput with one and with {wmax} "
         f"workers in each mode and the efficiency at {wmax} workers (thr = threads: Python threads, or the native "
-        f"runner's threads for backend native; mp = multiprocess; bits = classical-equivalent security strength).",
+        f"runner's threads for backend native; mp = multiprocess; bits = classical-equivalent security strength); in "
+        f"parentheses, the 95% bootstrap interval over the cell's repetitions.",
         md_table(_summary_table(ok), f"Throughput with 1 and {wmax} workers and efficiency at {wmax}, per backend and "
                                      f"mode.", "tbl-sigpar-summary"),
     )

@@ -1,8 +1,10 @@
 """The cells of a sigpar sweep, in the order they run, and how long they will take.
 
-One cell = one (algorithm, operation, mode, workers, backend) point = one Snakemake job.
-The order is the seed's: algorithm by algorithm; within one, each mode's sign sweep then
-verify sweep over ascending worker counts, backend by backend.
+One cell = one (algorithm, operation, mode, workers, backend) point, measured
+`sigpar.repetitions` times: one Snakemake job per repetition. The plan lists them in the
+seed's order (algorithm by algorithm; within one, each mode's sign sweep then verify
+sweep over ascending worker counts, backend by backend); the run interleaves them
+(parbench.pipeline.run_order: every cell once, then again, each repetition shuffled).
 
 Modes and backends:
 - `threading` and `multiprocess` run Python workers. Their backend is the algorithm's
@@ -28,7 +30,7 @@ from parbench.progress import format_duration
 
 # The seed's raw layout, one folder per mode (under data/raw/<profile>/).
 RAW = paths.RAW + "/parallelism"
-CELL = RAW + "/{variant}/{algorithm}_{operation}_t{workers}"
+CELL = RAW + "/{variant}/{algorithm}_{operation}_t{workers}_r{rep}"
 # Every cell of an algorithm depends on its sweep token: forcing it reruns the algorithm.
 SWEEP = RAW + "/sweeps/{algorithm}.json"
 # One file per algorithm: its last correctness failure (run id, cell, message).
@@ -70,16 +72,20 @@ class Cell:
     mode: str
     workers: int
     backend: str
+    # which repetition of the point (from 0)
+    rep: int = 0
 
     @classmethod
-    def of(cls, algorithm: str, operation: str, mode: str, workers: int, backend: str | None = None) -> "Cell":
+    def of(cls, algorithm: str, operation: str, mode: str, workers: int, backend: str | None = None,
+           rep: int = 0) -> "Cell":
         """A cell; without a backend, the algorithm's default one in that mode."""
-        return cls(algorithm, operation, mode, int(workers), backend or default_backend(algorithm, mode))
+        return cls(algorithm, operation, mode, int(workers), backend or default_backend(algorithm, mode), int(rep))
 
     @classmethod
     def from_wildcards(cls, wildcards) -> "Cell":
         mode, backend = split_variant(wildcards.variant)
-        return cls.of(wildcards.algorithm, wildcards.operation, mode, int(wildcards.workers), backend)
+        return cls.of(wildcards.algorithm, wildcards.operation, mode, int(wildcards.workers), backend,
+                      int(wildcards.rep))
 
     @property
     def variant(self) -> str:
@@ -87,7 +93,7 @@ class Cell:
 
     @property
     def label(self) -> str:
-        return f"{self.algorithm} {self.operation} {self.variant} t{self.workers}"
+        return f"{self.algorithm} {self.operation} {self.variant} t{self.workers} r{self.rep}"
 
     @property
     def needs_shim(self) -> bool:
@@ -95,7 +101,7 @@ class Cell:
 
     def stem(self, profile: str) -> str:
         return CELL.format(profile=profile, variant=self.variant, algorithm=self.algorithm,
-                           operation=self.operation, workers=self.workers)
+                           operation=self.operation, workers=self.workers, rep=self.rep)
 
     def outputs(self, profile: str) -> dict[str, str]:
         stem = self.stem(profile)
@@ -132,7 +138,8 @@ def backends_of(cfg: dict, algorithm: str, mode: str) -> list[str]:
 
 def cells(cfg: dict) -> list[Cell]:
     sp = cfg["sigpar"]
-    return [Cell(a, op, mode, w, backend)
+    return [Cell(a, op, mode, w, backend, rep)
+            for rep in range(sp["repetitions"])
             for a in sp["algorithms"]
             for mode in sp["modes"]
             for backend in backends_of(cfg, a, mode)
@@ -228,7 +235,7 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"PARALLELISM THROUGHPUT BENCHMARK (sigpar) - modes: {', '.join(sp['modes'])}; "
         f"classical backends: {', '.join(sp['classical_backends'])}",
         f"Testing {len(sp['algorithms'])} algorithms ({named})",
-        f"Worker counts: {sorted(sp['workers'])}",
+        f"Worker counts: {sorted(sp['workers'])}; each cell {sp['repetitions']} time(s), interleaved",
         f"Duration per config: {sp['duration_sec']:g}s (analysis window: {sp['analysis_window_sec']:g}s, "
         f"warmup: {sp['warmup_sec']:g}s)",
         f"Cells to measure: {todo} of {total} ({total - todo} already measured)",

@@ -59,7 +59,8 @@ def record_failure(profile: str, cell: Cell, failure: str, run_id: str | None) -
 
 
 def history_folder(profile: str, cell: Cell) -> Path:
-    return Path(plan.HISTORY.format(profile=profile)) / cell.variant / f"{cell.algorithm}_{cell.operation}_t{cell.workers}"
+    return (Path(plan.HISTORY.format(profile=profile)) / cell.variant
+            / f"{cell.algorithm}_{cell.operation}_t{cell.workers}_r{cell.rep}")
 
 
 def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
@@ -68,7 +69,7 @@ def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
     algo = algorithms.get(cell.algorithm)
     return {"record_version": 1, "study": "sigpar", "profile": cfg["profile"],
             "cell": {"algorithm": cell.algorithm, "operation": cell.operation, "mode": cell.mode,
-                     "workers": cell.workers, "backend": cell.backend},
+                     "workers": cell.workers, "backend": cell.backend, "rep": cell.rep},
             "algorithm": algorithm_record(algo, None),
             "backend": {"name": cell.backend, "version": None},
             "status": "skipped",
@@ -77,15 +78,18 @@ def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
             "result": {}, "workers": [], "cpu_samples": [], "power": {}, "warnings": [], "provenance": {}}
 
 
-def console_line(record: dict) -> str:
+def console_line(record: dict, repetitions: int = 1) -> str:
+    """The seed's line for one cell, printed for every repetition (which one, when there
+    are several, after the seed's fields)."""
     c, r = record["cell"], record["result"]
     variant = plan.variant_of(c["mode"], c.get("backend", ""))
     head = f"  {c['algorithm']} {c['operation']:<6} {variant:<12} {c['workers']:>3}t →"
+    rep = f" [rep {c.get('rep', 0) + 1}/{repetitions}]" if repetitions > 1 else ""
     if record["status"] != "ok":
-        return f"{head} {record['status'].upper()}: {record['failure']}"
+        return f"{head} {record['status'].upper()}: {record['failure']}{rep}"
     p99 = r.get("p99_latency_ms")
     p99_text = f"{p99:.2f} ms" if p99 is not None else "N/A (too few ops)"
-    return f"{head} {r['ops_per_sec']:>12.1f} ops/sec | p99: {p99_text}{progress_suffix()}"
+    return f"{head} {r['ops_per_sec']:>12.1f} ops/sec | p99: {p99_text}{rep}{progress_suffix()}"
 
 
 def main(args) -> int:
@@ -101,7 +105,9 @@ def main(args) -> int:
         cfg = pbconfig.load(args.profile, args.overrides)
     except pbconfig.ConfigError as exc:
         raise SystemExit(f"parbench sigpar-cell: {exc}") from None
-    cell = Cell.of(args.algorithm, args.operation, args.mode, args.workers, args.backend)
+    if args.rep < 0:
+        raise SystemExit(f"parbench sigpar-cell: --rep must be >= 0 (got {args.rep})")
+    cell = Cell.of(args.algorithm, args.operation, args.mode, args.workers, args.backend, args.rep)
     check_choice("sigpar-cell", "backend", cell.backend, plan.possible_backends(cell.algorithm, cell.mode))
     stem = args.out_stem or cell.stem(cfg["profile"])
     cfg["_log_dir"] = str(Path(paths.LOGS.format(profile=cfg["profile"])) / "power")
@@ -146,7 +152,7 @@ def main(args) -> int:
               f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
     for warning in record["warnings"]:
         print(f"  warning: {warning}", file=sys.stderr)
-    print(console_line(record), flush=True)
+    print(console_line(record, cfg["sigpar"]["repetitions"]), flush=True)
     return 0
 
 
@@ -175,6 +181,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--operation", required=True, help="sign or verify")
     parser.add_argument("--mode", required=True, help="threading, multiprocess or native-threads")
     parser.add_argument("--workers", type=int, required=True)
+    parser.add_argument("--rep", type=int, default=0, help="which repetition of the cell this is (from 0; default 0)")
     parser.add_argument("--backend", help="pyca or openssl-cffi for classical algorithms in the Python modes "
                                           "(default: the algorithm's library binding; native in native-threads)")
     parser.add_argument("--shim", help="the crypto shim's build folder (for openssl-cffi and native-threads)")
