@@ -173,15 +173,20 @@ def test_snakemakes_report_holds_every_figure_and_table_by_study(checkout, full_
     assert {p: p.stat().st_mtime_ns for p in cell_files(checkout)} == before  # nothing measured again
     report = checkout / "report.html"
     results, categories = _embedded(report, "results"), _embedded(report, "categories")
-    # one category per study, numbered in paper order
-    assert list(categories) == [f"{i}. {s.title}" for i, s in enumerate(studies.registered(), start=1)]
+    # the run's machine and configuration first, then one category per study, in paper order
+    assert list(categories) == ["0. The run", *(f"{i}. {s.title}" for i, s in enumerate(studies.registered(), start=1))]
     by_category = {c: {p for paths in subs.values() for p in paths} for c, subs in categories.items()}
+    assert by_category["0. The run"] == {f"{PROCESSED}/tables/run.html"}
+    run_page = (checkout / PROCESSED / "tables/run.html").read_text()
+    machine = json.loads((checkout / PROCESSED / "machine.json").read_text())
+    assert "The configuration" in run_page and "run_order_seed" in run_page
+    assert machine["description"] in run_page
     sigpar, sched = by_category["1. " + studies.get("sigpar").title], by_category["2. " + studies.get("sched").title]
     for name in SIGPAR_FIGURES + SCHED_FIGURES:
         held = sigpar if name.startswith("sigpar") else sched
         for ext in ("svg", "html"):
             assert f"figures/{PROFILE}/{name}.{ext}" in held, (name, ext)
-    for table in ("sigpar_cells.parquet", "sigpar_workers.parquet", "sigpar_latency.parquet",
+    for table in ("sigpar_cells.parquet", "sigpar_reps.parquet", "sigpar_workers.parquet", "sigpar_latency.parquet",
                   "parallelism_summary.csv", "tables/sigpar_summary.html"):
         assert f"{PROCESSED}/{table}" in sigpar, table
     for table in ("sched_summary.parquet", "sched_runs.parquet", "sched_workers.parquet", "sched_console.txt",

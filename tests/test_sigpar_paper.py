@@ -110,7 +110,7 @@ def test_overlapping_intervals_are_not_ranked():
     close = frame.copy()
     close.loc[close["algorithm"] == "RSA-2048", ["ops_per_sec_ci_low", "ops_per_sec_ci_high"]] = (0.0, 1e9)
     text = paper.fragments({"sigpar_cells": close}, machine)["throughput"]
-    assert "are not distinguishable on this machine" in text
+    assert "are not distinguishable on this machine as the fastest" in text
 
 
 def test_cells_with_few_operations_are_named():

@@ -21,6 +21,7 @@ SHARED_COMMANDS = {
     "rerun": "parbench.rerun",
     "system-deps": "parbench.system_deps",
     "resume-check": "parbench.locks",
+    "report-run": "parbench.report_run",
 }
 
 

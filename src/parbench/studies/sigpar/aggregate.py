@@ -138,6 +138,8 @@ def _summarize(group: pd.DataFrame) -> dict:
         values = ok[c].dropna().tolist() if worst == "ok" else []
         lo, hi = stats.bootstrap_median_ci(values, CONFIDENCE, seed=_seed(c, *(row[k] for k in KEYS)))
         row[f"{c}_ci_low"], row[f"{c}_ci_high"] = lo, hi
+    # every repetition's rate, for intervals of ratios between cells (figures, paper)
+    row["ops_per_sec_reps"] = [float(v) for v in ok["ops_per_sec"].dropna()] if worst == "ok" else []
     per_worker = ok["ops_per_worker"].dropna()
     row["ops_per_worker"] = float(per_worker.min()) if worst == "ok" and len(per_worker) else None
     row["few_ops"] = bool(ok["few_ops"].fillna(False).any()) if worst == "ok" else None

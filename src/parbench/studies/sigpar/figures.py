@@ -105,33 +105,34 @@ def thread_process_ratio(cells: pd.DataFrame) -> pd.DataFrame:
     """Threading throughput / multiprocess throughput at the same algorithm, operation,
     worker count and backend (one row each)."""
     data = ok_rows(cells)
-    for b in ("ops_per_sec_ci_low", "ops_per_sec_ci_high"):
-        if b not in data:
-            data = data.assign(**{b: float("nan")})
     index = ["algorithm", "operation", "workers", "backend"]
     wide = data.pivot_table(index=index, columns="mode", values="ops_per_sec").reset_index()
     if not {"threading", "multiprocess"} <= set(wide.columns):
         return pd.DataFrame(columns=[*index, "ratio", "ratio_ci_low", "ratio_ci_high"])
     wide["ratio"] = wide["threading"] / wide["multiprocess"]
-    bounds = data.set_index([*index, "mode"])[["ops_per_sec_ci_low", "ops_per_sec_ci_high"]]
+    reps = _repetitions(data, [*index, "mode"])
     lows, highs = [], []
     for r in wide.itertuples():
         key = (r.algorithm, r.operation, r.workers, r.backend)
-        thr, mp = bounds.loc[(*key, "threading")] if (*key, "threading") in bounds.index else (None, None), \
-            bounds.loc[(*key, "multiprocess")] if (*key, "multiprocess") in bounds.index else (None, None)
-        lo, hi = stats.ratio_interval(_pair(thr), _pair(mp))
+        lo, hi = stats.bootstrap_ratio_ci(reps.get((*key, "threading"), []), reps.get((*key, "multiprocess"), []))
         lows.append(lo)
         highs.append(hi)
     wide["ratio_ci_low"], wide["ratio_ci_high"] = lows, highs
     return wide.dropna(subset=["ratio"])
 
 
-def _pair(bounds) -> tuple[float | None, float | None]:
-    """(low, high) of an interval, None for a missing bound."""
-    if isinstance(bounds, pd.Series):
-        bounds = bounds.tolist()
-    lo, hi = (bounds[0], bounds[1]) if bounds is not None else (None, None)
-    return (None if lo is None or pd.isna(lo) else float(lo), None if hi is None or pd.isna(hi) else float(hi))
+def _repetitions(data: pd.DataFrame, keys: list[str]) -> dict:
+    """key -> the cell's repetition rates (`ops_per_sec_reps`; none in tables without it)."""
+    if "ops_per_sec_reps" not in data:
+        return {}
+    return {tuple(getattr(r, k) for k in keys): list(r.ops_per_sec_reps) for r in data.itertuples()}
+
+
+def _ratio_axis(values: pd.Series, title: str) -> alt.X:
+    """An x axis from 0 that shows every ratio; a whisker reaching past it is cut at
+    the edge (one wild repetition would otherwise squash every bar)."""
+    top = max(1.1, float(values.max()) * 1.5) if len(values) else 1.1
+    return alt.X("ratio:Q", title=title, scale=alt.Scale(domain=[0, top], clamp=True))
 
 
 def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -143,7 +144,7 @@ def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
         yOffset=alt.YOffset("workers:O"),
     )
     bars = base.mark_bar().encode(
-        x=alt.X("ratio:Q", title="threading / multiprocess throughput"),
+        x=_ratio_axis(wide["ratio"], "threading / multiprocess throughput"),
         color=alt.Color("workers:O", title="workers"),
         tooltip=["algorithm", "operation", "backend", "workers", alt.Tooltip("ratio:Q", format=".3f"),
                  alt.Tooltip("ratio_ci_low:Q", format=".3f", title="interval low"),
@@ -157,7 +158,7 @@ def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
         column=alt.Column("operation:N", sort=["sign", "verify"], title=None),
     ).resolve_scale(y="independent")
     return chart.properties(title="What threads cost against processes, per backend (1.0 = same throughput; "
-                                  "whiskers: interval from both modes' 95% intervals)")
+                                  "whiskers: 95% bootstrap interval over both modes' repetitions)")
 
 
 def python_cost_table(cells: pd.DataFrame) -> pd.DataFrame:
@@ -166,9 +167,6 @@ def python_cost_table(cells: pd.DataFrame) -> pd.DataFrame:
     fraction of the native rate."""
     ok = ok_rows(cells)
     one = ok[ok["workers"] == 1]
-    for b in ("ops_per_sec_ci_low", "ops_per_sec_ci_high"):
-        if b not in one:
-            one = one.assign(**{b: float("nan")})
     native = one[one["mode"] == "native-threads"].set_index(["algorithm", "operation"])
     python = one[one["mode"] == "threading"]
     rows = []
@@ -179,8 +177,8 @@ def python_cost_table(cells: pd.DataFrame) -> pd.DataFrame:
         base = nat["ops_per_sec"]
         if base is None or pd.isna(base) or not r.ops_per_sec:
             continue
-        lo, hi = stats.ratio_interval(_pair((r.ops_per_sec_ci_low, r.ops_per_sec_ci_high)),
-                                      _pair((nat["ops_per_sec_ci_low"], nat["ops_per_sec_ci_high"])))
+        lo, hi = stats.bootstrap_ratio_ci(getattr(r, "ops_per_sec_reps", []),
+                                          nat["ops_per_sec_reps"] if "ops_per_sec_reps" in nat else [])
         rows.append({"algorithm": r.algorithm, "family": r.family, "operation": r.operation, "backend": r.backend,
                      "native_ops_per_sec": base, "backend_ops_per_sec": r.ops_per_sec,
                      "fraction_of_native": r.ops_per_sec / base, "fraction_ci_low": lo, "fraction_ci_high": hi,
@@ -197,7 +195,7 @@ def python_cost(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     base = alt.Chart(data)
     bars = base.mark_bar().encode(
         x=alt.X("fraction_of_native:Q", title="rate / native rate (1 thread)",
-                scale=alt.Scale(domain=[0, max(1.1, float(data["fraction_of_native"].max()))])),
+                scale=alt.Scale(domain=[0, max(1.1, float(data["fraction_of_native"].max()) * 1.5)], clamp=True)),
         y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
         yOffset=alt.YOffset("backend:N"),
         color=alt.Color("backend:N", title="backend"),
@@ -212,7 +210,7 @@ def python_cost(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     return (alt.layer(bars, whiskers, rule).properties(width=260, height=alt.Step(9))
             .facet(column=alt.Column("operation:N", sort=["sign", "verify"], title=None))
             .properties(title="What Python costs per operation: each backend's rate against the native runner's "
-                              "(threads, 1 worker; dashed: native; whiskers: interval from both 95% intervals)"))
+                              "(threads, 1 worker; dashed: native; whiskers: 95% bootstrap interval over both cells' repetitions)"))
 
 
 def energy(cells: pd.DataFrame, machine: dict) -> alt.Chart:

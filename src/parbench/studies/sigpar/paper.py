@@ -46,6 +46,13 @@ def _ci(row, column: str = "ops_per_sec") -> tuple:
     return row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
 
 
+def _overlap(a, b, column: str = "ops_per_sec") -> bool:
+    """Whether two cells both have intervals and these overlap."""
+    both = all(pd.notna(x) for x in (*_ci(a, column), *_ci(b, column)) if x is not None) and \
+        None not in (*_ci(a, column), *_ci(b, column))
+    return both and not stats.distinguishable(_ci(a, column), _ci(b, column))
+
+
 def _rate(row) -> str:
     """A cell's median throughput with its interval."""
     return fmt_ci(row["ops_per_sec"], *_ci(row))
@@ -116,12 +123,19 @@ def throughput(ok: pd.DataFrame, machine: dict) -> str:
                 continue
             ranked = f.sort_values("ops_per_sec", ascending=False)
             hi, lo = ranked.iloc[0], ranked.iloc[-1]
-            clause = (f"in {variant} mode {hi['algorithm']} {verb} fastest ({_rate(hi)} ops/s) and {lo['algorithm']} "
-                      f"slowest ({_rate(lo)} ops/s), a factor of {fmt_num(hi['ops_per_sec'] / lo['ops_per_sec'])}")
-            if len(ranked) > 1 and not stats.distinguishable(_ci(ranked.iloc[0]), _ci(ranked.iloc[1])):
+            # with intervals (repetitions), a lead inside the noise is not a ranking; a single
+            # repetition has none, and the setup paragraph says that no ranking is sure then
+            if len(ranked) > 1 and _overlap(ranked.iloc[0], ranked.iloc[1]):
                 second = ranked.iloc[1]
-                clause += (f" (though {hi['algorithm']} and {second['algorithm']}, {_rate(second)} ops/s, are not "
-                           f"distinguishable on this machine: their intervals overlap or are missing)")
+                clause = (f"in {variant} mode {hi['algorithm']} ({_rate(hi)} ops/s) and {second['algorithm']} "
+                          f"({_rate(second)} ops/s) are not distinguishable on this machine as the fastest (their "
+                          f"95% intervals overlap)")
+                if len(ranked) > 2:
+                    clause += f"; {lo['algorithm']} {verb} slowest ({_rate(lo)} ops/s)"
+            else:
+                clause = (f"in {variant} mode {hi['algorithm']} {verb} fastest ({_rate(hi)} ops/s) and "
+                          f"{lo['algorithm']} slowest ({_rate(lo)} ops/s), a factor of "
+                          f"{fmt_num(hi['ops_per_sec'] / lo['ops_per_sec'])}")
             clauses.append(clause)
         if clauses:
             sentences.append(f"With one worker ({op}), " + "; ".join(clauses) + ".")
@@ -207,10 +221,11 @@ def gil(ok: pd.DataFrame, machine: dict) -> str:
         clauses.append(f"with {backend} a median {fmt_num(f['ratio'].median())} (lowest {worst['algorithm']} "
                        f"{worst['operation']}, {fmt_ci(worst['ratio'], worst['ratio_ci_low'], worst['ratio_ci_high'])})")
     same = [f"{r.algorithm} {r.operation} ({r.backend})" for r in at_max.itertuples()
-            if not stats.distinguishable((r.ratio_ci_low, r.ratio_ci_high), (1.0, 1.0))]
+            if pd.notna(r.ratio_ci_low) and pd.notna(r.ratio_ci_high)
+            and not stats.distinguishable((r.ratio_ci_low, r.ratio_ci_high), (1.0, 1.0))]
     if same:
-        clauses[-1] += (f"; threads and processes are not distinguishable on this machine (ratio interval reaching "
-                        f"1, or one repetition) for {', '.join(same)}")
+        clauses[-1] += (f"; threads and processes are not distinguishable on this machine (the ratio's 95% interval "
+                        f"contains 1) for {', '.join(same)}")
     lib = machine["libraries"]
     return join(fig, f"At {wmax} workers, threading cells reached, of the multiprocess throughput of the same "
                      f"backend, " + "; ".join(clauses) + f" (@fig-sigpar-gil). pyca/cryptography "
