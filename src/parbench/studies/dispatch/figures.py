@@ -47,8 +47,7 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_low:Q", title="95% CI low", format=",.1f"),
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_high:Q", title="95% CI high", format=",.1f")])
     # the 95% bootstrap interval of the median (none with a single repetition)
-    bars = alt.Chart(s.dropna(subset=["median_throughput_tasks_per_sec_ci_low"])).mark_errorbar().encode(
-        x=_workers_axis(s), color=SYSTEM_COLOR,
+    bars = base.transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_errorbar().encode(
         y=alt.Y("median_throughput_tasks_per_sec_ci_low:Q", title="tasks/s (median of repetitions)"),
         y2="median_throughput_tasks_per_sec_ci_high:Q")
     return _facet_workload(alt.layer(bars, lines).properties(width=230, height=220),
@@ -182,7 +181,8 @@ def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                  alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.0f"),
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_low:Q", title="95% CI low", format=",.0f"),
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_high:Q", title="95% CI high", format=",.0f")])
-    spread = alt.Chart(s.dropna(subset=["median_throughput_tasks_per_sec_ci_low"])).mark_rule(strokeWidth=2).encode(
+    spread = alt.Chart(s).transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_rule(
+        strokeWidth=2).encode(
         y=y, yOffset=alt.YOffset("submission_title:N"),
         x=alt.X("median_throughput_tasks_per_sec_ci_low:Q", scale=x_scale),
         x2="median_throughput_tasks_per_sec_ci_high:Q", color=alt.Color("submission_title:N"))
