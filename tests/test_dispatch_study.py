@@ -393,3 +393,15 @@ def test_a_negative_repetition_is_refused(capsys):
     with pytest.raises(SystemExit) as info:
         cli.main(["dispatch-cell", "--profile", "smoke", "--system", "push", "--rep", "-1"])
     assert "--rep must be >= 0" in str(info.value)
+
+
+def test_every_figure_draws_repetitions_and_a_single_one(repeated, records):
+    from parbench.studies.dispatch import figures
+
+    for canned in (repeated, records):
+        tables = {f"dispatch_{k}": v for k, v in aggregate.study_tables(canned).items()}
+        for name, (fn, inputs) in figures.FIGURES.items():
+            spec = fn(*(tables[i] for i in inputs), {"profile": "test"}).to_dict()
+            assert spec, name
+    spec = str(figures.throughput(aggregate.study_tables(repeated)["summary"], {}).to_dict())
+    assert "median_throughput_tasks_per_sec_ci_low" in spec and "95% bootstrap" in spec
