@@ -374,7 +374,7 @@ def test_the_paper_ranks_only_what_the_intervals_tell_apart(repeated):
     machine = {"profile": "test", "config": pbconfig.load("smoke")}
     parts = paper.fragments({f"dispatch_{k}": v for k, v in tables.items()}, machine)
     # weak scaling at 2 workers: push's throughput interval is far above push-naive's
-    assert "on no-op tasks push mode (credit-based) (" in parts["modes"]
+    assert "on no-op tasks push mode (credit-based) with " in parts["modes"]
     assert "not distinguishable" not in parts["modes"]
     # saturation: the two systems' repetitions overlap
     assert "not distinguishable on this machine from" in parts["saturation"]

@@ -40,7 +40,7 @@ def _ci(row, column: str) -> tuple:
     return row[f"{column}_ci_low"], row[f"{column}_ci_high"]
 
 
-def ranked(frame: pd.DataFrame, column: str, name) -> str:
+def ranked(frame: pd.DataFrame, column: str, name, unit: str = "") -> str:
     """The highest `column` of the frame's rows, named by `name(row)`, with its 95%
     interval; when the runner-up's interval overlaps it, the two are said to be not
     distinguishable on this machine instead of ranked."""
@@ -48,12 +48,12 @@ def ranked(frame: pd.DataFrame, column: str, name) -> str:
     if f.empty:
         return ""
     best = f.iloc[0]
-    text = f"{name(best)} ({fmt_ci(best[column], *_ci(best, column))})"
+    text = f"{name(best)} with {fmt_ci(best[column], *_ci(best, column))}{unit}"
     if len(f) > 1:
         second = f.iloc[1]
         if not distinguishable(_ci(best, column), _ci(second, column)):
-            text += (f", not distinguishable on this machine from {name(second)} "
-                     f"({fmt_ci(second[column], *_ci(second, column))})")
+            text += (f", not distinguishable on this machine from {name(second)} with "
+                     f"{fmt_ci(second[column], *_ci(second, column))}{unit}")
     return text
 
 
@@ -128,7 +128,7 @@ def modes(ok: pd.DataFrame, machine: dict) -> str:
     best = []
     for workload, f in top.groupby("workload", sort=False):
         best.append(f"on {WORKLOAD_NAMES[workload]} tasks "
-                    + ranked(f, "median_throughput_tasks_per_sec", lambda r: NAMES[r["system"]]) + " tasks/s")
+                    + ranked(f, "median_throughput_tasks_per_sec", lambda r: NAMES[r["system"]], " tasks/s"))
     text = ""
     if sentences:
         text += "; ".join(sentences) + " (@tbl-dispatch-modes). "
@@ -193,7 +193,10 @@ def anomaly_table(summary: pd.DataFrame) -> pd.DataFrame:
             row[f"{system} later runs, s"] = fmt_num(f.loc[workers, "later_median_completion_time_sec"])
             row[f"{system} stale workers"] = fmt_num(f.loc[workers, "stale_workers_first_run"])
         rows.append(row)
-    return pd.DataFrame(rows) if rows else pd.DataFrame({"workers": []})
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame({"workers": []})
+    # with one run per worker count (runs_per_worker_count 1) there are no later runs
+    empty = [c for c in frame.columns if c.endswith("later runs, s") and (frame[c] == "n/a").all()]
+    return frame.drop(columns=empty)
 
 
 def cause(runs: pd.DataFrame, tasks: pd.DataFrame, machine: dict) -> str:
@@ -252,7 +255,7 @@ def anomaly(ok: pd.DataFrame, machine: dict, runs: pd.DataFrame, tasks: pd.DataF
     table = md_table(anomaly_table(ok), "No-op completion time at each worker count, the seed's push beside "
                      "push-naive and push: the first run after the workers changed (median over the repetitions, "
                      "95% bootstrap interval in parentheses), how many times slower than at 1 worker, the later "
-                     "runs' median, and stale workers registered when the first run began (median over the "
+                     "runs' median (with runs_per_worker_count above 1), and stale workers registered when the first run began (median over the "
                      "repetitions).", "tbl-dispatch-anomaly")
     return join(table, cause(runs, tasks, machine) + " (@tbl-dispatch-anomaly, @fig-dispatch-anomaly).", fig)
 
@@ -292,7 +295,7 @@ def saturation(ok: pd.DataFrame, machine: dict) -> str:
             rows = s[(s["submission"] == "batch") & (s["workers"] == workers)]
             parts.append("batched, " + ", ".join(f"{NAMES[m]} {fmt_num(v)}" for m, v in batch)
                          + " (the fastest: " + ranked(rows, "median_throughput_tasks_per_sec",
-                                                      lambda r: NAMES[r["system"]]) + ")")
+                                                      lambda r: NAMES[r["system"]], " tasks/s") + ")")
     return join(table, fig, "; ".join(parts) + " (@tbl-dispatch-saturation, @fig-dispatch-saturation).")
 
 
