@@ -120,8 +120,10 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
             .facet(column=alt.Column("operation:N", sort=["encaps", "decaps"], title=None),
                    row=alt.Row("parameter_set:N", sort=sets, title=None))
             .resolve_scale(y="independent")
-            .properties(title="Encapsulations and decapsulations per second against threads (median of "
-                              "repetitions, 95% bootstrap interval bars; dashed: linear scaling from one thread)"))
+            .properties(title=alt.TitleParams(
+                "Encapsulations and decapsulations per second against threads",
+                subtitle=["median of the repetitions, 95% bootstrap interval bars",
+                          "dashed: linear scaling from one thread"])))
 
 
 # name -> (function, the tables it draws from)
