@@ -56,8 +56,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def params(args, workers: list[int], processes: int) -> dict:
     return {"workers": workers, "processes_per_worker": processes, "local_processes_per_worker": processes,
-            "tasks_per_worker": 5, "repetitions": 1, "workloads": ["noop"], "cpu_iterations": 1000,
-            "io_sleep_sec": 0.1, "saturation": {"workers": [], "tasks": args.tasks, "repetitions": 1,
+            "tasks_per_worker": 5, "runs_per_worker_count": 1, "workloads": ["noop"], "cpu_iterations": 1000,
+            "io_sleep_sec": 0.1, "saturation": {"workers": [], "tasks": args.tasks, "runs": 1,
                                                   "submissions": ["per_task"]},
             "client": {"concurrency": args.concurrency, "batch_size": 1000, "wait_sec": 30.0,
                        "run_timeout_sec": 120.0},

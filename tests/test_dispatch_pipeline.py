@@ -26,10 +26,10 @@ def test_every_cell_is_measured_and_checked(tables, smoke_checkout):
     cells = tables["cells"].set_index("system")
     assert sorted(cells.index) == sorted(SYSTEMS)
     assert (cells["status"] == "ok").all(), cells[["status", "failure"]]
-    assert (smoke_checkout / "data/raw" / PROFILE / "dispatch/push.json").exists()
+    assert (smoke_checkout / "data/raw" / PROFILE / "dispatch/push_r0.json").exists()
     runs = tables["runs"]
     assert set(aggregate.RUN_COLUMNS) <= set(runs.columns)
-    # workers 1 and 2, three workloads, one repetition, then two saturation runs at 2 workers
+    # workers 1 and 2, three workloads, one run each, then two saturation runs at 2 workers (smoke: 1 repetition)
     assert (runs.groupby("system").size() == 2 * 3 + 2).all()
     assert (runs["status"] == "ok").all() and (runs["success_rate"] == 1.0).all()
     assert (runs["throughput_tasks_per_sec"] > 0).all() and runs["completion_time_sec"].nunique() > 10

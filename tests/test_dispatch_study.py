@@ -135,11 +135,27 @@ def test_run_summary_counts_only_correct_tasks():
 
 def test_cells_are_the_modes_then_the_peers():
     cfg = pbconfig.load("m4")
-    assert [c.system for c in plan.cells(cfg)] == ["local", "pull", "push", "push-naive", "processpool", "dask",
-                                                     "celery", "ray"]
+    systems = ["local", "pull", "push", "push-naive", "processpool", "dask", "celery", "ray"]
+    reps = cfg["dispatch"]["repetitions"]
+    assert reps == 5 and plan.cells(cfg) == [plan.DispatchCell(s, r) for r in range(reps) for s in systems]
     assert cfg["dispatch"]["workers"] == [1, 2, 4, 8] and cfg["dispatch"]["processes_per_worker"] == 5
     cell = plan.DispatchCell("push")
-    assert cell.record("local") == "data/raw/local/dispatch/push.json" and cell.kind == "platform"
+    assert cell.record("local") == "data/raw/local/dispatch/push_r0.json" and cell.kind == "platform"
+    assert plan.DispatchCell("push", 2).record("local") == "data/raw/local/dispatch/push_r2.json"
+    assert pbconfig.load("local")["dispatch"]["repetitions"] == 3
+    assert pbconfig.load("smoke")["dispatch"]["repetitions"] == 1
+
+
+def test_repetitions_run_interleaved_and_change_no_cells_parameters():
+    from parbench import pipeline
+
+    cfg = pbconfig.load("local", ["studies=[dispatch]"])
+    order = [cell for study, cell in pipeline.run_order(cfg) if study == "dispatch"]
+    n = len(cfg["dispatch"]["modes"]) + len(cfg["dispatch"]["peers"])
+    assert [c.rep for c in order] == [r for r in range(3) for _ in range(n)]
+    assert sorted(c.system for c in order[:n]) == sorted(c.system for c in order[n:2 * n])
+    more = pbconfig.load("local", ["dispatch.repetitions=4"])
+    assert plan.cell_parameters(more, plan.DispatchCell("push", 3)) == plan.cell_parameters(cfg, plan.DispatchCell("push"))
     assert plan.DispatchCell("dask").kind == "peer"
 
 
@@ -159,7 +175,9 @@ def test_the_estimate_counts_every_run_and_the_naive_cliff():
     cfg = pbconfig.load("local")
     runs = plan.runs_of(cfg)
     dc = cfg["dispatch"]
-    assert len(runs) == sum(dc["repetitions"] * 3 for _ in dc["workers"]) + 2 * 2
+    sat = dc["saturation"]
+    assert len(runs) == sum(dc["runs_per_worker_count"] * 3 for _ in dc["workers"]) \
+        + len(sat["workers"]) * sat["runs"] * len(sat["submissions"])
     naive = plan.cell_estimate_sec(cfg, plan.DispatchCell("push-naive"))
     push = plan.cell_estimate_sec(cfg, plan.DispatchCell("push"))
     assert naive - push == pytest.approx((len(dc["workers"]) - 1) * 3.0)
@@ -174,6 +192,8 @@ def test_the_estimate_counts_every_run_and_the_naive_cliff():
     ("dispatch.client.wait_sec=100", "longer than dispatch.client.run_timeout_sec"),
     ("dispatch.workloads=[sleep]", "'sleep' is not allowed; allowed: noop, cpu, io"),
     ("dispatch.platform.heartbeat_liveness=0", "heartbeat_liveness: 0 is too small"),
+    ("dispatch.repetitions=0", "dispatch.repetitions: 0 is too small"),
+    ("dispatch.runs_per_worker_count=0", "dispatch.runs_per_worker_count: 0 is too small"),
     ("+dispatch.platform.heartbeats=3", "unknown key 'heartbeats'"),
 ])
 def test_bad_dispatch_parameters_are_refused(override, words):
@@ -231,7 +251,9 @@ def test_the_summary_keeps_the_first_run_after_a_change_apart(records):
     tables = aggregate.study_tables(records)
     s = tables["summary"].set_index(["system", "phase", "workload", "workers"])
     naive2 = s.loc[("push-naive", "weak_scaling", "noop", 2)]
-    assert naive2["repetitions"] == 3 and naive2["median_completion_time_sec"] == pytest.approx(0.05)
+    assert naive2["repetitions"] == 1 and naive2["runs"] == 3
+    assert naive2["median_completion_time_sec"] == pytest.approx(0.05)
+    assert pd.isna(naive2["median_completion_time_sec_ci_low"])  # one repetition: no interval
     assert naive2["first_run_completion_time_sec"] == pytest.approx(2.5)
     assert naive2["later_median_completion_time_sec"] == pytest.approx(0.045)
     assert naive2["stale_workers_first_run"] == 1 and naive2["requeued_tasks"] == 4
@@ -272,8 +294,8 @@ def test_the_papers_anomaly_text_comes_from_the_data(records):
 # --- peers -----------------------------------------------------------------------------------------------
 
 PEER_PARAMS = {"workers": [1, 2], "processes_per_worker": 1, "local_processes_per_worker": 1, "tasks_per_worker": 3,
-               "repetitions": 1, "workloads": ["noop", "cpu", "io"], "cpu_iterations": 1000, "io_sleep_sec": 0.05,
-               "saturation": {"workers": [2], "tasks": 200, "repetitions": 1, "submissions": ["per_task", "batch"]},
+               "runs_per_worker_count": 1, "workloads": ["noop", "cpu", "io"], "cpu_iterations": 1000,
+               "io_sleep_sec": 0.05, "saturation": {"workers": [2], "tasks": 200, "runs": 1, "submissions": ["per_task", "batch"]},
                "client": {"concurrency": 8, "batch_size": 100, "wait_sec": 10.0, "run_timeout_sec": 30.0}}
 
 
@@ -300,3 +322,86 @@ def test_a_peer_that_cannot_start_is_recorded_unavailable(monkeypatch):
     record = run_cell.measure(cfg, plan.DispatchCell("celery"))
     assert record["status"] == "unavailable" and record["failure"] == "celery is not installed (test)"
     assert record["runs"] == [] and record["versions"]["redis_server"]
+
+
+# --- repetitions -----------------------------------------------------------------------------------------
+
+def _rep_record(system, rep, t1, t2, sat):
+    record = _record(system, [_run(system, 1, "noop", 0, t1, first=True, index=0),
+                              _run(system, 2, "noop", 0, t2, first=True, index=1),
+                              _run(system, 2, "noop", 0, sat, phase="saturation", submission="batch", index=2)])
+    record["cell"] = {"system": system, "kind": "platform", "rep": rep}
+    record["tasks"] = {"mode": [system] * 2, "run_index": [0, 1], "workers": [1, 2], "workload": ["noop"] * 2,
+                       "phase": ["weak_scaling"] * 2, "latency_ms": [10.0 + rep, 20.0 + rep], "correct": [True] * 2}
+    return record
+
+
+@pytest.fixture
+def repeated():
+    """push 3 times, clearly faster at 2 workers than push-naive; saturation of the two
+    indistinguishable (overlapping repetitions)."""
+    push = [_rep_record("push", r, t1, t2, sat) for r, (t1, t2, sat) in
+            enumerate([(0.020, 0.030, 0.10), (0.022, 0.031, 0.12), (0.021, 0.029, 0.11)])]
+    naive = [_rep_record("push-naive", r, t1, t2, sat) for r, (t1, t2, sat) in
+             enumerate([(0.020, 2.5, 0.105), (0.023, 2.9, 0.125), (0.021, 2.7, 0.115)])]
+    return push + naive
+
+
+def test_the_summary_is_the_median_of_repetitions_with_bootstrap_intervals(repeated):
+    from parbench.stats import bootstrap_median_ci, bootstrap_ratio_ci
+
+    tables = aggregate.study_tables(repeated)
+    assert sorted(tables["runs"]["rep"].unique()) == [0, 1, 2] and "rep" in tables["tasks"]
+    assert len(tables["cells"]) == 6 and set(tables["cells"]["rep"]) == {0, 1, 2}
+    s = tables["summary"].set_index(["system", "phase", "workload", "submission", "workers"])
+    push2 = s.loc[("push", "weak_scaling", "noop", "per_task", 2)]
+    assert push2["repetitions"] == 3 and push2["median_completion_time_sec"] == pytest.approx(0.030)
+    low, high = bootstrap_median_ci([0.030, 0.031, 0.029])
+    assert (push2["median_completion_time_sec_ci_low"], push2["median_completion_time_sec_ci_high"]) == \
+        pytest.approx((low, high))
+    assert push2["first_run_completion_time_sec_ci_low"] <= 0.030 <= push2["first_run_completion_time_sec_ci_high"]
+    # efficiency T(1)/T(2) with both worker counts' repetitions resampled, not from medians alone
+    assert push2["weak_scaling_efficiency"] == pytest.approx(0.021 / 0.030)
+    low, high = bootstrap_ratio_ci([0.020, 0.022, 0.021], [0.030, 0.031, 0.029])
+    assert (push2["weak_scaling_efficiency_ci_low"], push2["weak_scaling_efficiency_ci_high"]) == \
+        pytest.approx((low, high))
+    # latency pooled over the tasks of every repetition's runs, matched by (rep, run)
+    assert push2["max_latency_ms"] == pytest.approx(22.0)
+
+
+def test_the_paper_ranks_only_what_the_intervals_tell_apart(repeated):
+    tables = aggregate.study_tables(repeated)
+    machine = {"profile": "test", "config": pbconfig.load("smoke")}
+    parts = paper.fragments({f"dispatch_{k}": v for k, v in tables.items()}, machine)
+    # weak scaling at 2 workers: push's throughput interval is far above push-naive's
+    assert "on no-op tasks push mode (credit-based) with " in parts["modes"]
+    assert "not distinguishable" not in parts["modes"]
+    # saturation: the two systems' repetitions overlap
+    assert "not distinguishable on this machine from" in parts["saturation"]
+    assert "measured 3 time(s)" in parts["setup"] and "95% percentile-bootstrap interval" in parts["setup"]
+    assert "2.7 (2.5–2.9)" in parts["anomaly"]
+
+
+def test_console_lines_name_the_repetition():
+    assert run_cell.rep_suffix(plan.DispatchCell("push", 1), 3) == " [rep 2/3]"
+    assert run_cell.rep_suffix(plan.DispatchCell("push", 0), 1) == ""
+
+
+def test_a_negative_repetition_is_refused(capsys):
+    from parbench import cli
+
+    with pytest.raises(SystemExit) as info:
+        cli.main(["dispatch-cell", "--profile", "smoke", "--system", "push", "--rep", "-1"])
+    assert "--rep must be >= 0" in str(info.value)
+
+
+def test_every_figure_draws_repetitions_and_a_single_one(repeated, records):
+    from parbench.studies.dispatch import figures
+
+    for canned in (repeated, records):
+        tables = {f"dispatch_{k}": v for k, v in aggregate.study_tables(canned).items()}
+        for name, (fn, inputs) in figures.FIGURES.items():
+            spec = fn(*(tables[i] for i in inputs), {"profile": "test"}).to_dict()
+            assert spec, name
+    spec = str(figures.throughput(aggregate.study_tables(repeated)["summary"], {}).to_dict())
+    assert "median_throughput_tasks_per_sec_ci_low" in spec and "95% bootstrap" in spec

@@ -97,6 +97,11 @@ def test_the_thread_sweep(checkout):
     assert two["scaling_efficiency"].between(0.05, 1.5).all()
     threads = pd.read_parquet(checkout / PROCESSED / "kem_threads.parquet")
     assert len(threads) == len(one) + 2 * len(two)
+    # smoke: one repetition per point, kept in the per-repetition table; no interval from one
+    reps = pd.read_parquet(checkout / PROCESSED / "kem_throughput_reps.parquet")
+    assert len(reps) == 4 and (reps["rep"] == 0).all() and (sweep["repetitions"] <= 1).all()
+    assert sweep["ops_per_sec_ci_low"].isna().all()
+    assert (checkout / RAW / "throughput/libcrux-avx2/ML-KEM-512_encaps_t01_r0.json").exists()
 
 
 def test_figures_and_the_paper_section(checkout):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
-from parbench.studies.kem import aggregate, figures, paper, plan, seed_format
+from parbench.studies.kem import aggregate, figures, paper, plan, run_cell, seed_format
 
 # The seed's README block, verbatim.
 README_BLOCK = """ML-KEM-512 Benchmark Results
@@ -33,7 +33,8 @@ def test_cells_cover_implementations_levels_and_operations_in_order():
     assert [c for c in cycles if c.implementation == "x25519"] == [
         plan.CyclesCell("x25519", "X25519", "keypair"), plan.CyclesCell("x25519", "X25519", "derive")]
     sweep = plan.throughput_cells(cfg)
-    assert len(sweep) == 4 * 3 * 2 * 10 and {c.operation for c in sweep} == {"encaps", "decaps"}
+    assert len(sweep) == 4 * 3 * 2 * 10 * 5 and {c.operation for c in sweep} == {"encaps", "decaps"}
+    assert [c.rep for c in sweep[:240]] == [0] * 240 and {c.rep for c in sweep} == set(range(5))
     assert plan.cells(cfg) == [*cycles, *sweep]
 
 
@@ -49,7 +50,9 @@ def test_paths():
     cell = plan.CyclesCell("libcrux-avx2", "ML-KEM-768", "decaps")
     assert cell.record("local") == "data/raw/local/kem/cycles/libcrux-avx2/ML-KEM-768_decaps.json"
     sweep = plan.ThroughputCell("liboqs", "ML-KEM-512", "encaps", 2)
-    assert sweep.record("local") == "data/raw/local/kem/throughput/liboqs/ML-KEM-512_encaps_t02.json"
+    assert sweep.record("local") == "data/raw/local/kem/throughput/liboqs/ML-KEM-512_encaps_t02_r0.json"
+    again = plan.ThroughputCell("liboqs", "ML-KEM-512", "encaps", 2, 2)
+    assert again.record("local") == "data/raw/local/kem/throughput/liboqs/ML-KEM-512_encaps_t02_r2.json"
     assert cell.level == 768 and plan.CyclesCell("x25519", "X25519", "derive").level is None
 
 
@@ -105,6 +108,7 @@ def test_liboqs_ids_follow_the_configured_levels():
     ("kem.throughput.implementations=[x25519]", "'x25519' is not allowed"),
     ("kem.throughput.threads=[2]", "kem.throughput.threads: [2] lacks 1"),
     ("kem.throughput.duration_sec=0", "kem.throughput.duration_sec"),
+    ("kem.repetitions=0", "kem.repetitions: 0 is too small"),
 ])
 def test_bad_kem_parameters_are_refused(override, words):
     with pytest.raises(pbconfig.ConfigError) as info:
@@ -369,3 +373,57 @@ def test_failures_of_this_run_name_the_cell_and_how_to_measure_it_again(tmp_path
     lines = plan.failures(cfg, "run-1")
     assert lines == [f"FAILED: kem {first.label}: 1 of 5 shared-secret pairs did not match (measure it again: "
                      f"snakemake report --configfile conf/smoke.yaml --forcerun {first.record('smoke')})"]
+
+
+# --- repetitions -----------------------------------------------------------------------------
+
+def repeated_sweep(rates):
+    """Thread-sweep records of libcrux-avx2 and liboqs decaps, rates[imp][threads] one
+    total per repetition (split over the threads)."""
+    out = []
+    for imp, points in rates.items():
+        for threads, totals in points.items():
+            for rep, total in enumerate(totals):
+                record = throughput_record(imp, "decaps", threads, [total * 2.0 / threads] * threads)
+                record["cell"]["rep"] = rep
+                out.append(record)
+    return out
+
+
+def test_the_sweep_is_the_median_of_repetitions_with_bootstrap_intervals(records):
+    from parbench.stats import bootstrap_median_ci, bootstrap_ratio_ci
+
+    sweep = repeated_sweep({"libcrux-avx2": {1: [10000, 11000, 10500], 2: [18000, 19000, 17000]}})
+    tables = aggregate.study_tables(records[0], sweep, PROBE)
+    reps = tables["throughput_reps"]
+    assert len(reps) == 6 and sorted(reps["rep"].unique()) == [0, 1, 2]
+    assert sorted(tables["threads"]["rep"].unique()) == [0, 1, 2]
+    two = tables["throughput"].set_index("threads").loc[2]
+    assert two["repetitions"] == 3 and two["ops_per_sec"] == pytest.approx(18000)
+    assert (two["ops_per_sec_ci_low"], two["ops_per_sec_ci_high"]) == \
+        pytest.approx(bootstrap_median_ci([18000, 19000, 17000]))
+    assert two["speedup_vs_one_thread"] == pytest.approx(18000 / 10500)
+    low, high = bootstrap_ratio_ci([18000, 19000, 17000], [10000, 11000, 10500])
+    assert (two["scaling_efficiency_ci_low"], two["scaling_efficiency_ci_high"]) == pytest.approx((low / 2, high / 2))
+    assert two["pairs_checked"] == 3 * 8  # the checks add up over the repetitions
+
+
+def test_the_paper_ranks_implementations_only_when_intervals_tell_them_apart(records):
+    apart = repeated_sweep({"libcrux-avx2": {1: [30000, 31000, 30500], 2: [60000, 61000, 59000]},
+                            "liboqs": {1: [10000, 11000, 10500], 2: [18000, 19000, 17000]}})
+    parts = paper.fragments(paper_tables((records[0], apart)), MACHINE)
+    assert "libcrux-avx2 was the fastest, ahead of liboqs" in parts["throughput"]
+    assert "60,000 (59,000–61,000) ops/s" in parts["throughput"] or "(59,000–61,000)" in parts["throughput"]
+    close = repeated_sweep({"libcrux-avx2": {1: [10000, 11000, 10500], 2: [18000, 19500, 17000]},
+                            "liboqs": {1: [10000, 11000, 10500], 2: [18500, 19000, 17500]}})
+    parts = paper.fragments(paper_tables((records[0], close)), MACHINE)
+    assert "not distinguishable on this machine" in parts["throughput"]
+    assert "each measured 3 time(s)" in parts["setup"]
+
+
+def test_the_console_line_names_the_repetition():
+    record = throughput_record("liboqs", "decaps", 2, [100, 100])
+    record["kind"] = "throughput"
+    record["cell"]["rep"] = 1
+    assert run_cell.progress_line(record, 3).endswith("ops/s [rep 2/3]")
+    assert run_cell.progress_line(record, 1).endswith("ops/s")

@@ -9,15 +9,17 @@ from parbench.studies.dispatch import plan as dispatch_plan
 
 wildcard_constraints:
     system="|".join(dispatch_plan.SYSTEMS),
+    rep=r"\d+",
 
 
 rule dispatch_cell:
-    # One system through the whole protocol; it claims every core, so cells run one at a
-    # time, and it stops everything it started (redis-server, gateway, workers, clusters).
+    # One repetition of one system through the whole protocol; it claims every core, so
+    # cells run one at a time, and it stops everything it started (redis-server, gateway,
+    # workers, clusters).
     output:
-        record=dispatch_plan.CELL.format(profile=PROFILE, system="{system}") + ".json",
+        record=dispatch_plan.CELL.format(profile=PROFILE, system="{system}", rep="{rep}") + ".json",
     log:
-        f"{LOGS}/dispatch/{{system}}.log",
+        f"{LOGS}/dispatch/{{system}}_r{{rep}}.log",
     params:
         # what the cell measures: a change reruns the cell
         cell=lambda wc: dispatch_plan.cell_parameters(PB, dispatch_plan.DispatchCell.from_wildcards(wc)),
@@ -29,7 +31,7 @@ rule dispatch_cell:
     conda:
         CONDA_ENV
     shell:
-        "{params.parbench} dispatch-cell --profile {params.profile} --system {wildcards.system} "
+        "{params.parbench} dispatch-cell --profile {params.profile} --system {wildcards.system} --rep {wildcards.rep} "
         "{params.overrides} 2>> {log} | tee -a {log}"
 
 

@@ -10,6 +10,7 @@ KEM_CYCLES_STEM = kem_plan.CYCLES_CELL.format(
     profile=PROFILE, implementation="{implementation}", parameter_set="{parameter_set}", operation="{operation}"
 )
 KEM_THROUGHPUT_STEM = kem_plan.THROUGHPUT_CELL.replace("{threads:02d}", "{threads}").format(
+    rep="{rep}",
     profile=PROFILE,
     implementation="{implementation}",
     parameter_set="{parameter_set}",
@@ -103,7 +104,7 @@ rule kem_throughput:
     output:
         record=f"{KEM_THROUGHPUT_STEM}.json",
     log:
-        f"{LOGS}/kem/throughput/{{implementation}}/{{parameter_set}}_{{operation}}_t{{threads}}.log",
+        f"{LOGS}/kem/throughput/{{implementation}}/{{parameter_set}}_{{operation}}_t{{threads}}_r{{rep}}.log",
     params:
         cell=lambda wc: kem_plan.cell_parameters(PB, kem_plan.ThroughputCell.from_wildcards(wc)),
         liboqs=lambda wc, input: f"--liboqs {Path(input.liboqs).parent}" if "liboqs" in input.keys() else "",
@@ -117,7 +118,7 @@ rule kem_throughput:
     shell:
         "{params.parbench} kem-throughput --profile {params.profile} --implementation {wildcards.implementation} "
         "--parameter-set {wildcards.parameter_set} --operation {wildcards.operation} --threads {wildcards.threads} "
-        "--binary {input.binary} --out {output.record} {params.liboqs} {params.overrides} 2>> {log} | tee -a {log}"
+        "--rep {wildcards.rep} --binary {input.binary} --out {output.record} {params.liboqs} {params.overrides} 2>> {log} | tee -a {log}"
 
 
 rule kem_aggregate:
@@ -162,6 +163,13 @@ rule kem_aggregate:
             category=report_category("kem"),
             subcategory="Tables",
             labels={"table": "kem_throughput", "format": "Parquet"},
+        ),
+        throughput_reps=report(
+            f"{PROCESSED}/kem_throughput_reps.parquet",
+            caption="../report/kem/throughput_reps.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_throughput_reps", "format": "Parquet"},
         ),
         threads=report(
             f"{PROCESSED}/kem_threads.parquet",

@@ -1,18 +1,21 @@
 """Turn dispatch cell records into tidy tables and the seed's report.
 
 Tables (Parquet; schemas in docs/data.md):
-- cells:   one row per cell (system) with its status and software versions;
-- runs:    one row per run (system, workers, workload, submission, repetition);
+- cells:   one row per cell (system x rep) with its status and software versions;
+- runs:    one row per run (system, rep, workers, workload, submission, run in the rep);
 - tasks:   one row per task, with its stage times relative to the run's first submission;
 - depth:   one row per queue-depth sample of a worker (platform modes);
 - summary: one row per (system, phase, workload, submission, workers) over the
-           repetitions: median, min and max completion time and throughput, the first
-           run after the workers changed apart from the later ones, latency pooled over
-           every task of the repetitions, success rate and weak-scaling efficiency.
+           repetitions: each repetition's value is the median of its runs, the row holds
+           the median over repetitions with its 95% percentile-bootstrap interval
+           (`_ci_low/_ci_high`), min and max over every run, the first run after the
+           workers changed apart from the later ones, latency pooled over every task,
+           success rate and weak-scaling efficiency.
 
 Weak-scaling efficiency at N workers = median completion time at 1 worker / median
-completion time at N (same system and workload); `efficiency_first_run` uses the first
-run after the change of workers instead of the median.
+completion time at N (same system and workload), its interval the bootstrap of that
+ratio with both worker counts' repetitions resampled; `efficiency_first_run` uses the
+first run after the change of workers instead of the median.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from parbench.stats import bootstrap_median_ci, bootstrap_ratio_ci
 from parbench.studies.dispatch import metrics
 from parbench.studies.dispatch.plan import SYSTEMS
 
@@ -30,17 +34,17 @@ PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", 
               "timestamp_utc"]
 KEYS = ["system", "kind", "phase", "workload", "submission", "workers"]
 WORKLOAD_ORDER = ["noop", "cpu", "io"]
-RUN_COLUMNS = ["study", "profile", "system", "kind", "cell_status", "workers", "processes_per_worker", "workload",
+RUN_COLUMNS = ["study", "profile", "system", "kind", "rep", "cell_status", "workers", "processes_per_worker", "workload",
                "submission", "phase", "repetition", "run_index", "first_after_change", "status", "failure", "tasks",
                "succeeded", "success_rate", "completion_time_sec", "throughput_tasks_per_sec", "avg_latency_ms",
                "min_latency_ms", "max_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
                "exactly_once", "requests", "registered_workers", "stale_workers", "requeued_tasks", "workers_dropped",
                "max_tasks_held", "errors"]
-TASK_COLUMNS = ["study", "profile", "system", "kind", "workers", "workload", "submission", "phase", "repetition",
+TASK_COLUMNS = ["study", "profile", "system", "kind", "rep", "workers", "workload", "submission", "phase", "repetition",
                 "run_index", "first_after_change", "task_index", "task_id", "status", "correct", "error", "attempts",
                 "worker", "first_worker", "workers_tried", "completions", "latency_ms", "submitted_ms", "queued_ms",
                 "first_dispatched_ms", "dispatched_ms", "started_ms", "finished_ms", "stored_ms", "seen_ms"]
-DEPTH_COLUMNS = ["study", "profile", "system", "workers", "workload", "submission", "phase", "repetition", "run_index",
+DEPTH_COLUMNS = ["study", "profile", "system", "rep", "workers", "workload", "submission", "phase", "repetition", "run_index",
                  "t_ms", "worker", "tasks_held"]
 
 
@@ -50,7 +54,7 @@ def read_records(paths) -> list[dict]:
 
 def _base(record: dict) -> dict:
     return {"study": "dispatch", "profile": record["profile"], "system": record["cell"]["system"],
-            "kind": record["cell"]["kind"]}
+            "kind": record["cell"]["kind"], "rep": int(record["cell"].get("rep", 0))}
 
 
 def _frame(columnar: dict, base: dict, columns: list[str]) -> pd.DataFrame:
@@ -105,10 +109,17 @@ def _median(values) -> float | None:
     return statistics.median(values) if values else None
 
 
+def per_rep(ok: pd.DataFrame, column: str) -> list[float]:
+    """One value per repetition: the median of that repetition's runs (ok runs only)."""
+    values = ok.dropna(subset=[column]).groupby("rep")[column].median()
+    return values.tolist()
+
+
 def summary_table(runs: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if runs.empty:
         return pd.DataFrame(columns=KEYS)
+    samples = {}  # (system, workload, workers) -> per-repetition completion times (weak scaling)
     for key, group in runs.groupby(KEYS, sort=False, dropna=False):
         row = dict(zip(KEYS, key))
         statuses = set(group["status"])
@@ -120,19 +131,29 @@ def summary_table(runs: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
         times, rates = ok["completion_time_sec"].tolist(), ok["throughput_tasks_per_sec"].tolist()
         first = ok[ok["first_after_change"] == True]  # noqa: E712
         later = ok[ok["first_after_change"] != True]  # noqa: E712
-        row.update(repetitions=len(ok), tasks_per_run=int(group["tasks"].iloc[0]),
-                   median_completion_time_sec=_median(times), min_completion_time_sec=min(times, default=None),
-                   max_completion_time_sec=max(times, default=None),
-                   first_run_completion_time_sec=first["completion_time_sec"].iloc[0] if len(first) else None,
+        rep_times, rep_rates = per_rep(ok, "completion_time_sec"), per_rep(ok, "throughput_tasks_per_sec")
+        rep_first = per_rep(first, "completion_time_sec")
+        samples[(row["system"], row["phase"], row["workload"], row["submission"], row["workers"])] = \
+            {"median_completion_time_sec": rep_times, "first_run_completion_time_sec": rep_first}
+        time_ci, rate_ci, first_ci = (bootstrap_median_ci(rep_times), bootstrap_median_ci(rep_rates),
+                                      bootstrap_median_ci(rep_first))
+        row.update(repetitions=int(ok["rep"].nunique()), runs=len(ok), tasks_per_run=int(group["tasks"].iloc[0]),
+                   median_completion_time_sec=_median(rep_times),
+                   median_completion_time_sec_ci_low=time_ci[0], median_completion_time_sec_ci_high=time_ci[1],
+                   min_completion_time_sec=min(times, default=None), max_completion_time_sec=max(times, default=None),
+                   first_run_completion_time_sec=_median(rep_first),
+                   first_run_completion_time_sec_ci_low=first_ci[0], first_run_completion_time_sec_ci_high=first_ci[1],
                    later_median_completion_time_sec=_median(later["completion_time_sec"]),
-                   median_throughput_tasks_per_sec=_median(rates), min_throughput_tasks_per_sec=min(rates, default=None),
+                   median_throughput_tasks_per_sec=_median(rep_rates),
+                   median_throughput_tasks_per_sec_ci_low=rate_ci[0], median_throughput_tasks_per_sec_ci_high=rate_ci[1],
+                   min_throughput_tasks_per_sec=min(rates, default=None),
                    max_throughput_tasks_per_sec=max(rates, default=None),
                    mean_throughput_tasks_per_sec=sum(rates) / len(rates) if rates else None,
                    success_rate=(ok["succeeded"].sum() / ok["tasks"].sum()) if len(ok) else None,
-                   stale_workers_first_run=first["stale_workers"].iloc[0] if len(first) else None,
+                   stale_workers_first_run=_median(first["stale_workers"]) if len(first) else None,
                    requeued_tasks=ok["requeued_tasks"].sum() if ok["requeued_tasks"].notna().any() else None)
         if not tasks.empty and len(ok):
-            mine = tasks[tasks["run_index"].isin(ok["run_index"]) & (tasks["system"] == row["system"])]
+            mine = tasks[tasks["system"] == row["system"]].merge(ok[["rep", "run_index"]], on=["rep", "run_index"])
             latencies = mine["latency_ms"].dropna().tolist()
         else:
             latencies = []
@@ -146,6 +167,16 @@ def summary_table(runs: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
             .set_index(["system", "workload"])[source]
         summary[column] = [metrics.efficiency(one.get((r.system, r.workload)), getattr(r, source))
                            if r.phase == "weak_scaling" and r.status == "ok" else None for r in summary.itertuples()]
+        # T(1) / T(N), both worker counts' repetitions resampled
+        bounds = []
+        for r in summary.itertuples():
+            key = (r.system, r.phase, r.workload, r.submission)
+            if r.phase != "weak_scaling" or r.status != "ok" or (r.system, r.workload) not in one.index:
+                bounds.append((None, None))
+                continue
+            bounds.append(bootstrap_ratio_ci(samples[(*key, 1)][source], samples[(*key, r.workers)][source]))
+        summary[f"{column}_ci_low"] = [b[0] for b in bounds]
+        summary[f"{column}_ci_high"] = [b[1] for b in bounds]
     order = {"system": {s: i for i, s in enumerate(SYSTEMS)}, "workload": {w: i for i, w in enumerate(WORKLOAD_ORDER)},
              "phase": {"weak_scaling": 0, "saturation": 1}, "submission": {"per_task": 0, "batch": 1}}
     return summary.sort_values(["phase", "system", "workload", "submission", "workers"],
@@ -188,13 +219,26 @@ def mode_metrics(summary: pd.DataFrame, system: str) -> dict | None:
     return out
 
 
+def systems_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per system over its repetitions: the worst status (failed over
+    unavailable over ok) with that repetition's failure, and how many repetitions."""
+    rank = {"failed": 0, "unavailable": 1, "ok": 2}
+    rows = []
+    for system, group in cells.groupby("system", sort=False):
+        worst = group.sort_values("status", key=lambda s: s.map(rank).fillna(-1)).iloc[0]
+        rows.append({"system": system, "kind": worst["kind"], "status": worst["status"], "failure": worst["failure"],
+                     "repetitions": len(group)})
+    return pd.DataFrame(rows, columns=["system", "kind", "status", "failure", "repetitions"])
+
+
 def seed_report(summary: pd.DataFrame, cells: pd.DataFrame) -> str:
     """The seed's report blocks ("Key Metrics", "Scaling Behavior" per mode, and the
     push anomaly), from this run's data."""
     names = {"noop": "No-op", "cpu": "CPU", "io": "I/O"}
     lines = ["# Performance Report - MPCSFaaS Evaluation Results (measured by parbench)", ""]
+    systems = systems_table(cells)
     for system in [s for s in SYSTEMS if s in set(cells["system"])]:
-        cell = cells[cells["system"] == system].iloc[0]
+        cell = systems[systems["system"] == system].iloc[0]
         lines.append(f"### {system} {'mode' if cell['kind'] == 'platform' else '(peer)'}")
         lines.append("")
         if cell["status"] == "unavailable":

@@ -42,13 +42,17 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     lines = base.mark_line(point=True).encode(
         y=alt.Y("median_throughput_tasks_per_sec:Q", title="tasks/s (median of repetitions)",
                 scale=alt.Scale(type="log")),
-        tooltip=["system", "workload", "workers", alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.1f"),
-                 alt.Tooltip("min_throughput_tasks_per_sec:Q", format=",.1f"),
-                 alt.Tooltip("max_throughput_tasks_per_sec:Q", format=",.1f")])
-    bars = base.mark_errorbar().encode(y=alt.Y("min_throughput_tasks_per_sec:Q", title="tasks/s (median of repetitions)"),
-                                       y2="max_throughput_tasks_per_sec:Q")
+        tooltip=["system", "workload", "workers", "repetitions",
+                 alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.1f"),
+                 alt.Tooltip("median_throughput_tasks_per_sec_ci_low:Q", title="95% CI low", format=",.1f"),
+                 alt.Tooltip("median_throughput_tasks_per_sec_ci_high:Q", title="95% CI high", format=",.1f")])
+    # the 95% bootstrap interval of the median (none with a single repetition)
+    bars = base.transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_errorbar().encode(
+        y=alt.Y("median_throughput_tasks_per_sec_ci_low:Q", title="tasks/s (median of repetitions)"),
+        y2="median_throughput_tasks_per_sec_ci_high:Q")
     return _facet_workload(alt.layer(bars, lines).properties(width=230, height=220),
-                           "Weak scaling: throughput against workers (median, min-max bars; log scales)")
+                           "Weak scaling: throughput against workers (median of repetitions, 95% bootstrap "
+                           "interval bars; log scales)")
 
 
 def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -57,7 +61,7 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
         return note("Weak scaling", "no weak-scaling run passed its checks")
     r["workload_title"] = r["workload"].map(WORKLOAD_TITLES)
     r["run"] = r["first_after_change"].map({True: "first after the workers changed", False: "later repetitions"})
-    r = r[["system", "workload", "workload_title", "workers", "repetition", "run", "completion_time_sec",
+    r = r[["system", "workload", "workload_title", "workers", "rep", "repetition", "run", "completion_time_sec",
            "stale_workers", "requeued_tasks"]]
     line = alt.Chart(r).mark_line().encode(
         x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title="completion time, s (log)",
@@ -67,10 +71,11 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
         x=_workers_axis(r), y=alt.Y("completion_time_sec:Q", title="completion time, s (log)"), color=SYSTEM_COLOR,
         shape=alt.Shape("run:N", title="run", sort=["first after the workers changed", "later repetitions"],
                         scale=alt.Scale(range=["diamond", "circle"])),
-        tooltip=["system", "workload", "workers", "repetition", "run",
+        tooltip=["system", "workload", "workers", "rep", "repetition", "run",
                  alt.Tooltip("completion_time_sec:Q", format=".4f"), "stale_workers", "requeued_tasks"])
     return _facet_workload(alt.layer(line, points).properties(width=230, height=230),
-                           "Weak scaling: completion time of every run against workers (line: median)")
+                           "Weak scaling: completion time of every run of every repetition against workers "
+                           "(line: median)")
 
 
 def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -94,12 +99,14 @@ def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
 
 def anomaly_run(runs: pd.DataFrame, system: str) -> pd.Series | None:
     """The run the anomaly figure shows for a system: its first no-op run after the
-    workers changed to the largest count (the seed's worst case)."""
+    workers changed to the largest count (the seed's worst case), in the repetition
+    whose run took the median time (the slower of the middle two)."""
     r = ok_rows(runs[(runs["system"] == system) & (runs["phase"] == "weak_scaling") & (runs["workload"] == "noop")
                      & (runs["first_after_change"] == True)])  # noqa: E712
     if r.empty:
         return None
-    return r.sort_values("workers").iloc[-1]
+    top = r[r["workers"] == r["workers"].max()].sort_values("completion_time_sec").reset_index(drop=True)
+    return top.iloc[len(top) // 2]
 
 
 def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -108,7 +115,8 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
         run = anomaly_run(runs, system)
         if run is None:
             continue
-        t = tasks[(tasks["system"] == system) & (tasks["run_index"] == run["run_index"])].copy()
+        t = tasks[(tasks["system"] == system) & (tasks["rep"] == run["rep"])
+                  & (tasks["run_index"] == run["run_index"])].copy()
         t = t.sort_values("submitted_ms").reset_index(drop=True)
         t["task"] = t.index + 1
         segments = []
@@ -120,7 +128,8 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
             part["stage"] = name
             segments.append(part)
         seg = pd.concat(segments, ignore_index=True)
-        title = (f"{system}: the first no-op run after the change to {int(run['workers'])} workers "
+        title = (f"{system}: the first no-op run after the change to {int(run['workers'])} workers, rep "
+                 f"{int(run['rep']) + 1} "
                  f"({run['completion_time_sec']:.3f} s; {int(run['stale_workers'] or 0)} stale worker(s) "
                  f"registered, {int(run['requeued_tasks'] or 0)} task(s) dispatched again)")
         x = alt.X("from_ms:Q", title="ms since the run's first submission")
@@ -131,7 +140,7 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
             tooltip=["task", "stage", "worker", "attempts", alt.Tooltip("from_ms:Q", format=".2f"),
                      alt.Tooltip("to_ms:Q", format=".2f")]).properties(width=620, height=max(120, 7 * len(t)),
                                                                         title=title)
-        d = depth[(depth["system"] == system) & (depth["run_index"] == run["run_index"])]
+        d = depth[(depth["system"] == system) & (depth["rep"] == run["rep"]) & (depth["run_index"] == run["run_index"])]
         if len(d):
             held = alt.Chart(d).mark_line(interpolate="step-after", point=True).encode(
                 x=alt.X("t_ms:Q", title="ms since the run's first submission",
@@ -155,23 +164,28 @@ def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         return note("Saturation", "no saturation run in this run")
     s["submission_title"] = s["submission"].map({"per_task": "one request (call) per task", "batch": "batched"})
     s["label"] = s["system"] + " x" + s["workers"].astype(str)
-    s = s[["label", "system", "workers", "submission", "submission_title", "tasks_per_run",
-           "median_throughput_tasks_per_sec", "min_throughput_tasks_per_sec", "max_throughput_tasks_per_sec"]]
+    s = s[["label", "system", "workers", "submission", "submission_title", "tasks_per_run", "repetitions",
+           "median_throughput_tasks_per_sec", "median_throughput_tasks_per_sec_ci_low",
+           "median_throughput_tasks_per_sec_ci_high"]]
     order = list(dict.fromkeys(s["label"]))
     y = alt.Y("label:N", title=None, sort=order)
     x_scale = alt.Scale(type="log")
-    # a dot per median (bars cannot start at zero on a log scale), min-max as a rule
+    # a dot per median (bars cannot start at zero on a log scale), its 95% bootstrap
+    # interval as a rule (none with a single repetition)
     dots = alt.Chart(s).mark_point(filled=True, size=90).encode(
         y=y, yOffset=alt.YOffset("submission_title:N"),
-        x=alt.X("median_throughput_tasks_per_sec:Q", title="no-op tasks/s (median, min-max; log)", scale=x_scale),
+        x=alt.X("median_throughput_tasks_per_sec:Q", title="no-op tasks/s (median of repetitions, 95% interval; log)",
+                scale=x_scale),
         color=alt.Color("submission_title:N", title="submission", scale=alt.Scale(range=["#f58518", "#4c78a8"])),
-        tooltip=["system", "workers", "submission", "tasks_per_run",
+        tooltip=["system", "workers", "submission", "tasks_per_run", "repetitions",
                  alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.0f"),
-                 alt.Tooltip("min_throughput_tasks_per_sec:Q", format=",.0f"),
-                 alt.Tooltip("max_throughput_tasks_per_sec:Q", format=",.0f")])
-    spread = alt.Chart(s).mark_rule(strokeWidth=2).encode(
-        y=y, yOffset=alt.YOffset("submission_title:N"), x=alt.X("min_throughput_tasks_per_sec:Q", scale=x_scale),
-        x2="max_throughput_tasks_per_sec:Q", color=alt.Color("submission_title:N"))
+                 alt.Tooltip("median_throughput_tasks_per_sec_ci_low:Q", title="95% CI low", format=",.0f"),
+                 alt.Tooltip("median_throughput_tasks_per_sec_ci_high:Q", title="95% CI high", format=",.0f")])
+    spread = alt.Chart(s).transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_rule(
+        strokeWidth=2).encode(
+        y=y, yOffset=alt.YOffset("submission_title:N"),
+        x=alt.X("median_throughput_tasks_per_sec_ci_low:Q", scale=x_scale),
+        x2="median_throughput_tasks_per_sec_ci_high:Q", color=alt.Color("submission_title:N"))
     tasks = int(s["tasks_per_run"].max())
     return alt.layer(spread, dots).properties(
         width=520, height=alt.Step(16),

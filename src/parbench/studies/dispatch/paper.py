@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.format import figure, findings, fmt_num, fmt_pct, join, md_table
-from parbench.studies.dispatch.aggregate import mode_metrics
+from parbench.paper.format import figure, findings, fmt_ci, fmt_num, fmt_pct, join, md_table
+from parbench.stats import distinguishable
+from parbench.studies.dispatch.aggregate import mode_metrics, systems_table
 from parbench.studies.dispatch.plan import MODES, SYSTEMS
 
 TABLES = ["dispatch_summary", "dispatch_runs", "dispatch_tasks", "dispatch_cells"]
@@ -35,17 +36,43 @@ def _config(machine: dict) -> dict:
     return machine.get("config", {}).get("dispatch", {})
 
 
+def _ci(row, column: str) -> tuple:
+    return row[f"{column}_ci_low"], row[f"{column}_ci_high"]
+
+
+def ranked(frame: pd.DataFrame, column: str, name, unit: str = "") -> str:
+    """The highest `column` of the frame's rows, named by `name(row)`, with its 95%
+    interval; when the runner-up's interval overlaps it, the two are said to be not
+    distinguishable on this machine instead of ranked."""
+    f = frame.dropna(subset=[column]).sort_values(column, ascending=False)
+    if f.empty:
+        return ""
+    best = f.iloc[0]
+    text = f"{name(best)} with {fmt_ci(best[column], *_ci(best, column))}{unit}"
+    if len(f) > 1:
+        second = f.iloc[1]
+        if not distinguishable(_ci(best, column), _ci(second, column)):
+            text += (f", not distinguishable on this machine from {name(second)} with "
+                     f"{fmt_ci(second[column], *_ci(second, column))}{unit}")
+    return text
+
+
 def setup(cells: pd.DataFrame, summary: pd.DataFrame, machine: dict) -> str:
     dc = _config(machine)
+    cells = systems_table(cells)
     platform = dc.get("platform", {})
     sat = dc.get("saturation", {})
     expiry = platform.get("heartbeat_interval_sec", 1) * platform.get("heartbeat_liveness", 3)
     text = (f"This run measured {len(cells)} systems ({', '.join(NAMES[s] for s in _systems(cells))}) at "
             f"{', '.join(str(w) for w in dc.get('workers', []))} workers of {dc.get('processes_per_worker')} processes "
             f"each (local mode: a pool of {dc.get('local_processes_per_worker')} process(es) per worker), "
-            f"{dc.get('tasks_per_worker')} tasks per worker, each workload {dc.get('repetitions')} time(s) per worker "
-            f"count, and saturation runs of {sat.get('tasks', 0):,} no-op tasks at {sat.get('workers')} workers "
-            f"({sat.get('repetitions')} repetition(s)). Workers sent a heartbeat every "
+            f"{dc.get('tasks_per_worker')} tasks per worker, each workload {dc.get('runs_per_worker_count')} time(s) per "
+            f"worker count, and saturation runs of {sat.get('tasks', 0):,} no-op tasks at {sat.get('workers')} workers "
+            f"({sat.get('runs')} run(s)); each system's whole protocol was measured "
+            f"{int(cells['repetitions'].max()) if len(cells) else 0} time(s), "
+            f"each time on a fresh platform or cluster, the repetitions interleaved across the systems. Tables and "
+            f"figures give the median over the repetitions with its 95% percentile-bootstrap interval "
+            f"(in parentheses; none with a single repetition). Workers sent a heartbeat every "
             f"{fmt_num(platform.get('heartbeat_interval_sec'))} s and were dropped after "
             f"{platform.get('heartbeat_liveness')} silent intervals ({fmt_num(expiry)} s). ")
     failed = cells[cells["status"] == "failed"]
@@ -85,7 +112,7 @@ def modes_table(summary: pd.DataFrame) -> pd.DataFrame:
 def modes(ok: pd.DataFrame, machine: dict) -> str:
     profile = machine["profile"]
     fig = figure(profile, "dispatch_throughput", "Weak scaling: throughput of each system against workers, per "
-                 "workload (median of the repetitions, min-max bars, log scales).", "fig-dispatch-throughput")
+                 "workload (median of the repetitions, 95% bootstrap interval bars, log scales).", "fig-dispatch-throughput")
     table = md_table(modes_table(ok), "The seed's key metrics per mode and peer: throughput averaged over the worker "
                      "counts, mean latency, success rate and weak-scaling efficiency (mean over workloads and worker "
                      "counts above 1 of T(1)/T(N)).", "tbl-dispatch-modes")
@@ -100,15 +127,14 @@ def modes(ok: pd.DataFrame, machine: dict) -> str:
     top = weak[weak["workers"] == weak["workers"].max()]
     best = []
     for workload, f in top.groupby("workload", sort=False):
-        winner = f.loc[f["median_throughput_tasks_per_sec"].idxmax()]
-        best.append(f"{NAMES[winner['system']]} on {WORKLOAD_NAMES[workload]} tasks "
-                    f"({fmt_num(winner['median_throughput_tasks_per_sec'])} tasks/s)")
+        best.append(f"on {WORKLOAD_NAMES[workload]} tasks "
+                    + ranked(f, "median_throughput_tasks_per_sec", lambda r: NAMES[r["system"]], " tasks/s"))
     text = ""
     if sentences:
         text += "; ".join(sentences) + " (@tbl-dispatch-modes). "
     if best:
-        text += (f"At {int(top['workers'].max())} workers the highest weak-scaling throughput was "
-                 + ", ".join(best) + " (@fig-dispatch-throughput). ")
+        text += (f"At {int(top['workers'].max())} workers the highest weak-scaling throughput was, "
+                 + "; ".join(best) + " (@fig-dispatch-throughput). ")
     text += ("A weak-scaling run is small (a few tasks per worker), so its throughput is mostly the fixed cost "
              "of a round trip through each system; the saturation runs below measure peak throughput.")
     return join(table, fig, text)
@@ -139,11 +165,16 @@ def scaling(ok: pd.DataFrame, machine: dict) -> str:
         return join(fig)
     top = weak[weak["workers"] == weak["workers"].max()]
     eff = top.groupby("system", sort=False)["weak_scaling_efficiency"].mean().sort_values(ascending=False)
-    return join(fig, f"Weak-scaling efficiency (T(1)/T(N) of the median runs, mean over workloads) at "
-                     f"{int(top['workers'].max())} workers: "
-                + ", ".join(f"{NAMES[s]} {fmt_pct(v)}" for s, v in eff.items())
-                + " (@fig-dispatch-weak-scaling). Ideal weak scaling keeps the completion time flat; on a machine "
-                  "with fewer cores than processes, more workers share the same cores.")
+    per_workload = []
+    for workload, f in top.groupby("workload", sort=False):
+        per_workload.append(f"on {WORKLOAD_NAMES[workload]} tasks the highest was "
+                            + ranked(f, "weak_scaling_efficiency", lambda r: NAMES[r["system"]]))
+    text = (f"Weak-scaling efficiency (T(1)/T(N) of the medians over repetitions, mean over workloads) at "
+            f"{int(top['workers'].max())} workers: " + ", ".join(f"{NAMES[s]} {fmt_pct(v)}" for s, v in eff.items())
+            + " (@fig-dispatch-weak-scaling). Per workload, with 95% bootstrap intervals of the ratio (both worker "
+              "counts' repetitions resampled), " + "; ".join(per_workload) + ". Ideal weak scaling keeps the "
+              "completion time flat; on a machine with fewer cores than processes, more workers share the same cores.")
+    return join(fig, text)
 
 
 def anomaly_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -157,12 +188,15 @@ def anomaly_table(summary: pd.DataFrame) -> pd.DataFrame:
                 continue
             first = f.loc[workers, "first_run_completion_time_sec"]
             one = f["first_run_completion_time_sec"].get(1)
-            row[f"{system} first run, s"] = fmt_num(first)
+            row[f"{system} first run, s"] = fmt_ci(first, *_ci(f.loc[workers], "first_run_completion_time_sec"))
             row[f"{system} vs 1 worker"] = f"{fmt_num(first / one)}x" if one and first else "n/a"
             row[f"{system} later runs, s"] = fmt_num(f.loc[workers, "later_median_completion_time_sec"])
             row[f"{system} stale workers"] = fmt_num(f.loc[workers, "stale_workers_first_run"])
         rows.append(row)
-    return pd.DataFrame(rows) if rows else pd.DataFrame({"workers": []})
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame({"workers": []})
+    # with one run per worker count (runs_per_worker_count 1) there are no later runs
+    empty = [c for c in frame.columns if c.endswith("later runs, s") and (frame[c] == "n/a").all()]
+    return frame.drop(columns=empty)
 
 
 def cause(runs: pd.DataFrame, tasks: pd.DataFrame, machine: dict) -> str:
@@ -175,7 +209,7 @@ def cause(runs: pd.DataFrame, tasks: pd.DataFrame, machine: dict) -> str:
         return ""
     first = naive[naive["first_after_change"] == True]  # noqa: E712
     later = naive[naive["first_after_change"] != True]  # noqa: E712
-    t = tasks[(tasks["system"] == "push-naive") & tasks["run_index"].isin(first["run_index"])]
+    t = tasks[tasks["system"] == "push-naive"].merge(first[["rep", "run_index"]], on=["rep", "run_index"])
     again = t[t["attempts"] > 1]
     gap = (again["dispatched_ms"] - again["first_dispatched_ms"]).median() if len(again) else None
     runs_with_stale = first[first["stale_workers"] > 0]
@@ -219,27 +253,32 @@ def anomaly(ok: pd.DataFrame, machine: dict, runs: pd.DataFrame, tasks: pd.DataF
                  "most workers, push-naive above, push below: each task's stages (from its submission to the moment "
                  "the client saw its result) and the tasks each worker held.", "fig-dispatch-anomaly")
     table = md_table(anomaly_table(ok), "No-op completion time at each worker count, the seed's push beside "
-                     "push-naive and push: the first run after the workers changed, how many times slower than at "
-                     "1 worker, the later repetitions' median, and stale workers registered when the first run "
-                     "began.", "tbl-dispatch-anomaly")
+                     "push-naive and push: the first run after the workers changed (median over the repetitions, "
+                     "95% bootstrap interval in parentheses), how many times slower than at 1 worker, the later "
+                     "runs' median (with runs_per_worker_count above 1), and stale workers registered when the first run began (median over the "
+                     "repetitions).", "tbl-dispatch-anomaly")
     return join(table, cause(runs, tasks, machine) + " (@tbl-dispatch-anomaly, @fig-dispatch-anomaly).", fig)
 
 
 def saturation_table(summary: pd.DataFrame) -> pd.DataFrame:
     s = summary[(summary["phase"] == "saturation") & (summary["status"] == "ok")]
     rows = [{"system": r.system, "workers": str(int(r.workers)), "submission": r.submission,
-             "tasks": f"{int(r.tasks_per_run):,}", "tasks/s (median)": fmt_num(r.median_throughput_tasks_per_sec),
-             "min": fmt_num(r.min_throughput_tasks_per_sec), "max": fmt_num(r.max_throughput_tasks_per_sec),
-             "p99 latency, ms": fmt_num(r.p99_latency_ms)} for r in s.itertuples()]
+             "tasks": f"{int(r.tasks_per_run):,}",
+             "tasks/s (median, 95% CI)": fmt_ci(r.median_throughput_tasks_per_sec,
+                                                r.median_throughput_tasks_per_sec_ci_low,
+                                                r.median_throughput_tasks_per_sec_ci_high),
+             "repetitions": str(int(r.repetitions)), "p99 latency, ms": fmt_num(r.p99_latency_ms)}
+            for r in s.itertuples()]
     return pd.DataFrame(rows) if rows else pd.DataFrame({"system": []})
 
 
 def saturation(ok: pd.DataFrame, machine: dict) -> str:
     profile = machine["profile"]
     fig = figure(profile, "dispatch_saturation", "Peak throughput on many no-op tasks: one request (or call) per "
-                 "task, and batched.", "fig-dispatch-saturation")
+                 "task, and batched (median over the repetitions, 95% bootstrap interval).", "fig-dispatch-saturation")
     table = md_table(saturation_table(ok), "Saturation runs: no-op tasks per second per system, submission and "
-                     "worker count.", "tbl-dispatch-saturation")
+                     "worker count (median over the repetitions with its 95% bootstrap interval).",
+                     "tbl-dispatch-saturation")
     s = ok[ok["phase"] == "saturation"]
     if s.empty:
         return join(fig)
@@ -253,9 +292,10 @@ def saturation(ok: pd.DataFrame, machine: dict) -> str:
                          + ", ".join(per) + " no-op tasks/s")
         batch = [(m, rate[(m, "batch", workers)]) for m in SYSTEMS if (m, "batch", workers) in rate.index]
         if batch:
-            best = max(batch, key=lambda kv: kv[1])
+            rows = s[(s["submission"] == "batch") & (s["workers"] == workers)]
             parts.append("batched, " + ", ".join(f"{NAMES[m]} {fmt_num(v)}" for m, v in batch)
-                         + f" (the fastest: {NAMES[best[0]]})")
+                         + " (the fastest: " + ranked(rows, "median_throughput_tasks_per_sec",
+                                                      lambda r: NAMES[r["system"]], " tasks/s") + ")")
     return join(table, fig, "; ".join(parts) + " (@tbl-dispatch-saturation, @fig-dispatch-saturation).")
 
 

@@ -1,10 +1,13 @@
 """The cells of the dispatch study, their parameters, outputs and time estimates.
 
-One cell = one system = one Snakemake job: a platform mode (local, pull, push,
-push-naive) or a peer (processpool, dask, celery, ray), run through the whole protocol
-of `sweep` (every worker count, workload and repetition, and the saturation runs). A
-platform mode must be one cell: its anomaly lives in what happens between worker
-counts, on one platform that stays up.
+One cell = one system = one Snakemake job per repetition: a platform mode (local,
+pull, push, push-naive) or a peer (processpool, dask, celery, ray), run through the
+whole protocol of `sweep` (every worker count and workload, `runs_per_worker_count`
+times each, and the saturation runs). A platform mode must be one cell: its anomaly
+lives in what happens between worker counts, on one platform that stays up. Each cell
+is measured `dispatch.repetitions` times, each repetition a job of its own on a fresh
+platform; the run interleaves them (parbench.pipeline.run_order: every system once,
+then every system again, each repetition shuffled).
 """
 
 from __future__ import annotations
@@ -20,19 +23,21 @@ MODES = ("local", "pull", "push", "push-naive")
 PEERS = ("processpool", "dask", "celery", "ray")
 SYSTEMS = MODES + PEERS
 RAW = paths.RAW + "/dispatch"
-CELL = RAW + "/{system}"
+CELL = RAW + "/{system}_r{rep}"
 HISTORY = RAW + "/history"
 # What a cell's record must keep to be read back (bump when its layout changes).
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 
 
 @dataclass(frozen=True, order=True)
 class DispatchCell:
     system: str
+    # which repetition of the system's protocol (from 0)
+    rep: int = 0
 
     @classmethod
     def from_wildcards(cls, wildcards) -> "DispatchCell":
-        return cls(wildcards.system)
+        return cls(wildcards.system, int(wildcards.rep))
 
     @property
     def kind(self) -> str:
@@ -40,15 +45,15 @@ class DispatchCell:
 
     @property
     def label(self) -> str:
-        return f"dispatch {self.system}"
+        return f"dispatch {self.system} r{self.rep}"
 
     def record(self, profile: str) -> str:
-        return f"{CELL.format(profile=profile, system=self.system)}.json"
+        return f"{CELL.format(profile=profile, system=self.system, rep=self.rep)}.json"
 
 
 def cells(cfg: dict) -> list[DispatchCell]:
     dc = cfg["dispatch"]
-    return [DispatchCell(s) for s in [*dc["modes"], *dc["peers"]]]
+    return [DispatchCell(s, rep) for rep in range(dc["repetitions"]) for s in [*dc["modes"], *dc["peers"]]]
 
 
 def cell_records(cfg: dict) -> list[str]:
@@ -56,9 +61,10 @@ def cell_records(cfg: dict) -> list[str]:
 
 
 def sweep_parameters(cfg: dict) -> dict:
-    """What the protocol needs (everything but the estimate)."""
+    """What the protocol needs (everything but the estimate and the number of
+    repetitions: adding repetitions adds cells and reruns none)."""
     dc = cfg["dispatch"]
-    return {k: v for k, v in dc.items() if k not in ("modes", "peers", "estimate", "cell_overhead_sec")}
+    return {k: v for k, v in dc.items() if k not in ("modes", "peers", "repetitions", "estimate", "cell_overhead_sec")}
 
 
 def cell_parameters(cfg: dict, cell: DispatchCell) -> dict:
@@ -72,20 +78,22 @@ def cell_parameters(cfg: dict, cell: DispatchCell) -> dict:
 
 
 def runs_of(cfg: dict) -> list[tuple[int, str, str, int]]:
-    """(workers, workload or 'saturation', submission, tasks) of every run of a cell."""
+    """(workers, workload or 'saturation', submission, tasks) of every run of one cell
+    (one repetition)."""
     dc = cfg["dispatch"]
     out = []
     for workers in dc["workers"]:
-        for _ in range(dc["repetitions"]):
+        for _ in range(dc["runs_per_worker_count"]):
             out += [(workers, w, "per_task", dc["tasks_per_worker"] * workers) for w in dc["workloads"]]
         if workers in dc["saturation"]["workers"]:
-            for _ in range(dc["saturation"]["repetitions"]):
+            for _ in range(dc["saturation"]["runs"]):
                 out += [(workers, "saturation", s, dc["saturation"]["tasks"]) for s in dc["saturation"]["submissions"]]
     return out
 
 
 def cell_estimate_sec(cfg: dict, cell: DispatchCell) -> float:
-    """Seconds a cell takes by the profile's estimate figures (printed before the run)."""
+    """Seconds a cell (one repetition) takes by the profile's estimate figures (printed
+    before the run)."""
     dc = cfg["dispatch"]
     est = dc["estimate"]
     slots = lambda w: w * (dc["local_processes_per_worker"] if cell.system == "local" else dc["processes_per_worker"])  # noqa: E731
@@ -113,12 +121,13 @@ def cell_estimate_sec(cfg: dict, cell: DispatchCell) -> float:
 
 
 def job_seconds() -> dict:
-    return {"dispatch_cell": lambda cfg, wildcards: cell_estimate_sec(cfg, DispatchCell(wildcards["system"]))}
+    return {"dispatch_cell": lambda cfg, wildcards: cell_estimate_sec(cfg, DispatchCell(wildcards["system"],
+                                                                                         int(wildcards.get("rep", 0))))}
 
 
 def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
     dc = cfg["dispatch"]
-    todo = [DispatchCell(w["system"]) for name, w in jobs if name == "dispatch_cell"]
+    todo = [DispatchCell(w["system"], int(w.get("rep", 0))) for name, w in jobs if name == "dispatch_cell"]
     total = len(cells(cfg))
     sat = dc["saturation"]
     return [
@@ -126,9 +135,10 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"Modes: {', '.join(dc['modes']) or 'none'}; peers: {', '.join(dc['peers']) or 'none'}",
         f"Workers: {dc['workers']} x {dc['processes_per_worker']} processes "
         f"(local: x {dc['local_processes_per_worker']}); {dc['tasks_per_worker']} tasks per worker; "
-        f"workloads {', '.join(dc['workloads'])}; {dc['repetitions']} repetitions",
+        f"workloads {', '.join(dc['workloads'])}; {dc['runs_per_worker_count']} run(s) per worker count",
         f"Saturation: {sat['tasks']:,} no-op tasks at {sat['workers'] or 'no'} workers, "
-        f"{', '.join(sat['submissions'])}, {sat['repetitions']} repetitions",
+        f"{', '.join(sat['submissions'])}, {sat['runs']} run(s)",
+        f"Each system {dc['repetitions']} time(s), a fresh platform or cluster each time, interleaved",
         f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
         f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}",
     ]

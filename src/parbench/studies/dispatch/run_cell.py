@@ -1,10 +1,10 @@
 """`parbench dispatch-cell`: run one system (a platform mode or a peer) through the
 seed's protocol and record it.
 
-    parbench dispatch-cell --profile local --system push [HYDRA_OVERRIDE ...]
+    parbench dispatch-cell --profile local --system push [--rep 0] [HYDRA_OVERRIDE ...]
 
-Output: `data/raw/<profile>/dispatch/<system>.json`, the record: the cell, its
-parameters, `status` ("ok"; "failed" when a run's check failed: a task that did not
+Output: `data/raw/<profile>/dispatch/<system>_r<rep>.json`, the record of one
+repetition: the cell (system, kind, rep), its parameters, `status` ("ok"; "failed" when a run's check failed: a task that did not
 complete with the expected value, a result stored more than once, a run that timed
 out; "unavailable" for a peer that cannot start here, with the reason), every run's row,
 every task's row and every queue-depth sample (columnar), the software versions and the
@@ -68,6 +68,12 @@ def make_runner(cell: DispatchCell, params: dict):
     return peers.RUNNERS[cell.system](params)
 
 
+def rep_suffix(cell: DispatchCell, repetitions: int) -> str:
+    """Which repetition a console line speaks of, after the seed's fields (nothing
+    when the system is measured once)."""
+    return f" [rep {cell.rep + 1}/{repetitions}]" if repetitions > 1 else ""
+
+
 def console_line(row: dict) -> str:
     if row.get("status") == "unavailable":
         return f"{row['workload']} n/a"
@@ -87,6 +93,8 @@ def measure(cfg: dict, cell: DispatchCell) -> dict:
     line: list[str] = []
     current = {"workers": None}
 
+    rep = rep_suffix(cell, cfg["dispatch"]["repetitions"])
+
     def progress(row: dict) -> None:
         if row["phase"] != "weak_scaling" or row["repetition"] != 0:
             return
@@ -97,7 +105,7 @@ def measure(cfg: dict, cell: DispatchCell) -> dict:
 
     def flush() -> None:
         if line:
-            print(f"  {cell.system:<12} workers {current['workers']}: " + "  ".join(line), flush=True)
+            print(f"  {cell.system:<12} workers {current['workers']}: " + "  ".join(line) + rep, flush=True)
             line.clear()
 
     status, failure, result = "ok", None, {"runs": [], "tasks": [], "depth": [], "failures": []}
@@ -122,7 +130,7 @@ def measure(cfg: dict, cell: DispatchCell) -> dict:
         "study": "dispatch",
         "profile": cfg["profile"],
         "run_id": run_id(),
-        "cell": {"system": cell.system, "kind": cell.kind},
+        "cell": {"system": cell.system, "kind": cell.kind, "rep": cell.rep},
         "parameters": plan.cell_parameters(cfg, cell),
         "status": status,
         "failure": failure,
@@ -139,7 +147,7 @@ def measure(cfg: dict, cell: DispatchCell) -> dict:
 
 
 def history_folder(profile: str, cell: DispatchCell) -> Path:
-    return Path(plan.HISTORY.format(profile=profile)) / cell.system
+    return Path(plan.HISTORY.format(profile=profile)) / f"{cell.system}_r{cell.rep}"
 
 
 def main(args) -> int:
@@ -150,7 +158,9 @@ def main(args) -> int:
         cfg = pbconfig.load(args.profile, args.overrides)
     except pbconfig.ConfigError as exc:
         raise SystemExit(f"parbench dispatch-cell: {exc}") from None
-    cell = DispatchCell(args.system)
+    if args.rep < 0:
+        raise SystemExit(f"parbench dispatch-cell: --rep must be >= 0 (got {args.rep})")
+    cell = DispatchCell(args.system, args.rep)
     if cell.kind == "platform":
         from parbench.studies.dispatch.platform.launcher import MissingRedis, redis_server_path
 
@@ -176,16 +186,17 @@ def main(args) -> int:
     for r in runs:
         best[r["submission"]] = max(best.get(r["submission"], 0), r["throughput_tasks_per_sec"] or 0)
     head = f"  {cell.system:<12}"
+    rep = rep_suffix(cell, cfg["dispatch"]["repetitions"])
     if record["status"] == "unavailable":
-        print(f"{head} not measured: {record['failure']}{progress_suffix()}")
+        print(f"{head} not measured: {record['failure']}{rep}{progress_suffix()}")
     elif record["status"] == "failed":
         print(f"\nERROR {cell.label} failed its checks: {record['failure']}\n  recorded as failed in {out}",
               file=sys.stderr)
-        print(f"{head} FAILED: {record['failure'][:300]}{progress_suffix()}")
+        print(f"{head} FAILED: {record['failure'][:300]}{rep}{progress_suffix()}")
     else:
         sat = ", ".join(f"{k} {v:,.0f} tasks/s" for k, v in best.items())
         print(f"{head} done in {record['elapsed_sec']:.1f} s" + (f"; saturation peak {sat}" if sat else "")
-              + progress_suffix())
+              + rep + progress_suffix())
     sys.stdout.flush()
     return 0
 
@@ -195,5 +206,6 @@ def add_commands(sub) -> None:
     p.set_defaults(func=main)
     p.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
     p.add_argument("--system", required=True, help=f"one of {', '.join(plan.SYSTEMS)}")
+    p.add_argument("--rep", type=int, default=0, help="which repetition of the system this is (from 0; default 0)")
     p.add_argument("--out", help="the record's path (default: the pipeline's path for the cell)")
-    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. dispatch.repetitions=5")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. dispatch.runs_per_worker_count=2")

@@ -1,7 +1,7 @@
 """The seed's protocol, for one platform mode or one peer: for each worker count in
 turn (1, 2, 4, 8), start that many workers, run every workload (no-op, CPU, I/O, in the
-seed's order) with `tasks_per_worker` tasks per worker, `repetitions` times, then (at
-the worker counts named for it) the saturation runs of many no-op tasks, submitted one
+seed's order) with `tasks_per_worker` tasks per worker, `runs_per_worker_count` times,
+then (at the worker counts named for it, `saturation.runs` times) the saturation runs of many no-op tasks, submitted one
 request per task and in batches; then stop the workers.
 
 The platform (redis-server, gateway, dispatcher) stays up for the whole sweep and only
@@ -231,14 +231,14 @@ def sweep(runner: Runner, params: dict, progress=None) -> dict:
         for workers in params["workers"]:
             runner.set_workers(workers, processes)
             first = True
-            for repetition in range(params["repetitions"]):
+            for repetition in range(params["runs_per_worker_count"]):
                 for workload in order:
                     one(workers, workload, "per_task", "weak_scaling", repetition, params["tasks_per_worker"] * workers,
                         first)
                     first = False
             sat = params["saturation"]
             if workers in sat["workers"]:
-                for repetition in range(sat["repetitions"]):
+                for repetition in range(sat["runs"]):
                     for submission in sat["submissions"]:
                         one(workers, "noop", submission, "saturation", repetition, sat["tasks"], False)
             runner.stop_workers()

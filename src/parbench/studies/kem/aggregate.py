@@ -6,8 +6,13 @@ Tables (Parquet; schema in docs/data.md):
 - cycles:      one row per cycles cell (implementation, parameter set, operation);
 - percentiles: one row per cell and percentile of the seed's table;
 - samples:     one row per timed call;
-- throughput:  one row per thread-sweep cell;
-- threads:     one row per thread of a thread-sweep cell.
+- throughput_reps: one row per repetition of a thread-sweep point (`rep`);
+- throughput:  one row per thread-sweep point over its repetitions: the median
+               operations per second with its 95% percentile-bootstrap interval
+               (`_ci_low/_ci_high`), speedup and scaling efficiency against one thread
+               with the bootstrap interval of the ratio (both points' repetitions
+               resampled);
+- threads:     one row per thread of a thread-sweep cell (with `rep`).
 
 Counter readings are `*_ticks` in the counter's unit (`counter_unit`: cycles, tsc_ticks
 or ns); `*_cycles` holds them only where the counter counts core cycles (null
@@ -24,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from parbench.stats import bootstrap_median_ci, bootstrap_ratio_ci
 from parbench.studies.kem import plan, seed_format
 
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
@@ -136,7 +142,7 @@ def throughput_row(record: dict) -> dict:
     checks = result.get("checks") or {}
     return {
         **_key(record), **_library(result), "threads": record["cell"]["threads"],
-        "status": record["status"], "failure": record["failure"],
+        "rep": int(record["cell"].get("rep", 0)), "status": record["status"], "failure": record["failure"],
         "warmup_sec": result.get("warmup_sec"), "duration_sec": result.get("duration_sec"),
         "clock": result.get("clock"),
         "ops_in_window": sum(t["ops_in_window"] for t in threads) if ok else None,
@@ -153,7 +159,7 @@ def throughput_row(record: dict) -> dict:
 def thread_rows(record: dict) -> list[dict]:
     if record["status"] != "ok":
         return []
-    key = {**_key(record), "threads": record["cell"]["threads"]}
+    key = {**_key(record), "threads": record["cell"]["threads"], "rep": int(record["cell"].get("rep", 0))}
     return [{**key, "thread": t["thread"], "cpu": t["cpu"], "pin_error": t["pin_error"],
              "ops_in_window": t["ops_in_window"], "ops_total": t["ops_total"], "window_sec": t["window_sec"],
              "ops_per_sec": _thread_rate(t)} for t in record["result"]["per_thread"]]
@@ -173,26 +179,62 @@ def _order(frame: pd.DataFrame, extra: list[str]) -> pd.DataFrame:
                              kind="stable").reset_index(drop=True)
 
 
-def scaling(throughput: pd.DataFrame) -> pd.DataFrame:
-    """Speedup and scaling efficiency against the same implementation, set and operation
-    on one thread: efficiency = ops(N) / (N x ops(1))."""
-    if throughput.empty:
-        return throughput.assign(speedup_vs_one_thread=pd.Series(dtype="float64"),
-                                 scaling_efficiency=pd.Series(dtype="float64"))
-    ok = throughput[throughput["status"] == "ok"]
-    one = ok[ok["threads"] == 1].set_index(["implementation", "parameter_set", "operation"])["ops_per_sec"]
-    speedup = []
-    for r in throughput.itertuples():
-        base = one.get((r.implementation, r.parameter_set, r.operation))
-        speedup.append(r.ops_per_sec / base if r.status == "ok" and base and r.ops_per_sec is not None
-                       and not pd.isna(r.ops_per_sec) else None)
-    out = throughput.assign(speedup_vs_one_thread=speedup)
-    out["scaling_efficiency"] = [s / t if s is not None and not pd.isna(s) else None
-                                 for s, t in zip(out["speedup_vs_one_thread"], out["threads"])]
-    return out
+def throughput_summary(reps: pd.DataFrame) -> pd.DataFrame:
+    """One row per thread-sweep point over its repetitions. Status: the worst
+    repetition's ("failed" over "unavailable" over "ok", with its failure); every
+    measure the median of the repetitions that passed, the checks' counts their sum; `ops_per_sec` with its 95%
+    percentile-bootstrap interval; speedup ops(N) / ops(1) and efficiency
+    ops(N) / (N x ops(1)) from the medians, their intervals from both points'
+    repetitions resampled (`bootstrap_ratio_ci`)."""
+    point = [*KEYS, "threads"]
+    columns = [c for c in THROUGHPUT_COLUMNS if c != "rep"] + [
+        "repetitions", "ops_per_sec_ci_low", "ops_per_sec_ci_high", "speedup_vs_one_thread",
+        "speedup_vs_one_thread_ci_low", "speedup_vs_one_thread_ci_high", "scaling_efficiency",
+        "scaling_efficiency_ci_low", "scaling_efficiency_ci_high"]
+    if reps.empty:
+        return pd.DataFrame(columns=columns)
+    rank = {"failed": 0, "unavailable": 1, "ok": 2}
+    numeric = ["ops_in_window", "ops_per_sec", "ops_per_sec_per_thread", "min_thread_ops_per_sec",
+               "max_thread_ops_per_sec", "elapsed_sec"]
+    samples, rows = {}, []
+    for key, group in reps.groupby(point, sort=False, dropna=False):
+        worst = group.sort_values("status", key=lambda s: s.map(rank).fillna(-1), kind="stable").iloc[0]
+        ok = group[group["status"] == "ok"]
+        row = {c: worst[c] for c in THROUGHPUT_COLUMNS if c != "rep" and c in group}
+        for c in numeric:
+            values = pd.to_numeric(ok[c], errors="coerce").dropna() if c in ok else pd.Series(dtype=float)
+            row[c] = float(values.median()) if len(values) else None
+        for c in CHECKS:  # the checks' counts add up over the repetitions
+            values = pd.to_numeric(group[c], errors="coerce").dropna()
+            row[c] = float(values.sum()) if len(values) else None
+        rates = pd.to_numeric(ok["ops_per_sec"], errors="coerce").dropna().tolist()
+        samples[tuple(key)] = rates
+        row["repetitions"] = len(ok)
+        row["ops_per_sec_ci_low"], row["ops_per_sec_ci_high"] = bootstrap_median_ci(rates)
+        row["pinned"] = bool(len(ok)) and bool(ok["pinned"].all())
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    speedup, low, high = [], [], []
+    for r in out.itertuples():
+        base = samples.get((r.implementation, r.parameter_set, r.level, r.operation, 1), [])
+        mine = samples[(r.implementation, r.parameter_set, r.level, r.operation, r.threads)]
+        if r.status == "ok" and base and mine:
+            speedup.append(statistics.median(mine) / statistics.median(base))
+            lo, hi = bootstrap_ratio_ci(mine, base)
+        else:
+            speedup.append(None)
+            lo, hi = None, None
+        low.append(lo)
+        high.append(hi)
+    out["speedup_vs_one_thread"], out["speedup_vs_one_thread_ci_low"], out["speedup_vs_one_thread_ci_high"] = \
+        speedup, low, high
+    for suffix in ("", "_ci_low", "_ci_high"):
+        out[f"scaling_efficiency{suffix}"] = [s / t if s is not None and not pd.isna(s) else None
+                                              for s, t in zip(out[f"speedup_vs_one_thread{suffix}"], out["threads"])]
+    return out[columns]
 
 
-THROUGHPUT_COLUMNS = ["study", "profile", *KEYS, "library", "library_version", "threads", "status", "failure",
+THROUGHPUT_COLUMNS = ["study", "profile", *KEYS, "library", "library_version", "threads", "rep", "status", "failure",
                       "warmup_sec", "duration_sec", "clock", "ops_in_window", "ops_per_sec",
                       "ops_per_sec_per_thread", "min_thread_ops_per_sec", "max_thread_ops_per_sec", "pinned",
                       *CHECKS, "call_errors", "elapsed_sec", *PROVENANCE]
@@ -220,18 +262,19 @@ def study_tables(cycles_records: list[dict], throughput_records: list[dict], cou
     samples = _order(pd.DataFrame([row for r in cycles_records for row in sample_rows(r)],
                                   columns=[*["study", "profile"], *KEYS, "counter", "counter_unit", "iteration",
                                            "ticks", "cycles", "ns"]), ["iteration"])
-    throughput = _order(scaling(pd.DataFrame([throughput_row(r) for r in throughput_records],
-                                             columns=THROUGHPUT_COLUMNS)), ["threads"])
+    reps = _order(pd.DataFrame([throughput_row(r) for r in throughput_records], columns=THROUGHPUT_COLUMNS),
+                  ["threads", "rep"])
+    throughput = _order(throughput_summary(reps), ["threads"])
     threads = _order(pd.DataFrame([row for r in throughput_records for row in thread_rows(r)],
-                                  columns=[*["study", "profile"], *KEYS, "threads", "thread", "cpu", "pin_error",
+                                  columns=[*["study", "profile"], *KEYS, "threads", "rep", "thread", "cpu", "pin_error",
                                            "ops_in_window", "ops_total", "window_sec", "ops_per_sec"]),
-                     ["threads", "thread"])
+                     ["threads", "rep", "thread"])
     # numeric columns stay numeric when a whole column is null (all cells unavailable)
     for frame in (cycles, percentiles, samples):
         for col in [c for c in frame.columns if c.endswith(("_ticks", "_cycles", "_ns")) or c in ("ticks", "cycles", "ns")]:
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     return {"counters": counters_table(counters), "cycles": cycles, "percentiles": percentiles, "samples": samples, "throughput": throughput,
-            "threads": threads}
+            "throughput_reps": reps, "threads": threads}
 
 
 def seed_name(implementation: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "threads")
+TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "throughput_reps", "threads")
 
 
 def study(args) -> int:
@@ -25,7 +25,8 @@ def study(args) -> int:
     counts = summary["status"].value_counts().to_dict()
     sweep = tables["throughput"]
     print(f"kem: {len(summary)} cycles cells ({counts.get('ok', 0)} ok, {counts.get('unavailable', 0)} unavailable, "
-          f"{counts.get('failed', 0)} failed), {len(sweep)} thread-sweep cells -> {out}")
+          f"{counts.get('failed', 0)} failed), {len(sweep)} thread-sweep points from {len(tables['throughput_reps'])} "
+          f"repetitions -> {out}")
     return 0
 
 

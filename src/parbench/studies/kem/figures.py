@@ -100,20 +100,30 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
     lines = base.mark_line(point=True).encode(
         color=implementation_color(data),
         y=alt.Y("ops_per_sec:Q", title="operations per second (all threads)"),
-        tooltip=["implementation", "parameter_set", "operation", "threads",
-                 alt.Tooltip("ops_per_sec:Q", format=",.0f"),
-                 alt.Tooltip("scaling_efficiency:Q", title="efficiency", format=".2f"), "pinned"])
+        tooltip=["implementation", "parameter_set", "operation", "threads", "repetitions",
+                 alt.Tooltip("ops_per_sec:Q", title="ops/s (median)", format=",.0f"),
+                 alt.Tooltip("ops_per_sec_ci_low:Q", title="95% CI low", format=",.0f"),
+                 alt.Tooltip("ops_per_sec_ci_high:Q", title="95% CI high", format=",.0f"),
+                 alt.Tooltip("scaling_efficiency:Q", title="efficiency", format=".2f"),
+                 alt.Tooltip("scaling_efficiency_ci_low:Q", title="efficiency CI low", format=".2f"),
+                 alt.Tooltip("scaling_efficiency_ci_high:Q", title="efficiency CI high", format=".2f"), "pinned"])
+    # the 95% bootstrap interval of the median over repetitions (none with one repetition)
+    bars = base.transform_filter("isValid(datum.ops_per_sec_ci_low)").mark_errorbar(ticks=True).encode(
+        y=alt.Y("ops_per_sec_ci_low:Q", title="operations per second (all threads)"),
+        y2="ops_per_sec_ci_high:Q", color=implementation_color(data))
     # the same colour scale as the lines (one legend); faded by an encoded opacity,
     # which the legend's symbols do not take over
     ideal = base.mark_line(strokeDash=[4, 4]).encode(
         y="linear:Q", color=implementation_color(data), strokeOpacity=alt.value(0.55))
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
-    return (alt.layer(ideal, lines).properties(width=260, height=200)
+    return (alt.layer(ideal, bars, lines).properties(width=260, height=200)
             .facet(column=alt.Column("operation:N", sort=["encaps", "decaps"], title=None),
                    row=alt.Row("parameter_set:N", sort=sets, title=None))
             .resolve_scale(y="independent")
-            .properties(title="Encapsulations and decapsulations per second against threads "
-                              "(dashed: linear scaling from one thread)"))
+            .properties(title=alt.TitleParams(
+                "Encapsulations and decapsulations per second against threads",
+                subtitle=["median of the repetitions, 95% bootstrap interval bars",
+                          "dashed: linear scaling from one thread"])))
 
 
 # name -> (function, the tables it draws from)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.format import figure, fmt_num, fmt_pct, join, md_table
+from parbench.paper.format import figure, fmt_ci, fmt_num, fmt_pct, join, md_table
+from parbench.stats import distinguishable
 from parbench.studies.kem import published
 from parbench.studies.kem.aggregate import IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER, seed_name
 
@@ -80,7 +81,10 @@ def setup(cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd.DataFrame
     parts = [
         f"This run measured {', '.join(dict.fromkeys(cycles['implementation']))} on "
         f"{', '.join(s for s in SET_ORDER if s in set(cycles['parameter_set']))}: {len(cycles)} cycles cells of "
-        f"{iterations} timed calls each, and {len(throughput)} thread-sweep cells{sweep}.",
+        f"{iterations} timed calls each, and {len(throughput)} thread-sweep points{sweep}, each measured "
+        f"{int(throughput['repetitions'].max()) if len(throughput) else 0} time(s), the repetitions interleaved "
+        f"across the sweep; the sweep's numbers are medians over the repetitions with their 95% "
+        f"percentile-bootstrap intervals.",
         counter_sentence(counters),
     ]
     both = pd.concat([cycles.assign(kind="cycles"), throughput.assign(kind="throughput")], ignore_index=True)
@@ -244,15 +248,31 @@ def distribution(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict)
 def throughput_part(throughput: pd.DataFrame, machine: dict) -> str:
     profile = machine["profile"]
     fig = figure(profile, "kem_throughput", "Encapsulations and decapsulations per second on 1, 2, ... threads, each "
-                 "thread with its own key pair; dashed: linear scaling from one thread.", "fig-kem-throughput")
+                 "thread with its own key pair: the median of the repetitions with its 95% bootstrap interval; "
+                 "dashed: linear scaling from one thread.", "fig-kem-throughput")
     ok = throughput[(throughput["status"] == "ok") & throughput["ops_per_sec"].notna()]
     if ok.empty:
         return join(fig, "No thread-sweep cell passed its checks.")
     tmax = int(ok["threads"].max())
     top = ok[ok["threads"] == tmax]
-    parts = [f"{r.implementation} {r.parameter_set} {r.operation} {fmt_num(r.ops_per_sec)} ops/s "
-             f"(efficiency {fmt_num(r.scaling_efficiency)})" for r in top.itertuples()]
-    text = f"At {tmax} threads: " + "; ".join(parts) + "."
+    parts = [f"{r.implementation} {r.parameter_set} {r.operation} "
+             f"{fmt_ci(r.ops_per_sec, r.ops_per_sec_ci_low, r.ops_per_sec_ci_high)} ops/s (efficiency "
+             f"{fmt_ci(r.scaling_efficiency, r.scaling_efficiency_ci_low, r.scaling_efficiency_ci_high)})"
+             for r in top.itertuples()]
+    reps = int(ok["repetitions"].max())
+    text = (f"At {tmax} threads (median of {reps} repetition(s), 95% bootstrap interval in parentheses): "
+            + "; ".join(parts) + ".")
+    for (pset, op), f in top.groupby(["parameter_set", "operation"], sort=False):
+        f = f.sort_values("ops_per_sec", ascending=False)
+        if len(f) < 2:
+            continue
+        a, b = f.iloc[0], f.iloc[1]
+        if distinguishable((a["ops_per_sec_ci_low"], a["ops_per_sec_ci_high"]),
+                           (b["ops_per_sec_ci_low"], b["ops_per_sec_ci_high"])):
+            text += f" On {pset} {op}, {a['implementation']} was the fastest, ahead of {b['implementation']}."
+        else:
+            text += (f" On {pset} {op}, {a['implementation']} and {b['implementation']} are not distinguishable on "
+                     f"this machine (their intervals overlap, or there is a single repetition).")
     if tmax > 1:
         eff = top["scaling_efficiency"].dropna()
         if len(eff):

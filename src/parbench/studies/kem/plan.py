@@ -6,7 +6,14 @@ Two kinds of cells, each one Snakemake job running the `parbench-kem` binary
 - a cycles cell: one implementation, parameter set and operation, `iterations`
   calls each timed with the cycle counter (the seed's loop), every result checked;
 - a throughput cell: one implementation, parameter set, operation (encaps, decaps)
-  and thread count, operations per second over a window.
+  and thread count, operations per second over a window, measured
+  `kem.repetitions` times (one job per repetition; the run interleaves them:
+  parbench.pipeline.run_order, every cell once, then every throughput cell again,
+  each round shuffled).
+
+A cycles cell is measured once per run (`rep` 0): its `iterations` timed calls give
+the seed's percentile distribution, and the median's interval comes from those calls
+(see aggregate). Both kinds carry `rep`, so that the run's order interleaves them.
 
 Before any cell, `kem_counters` records which cycle counters the machine offers and
 which one the cells will use; a forced counter the machine lacks stops the run there.
@@ -26,7 +33,7 @@ from parbench.progress import format_duration
 RAW = paths.RAW + "/kem"
 COUNTERS = RAW + "/counters.json"
 CYCLES_CELL = RAW + "/cycles/{implementation}/{parameter_set}_{operation}"
-THROUGHPUT_CELL = RAW + "/throughput/{implementation}/{parameter_set}_{operation}_t{threads:02d}"
+THROUGHPUT_CELL = RAW + "/throughput/{implementation}/{parameter_set}_{operation}_t{threads:02d}_r{rep}"
 HISTORY = RAW + "/history"
 # The crate and its build (Cargo's target folder is set by native/kem/.cargo/config.toml).
 CRATE = "native/kem"
@@ -67,6 +74,9 @@ class CyclesCell:
     implementation: str
     parameter_set: str
     operation: str
+    # always 0: cycles cells are measured once per run (their thousands of calls are
+    # the sample); the field lets the run's order interleave them with the sweep
+    rep: int = 0
 
     @classmethod
     def from_wildcards(cls, wildcards) -> "CyclesCell":
@@ -98,10 +108,13 @@ class ThroughputCell:
     parameter_set: str
     operation: str
     threads: int
+    # which repetition of the point (from 0)
+    rep: int = 0
 
     @classmethod
     def from_wildcards(cls, wildcards) -> "ThroughputCell":
-        return cls(wildcards.implementation, wildcards.parameter_set, wildcards.operation, int(wildcards.threads))
+        return cls(wildcards.implementation, wildcards.parameter_set, wildcards.operation, int(wildcards.threads),
+                   int(wildcards.rep))
 
     @property
     def level(self) -> int:
@@ -109,19 +122,19 @@ class ThroughputCell:
 
     @property
     def label(self) -> str:
-        return f"throughput {self.implementation} {self.parameter_set} {self.operation} t{self.threads}"
+        return f"throughput {self.implementation} {self.parameter_set} {self.operation} t{self.threads} r{self.rep}"
 
     def stem(self, profile: str) -> str:
         return THROUGHPUT_CELL.format(profile=profile, implementation=self.implementation,
                                       parameter_set=self.parameter_set, operation=self.operation,
-                                      threads=self.threads)
+                                      threads=self.threads, rep=self.rep)
 
     def record(self, profile: str) -> str:
         return self.stem(profile) + ".json"
 
     def history(self, profile: str) -> Path:
         return Path(HISTORY.format(profile=profile)) / "throughput" / self.implementation / \
-            f"{self.parameter_set}_{self.operation}_t{self.threads:02d}"
+            f"{self.parameter_set}_{self.operation}_t{self.threads:02d}_r{self.rep}"
 
 
 def cycles_cells(cfg: dict) -> list[CyclesCell]:
@@ -139,7 +152,8 @@ def cycles_cells(cfg: dict) -> list[CyclesCell]:
 
 def throughput_cells(cfg: dict) -> list[ThroughputCell]:
     tc = cfg["kem"]["throughput"]
-    return [ThroughputCell(imp, parameter_set(imp, level), op, t)
+    return [ThroughputCell(imp, parameter_set(imp, level), op, t, rep)
+            for rep in range(cfg["kem"]["repetitions"])
             for imp in tc["implementations"] for level in sorted(tc["levels"])
             for op in tc["operations"] for t in sorted(tc["threads"])]
 
@@ -294,7 +308,7 @@ def job_seconds() -> dict:
         "kem_cell": lambda cfg, wc: cell_estimate_sec(cfg, CyclesCell(wc["implementation"], wc["parameter_set"],
                                                                       wc["operation"])),
         "kem_throughput": lambda cfg, wc: cell_estimate_sec(cfg, ThroughputCell(
-            wc["implementation"], wc["parameter_set"], wc["operation"], int(wc["threads"]))),
+            wc["implementation"], wc["parameter_set"], wc["operation"], int(wc["threads"]), int(wc.get("rep", 0)))),
         "kem_build": lambda cfg, wc: BUILD_SEC,
         "kem_counters": lambda cfg, wc: 1.5,
     }
@@ -304,7 +318,8 @@ def _cell_of(name: str, wc: dict):
     if name == "kem_cell":
         return CyclesCell(wc["implementation"], wc["parameter_set"], wc["operation"])
     if name == "kem_throughput":
-        return ThroughputCell(wc["implementation"], wc["parameter_set"], wc["operation"], int(wc["threads"]))
+        return ThroughputCell(wc["implementation"], wc["parameter_set"], wc["operation"], int(wc["threads"]),
+                              int(wc.get("rep", 0)))
     return None
 
 
@@ -322,7 +337,8 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         + (f" (CYCLE_COUNTER from the environment)" if kc["cycle_counter"] == "auto" and requested else ""),
         f"Thread sweep: {', '.join(tc['implementations']) or 'none'} {sorted(tc['levels'])} "
         f"{'/'.join(tc['operations'])} at threads {sorted(tc['threads'])}, "
-        f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window",
+        f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window, each point {kc['repetitions']} time(s), "
+        f"interleaved",
         f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
         f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}",
     ]

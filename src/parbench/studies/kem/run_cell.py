@@ -127,7 +127,8 @@ def measure(cfg: dict, cell, binary: str, liboqs: str | None) -> dict:
         "run_id": run_id(),
         "kind": kind,
         "cell": {"implementation": cell.implementation, "parameter_set": cell.parameter_set,
-                 "operation": cell.operation, **({"threads": cell.threads} if kind == "throughput" else {})},
+                 "operation": cell.operation,
+                 **({"threads": cell.threads, "rep": cell.rep} if kind == "throughput" else {})},
         "parameters": plan.cell_parameters(cfg, cell),
         "status": doc["status"],
         "failure": doc["failure"],
@@ -140,21 +141,24 @@ def measure(cfg: dict, cell, binary: str, liboqs: str | None) -> dict:
     }
 
 
-def progress_line(record: dict) -> str:
-    """One console line per cell, in the seed's words (`encaps cycles = 38331`)."""
+def progress_line(record: dict, repetitions: int = 1) -> str:
+    """One console line per cell, in the seed's words (`encaps cycles = 38331`); a
+    throughput cell's line names its repetition after the seed's fields when there are
+    several."""
     cell, result = record["cell"], record["result"]
+    rep = f" [rep {cell.get('rep', 0) + 1}/{repetitions}]" if record["kind"] == "throughput" and repetitions > 1 else ""
     head = f"  {cell['implementation']:<17} {cell['parameter_set']:<11}"
     if record["status"] == "unavailable":
-        return f"{head} {cell['operation']}: not measured: {record['failure']}"
+        return f"{head} {cell['operation']}: not measured: {record['failure']}{rep}"
     if record["status"] == "failed":
-        return f"{head} {cell['operation']}: FAILED: {record['failure']}"
+        return f"{head} {cell['operation']}: FAILED: {record['failure']}{rep}"
     if record["kind"] == "cycles":
         unit = result["counter"]["unit"]
         note = "" if unit == "cycles" else f" ({unit}, {result['counter']['name']})"
         return f"{head} {cell['operation']} cycles = {result['median']}{note}"
     threads = result["per_thread"]
     rate = sum(t["ops_in_window"] / t["window_sec"] for t in threads if t["window_sec"] > 0)
-    return f"{head} {cell['operation']} [{cell['threads']:02d}] {rate:,.0f} ops/s"
+    return f"{head} {cell['operation']} [{cell['threads']:02d}] {rate:,.0f} ops/s{rep}"
 
 
 def _run(command: str, args, cell) -> int:
@@ -176,7 +180,7 @@ def _run(command: str, args, cell) -> int:
     if record["status"] == "failed":
         print(f"\nERROR kem {cell.label} failed its checks: {record['failure']}\n"
               f"  recorded as failed in {record_path}", file=sys.stderr)
-    print(progress_line(record) + progress_suffix(), flush=True)
+    print(progress_line(record, cfg["kem"]["repetitions"]) + progress_suffix(), flush=True)
     return 0
 
 
@@ -195,8 +199,10 @@ def throughput_main(args) -> int:
     check_choice("kem-throughput", "operation", args.operation, plan.THROUGHPUT_OPERATIONS)
     if args.threads < 1:
         raise SystemExit(f"parbench kem-throughput: --threads must be >= 1 (got {args.threads})")
+    if args.rep < 0:
+        raise SystemExit(f"parbench kem-throughput: --rep must be >= 0 (got {args.rep})")
     return _run("kem-throughput", args, ThroughputCell(args.implementation, args.parameter_set, args.operation,
-                                                       args.threads))
+                                                       args.threads, args.rep))
 
 
 def _common(parser) -> None:
@@ -224,4 +230,5 @@ def add_commands(sub) -> None:
     p = sub.add_parser("kem-throughput", help="measure one kem thread-sweep cell with the parbench-kem binary")
     _cell_arguments(p)
     p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--rep", type=int, default=0, help="which repetition of the point this is (from 0; default 0)")
     p.set_defaults(func=throughput_main)
