@@ -334,6 +334,11 @@ def test_medians_intervals_speedups_and_ratios(records):
     assert jy["ratio_vs_baseline"] == pytest.approx(0.16 / 0.12) and jy["ratio_text"] == "1.3x slower"
     assert jy["ratio_ci_low"] <= jy["ratio_vs_baseline"] <= jy["ratio_ci_high"]
     assert s.loc[("cpython", "multithread_cpu", "threads", 2), "ratio_text"] == "1.00x same"
+    # a point against itself is exactly 1, with no interval
+    base = s.loc[("cpython", "multithread_cpu", "threads", 2)]
+    assert base["ratio_vs_baseline"] == 1.0 and pd.isna(base["ratio_ci_low"])
+    seq = s.loc[("jython", "multithread_cpu", "sequential", 1)]
+    assert seq["speedup_vs_sequential"] == 1.0 and pd.isna(seq["speedup_ci_low"]) and pd.notna(seq["ratio_ci_low"])
     failed = s.loc[("jython", "multithread_hashlib", "threads", 2)]
     assert failed["status"] == "failed" and pd.isna(failed["median_wall_sec"]) and pd.isna(failed["ratio_vs_baseline"])
     assert failed["failure"] == "repetition 0: timed run 0: chunk 1 returned 'x'"

@@ -270,3 +270,11 @@ def test_a_single_repetition_says_it_has_no_interval(records):
     assert "measured once" in paper.setup(summary, machine(1))
     ok = summary[summary["status"] == "ok"]
     assert "the fastest sort was work stealing (4.2 s, 1.9x the sequential code)" in paper.quicksort(ok, machine(1))
+
+
+def test_a_cell_against_itself_is_exactly_one_without_an_interval(reps_records):
+    s = aggregate.study_tables(reps_records)["summary"].set_index(["workload", "scheduler", "threads"])
+    seq, ws1 = s.loc[("quicksort", "sequential", 1)], s.loc[("quicksort", "ws", 1)]
+    assert seq["speedup_vs_sequential"] == 1.0 and pd.isna(seq["speedup_vs_sequential_ci_low"])
+    assert ws1["speedup_vs_one_thread"] == 1.0 and pd.isna(ws1["speedup_vs_one_thread_ci_high"])
+    assert ws1["speedup_vs_sequential_ci_low"] < ws1["speedup_vs_sequential"]  # compared: an interval

@@ -153,10 +153,15 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
         mine = launch_times.get(key, [])
         seq = launch_times.get((r.runtime, r.workload, "sequential", 1), [])
         base = launch_times.get((baseline, r.workload, r.execution, r.workers), [])
-        # a speedup is the sequential time over the point's: the sequential launches are the numerator
-        values["speedup"].append(_ratio(seq, mine, 1, confidence, "speedup", *key))
-        values["efficiency"].append(_ratio(seq, mine, r.workers, confidence, "efficiency", *key))
-        values["ratio"].append(_ratio(mine, base, 1, confidence, "ratio", *key))
+        # a speedup is the sequential time over the point's: the sequential launches are the
+        # numerator; a point against itself is exactly 1 (no interval: nothing was compared)
+        itself = r.execution == "sequential"
+        values["speedup"].append((1.0, None, None) if itself and mine else
+                                 _ratio(seq, mine, 1, confidence, "speedup", *key))
+        values["efficiency"].append((1.0 / r.workers, None, None) if itself and mine else
+                                    _ratio(seq, mine, r.workers, confidence, "efficiency", *key))
+        values["ratio"].append((1.0, None, None) if r.runtime == baseline and mine else
+                               _ratio(mine, base, 1, confidence, "ratio", *key))
     for name, column in (("speedup", "speedup_vs_sequential"), ("efficiency", "efficiency"),
                          ("ratio", "ratio_vs_baseline")):
         triples = values[name]

@@ -167,10 +167,17 @@ def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame
         seq_key, one_key = (r.workload, "sequential", 1), (r.workload, r.scheduler, 1)
         seq = times_by_cell.get(seq_key, []) if seq_key in ok else []
         one = times_by_cell.get(one_key, []) if one_key in ok else []
-        # a speedup is base / time: the base's repetitions are the numerator
-        for name, base, scale in (("speedup_vs_sequential", seq, 1), ("speedup_vs_one_thread", one, 1),
-                                  ("efficiency", seq, r.threads)):
-            columns[name].append(_ratio(base, mine or [], scale, name, *key) if mine else (None, None, None))
+        # a speedup is base / time: the base's repetitions are the numerator; a cell
+        # against itself is exactly 1 (no interval: nothing was compared)
+        for name, base_key, base, scale in (("speedup_vs_sequential", seq_key, seq, 1),
+                                            ("speedup_vs_one_thread", one_key, one, 1),
+                                            ("efficiency", seq_key, seq, r.threads)):
+            if not mine:
+                columns[name].append((None, None, None))
+            elif base_key == key:
+                columns[name].append((1.0 / scale, None, None))
+            else:
+                columns[name].append(_ratio(base, mine, scale, name, *key))
     for name, values in columns.items():
         summary[name] = [v[0] for v in values]
         summary[f"{name}_ci_low"] = [v[1] for v in values]
