@@ -77,11 +77,15 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     x = alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
               axis=alt.Axis(values=workers, format="d"))
     y_title = "speedup against sequential (median)"
+    # the axis ends a little above the medians and linear speedup: a wide interval (a few
+    # noisy launches) is cut at the top instead of flattening every line
+    top = max(float(max(workers)), float(s["speedup_vs_sequential"].max())) * 1.25
+    y_scale = alt.Scale(domain=[0, top], clamp=True)
     # every layer reads the one data set of the facet (a layer with data of its own would
     # not be split by workload)
     base = alt.Chart().encode(x=x)
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("speedup_vs_sequential:Q", title=y_title),
+        y=alt.Y("speedup_vs_sequential:Q", title=y_title, scale=y_scale),
         color=_runtime_color(s),
         strokeDash=alt.StrokeDash("execution:N", sort=["threads", "processes"], title="execution",
                                   scale=alt.Scale(domain=["threads", "processes"], range=[[1, 0], [5, 3]])),
@@ -94,15 +98,15 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                  alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high"),
                  alt.Tooltip("cpu_sec_per_wall_sec:Q", format=".2f", title="CPU s per wall s")])
     bounds = base.transform_filter("isValid(datum.speedup_ci_low)").mark_errorbar(thickness=1).encode(
-        y=alt.Y("speedup_ci_low:Q", title=y_title), y2="speedup_ci_high:Q", color=_runtime_color(s))
+        y=alt.Y("speedup_ci_low:Q", title=y_title, scale=y_scale), y2="speedup_ci_high:Q", color=_runtime_color(s))
     linear = base.transform_calculate(linear="datum.workers").mark_line(
-        strokeDash=[2, 2], color="#999999").encode(y=alt.Y("linear:Q", title=y_title))
+        strokeDash=[2, 2], color="#999999").encode(y=alt.Y("linear:Q", title=y_title, scale=y_scale))
     one = alt.Chart().mark_rule(color="#bbbbbb").encode(y=alt.datum(1))
     return (alt.layer(linear, one, bounds, lines, data=s).properties(width=190, height=190)
             .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
-            .resolve_scale(y="independent")
             .properties(title="Speedup against the same runtime's sequential run: threads (solid, circles) and "
-                              "processes (dashed, squares); bars: 95% bootstrap interval; dotted: linear"))
+                              "processes (dashed, squares); bars: 95% bootstrap interval, cut at the top of the "
+                              "axis; dotted: linear"))
 
 
 def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
