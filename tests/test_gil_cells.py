@@ -18,7 +18,7 @@ from parbench.studies.gil import aggregate, plan, run_cell
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
 
-TINY = ["gil.workers=[1,2]", "gil.warmup_runs=1", "gil.repetitions=2",
+TINY = ["gil.workers=[1,2]", "gil.warmup_runs=1", "gil.runs_per_cell=2",
         "gil.workloads.multithread_cpu_scaled.repeat=2", "gil.workloads.multithread_alloc.items=2000",
         "gil.workloads.multithread_hashlib.updates=1", "gil.workloads.multithread_hashlib.buffer_kib=64"]
 
@@ -149,7 +149,7 @@ def test_a_wrong_chunk_result_fails_the_cell(tmp_path):
     finally:
         del os.environ["PROTOPY_BIN"]
     assert record["status"] == "failed"
-    assert record["failure"] == "threads x1: repetition 1: chunk 2 returned 1249975001, expected 1249975000"
+    assert record["failure"] == "threads x1: timed run 1: chunk 2 returned 1249975001, expected 1249975000"
     points = {(p["execution"], p["workers"]): p["status"] for p in record["points"]}
     assert points[("threads", 1)] == "failed" and points[("sequential", 1)] == "ok"
 

@@ -103,14 +103,30 @@ def test_the_worker_environment_drops_what_points_at_this_project():
 def test_cells_cover_the_found_runtimes_baseline_first(monkeypatch):
     monkeypatch.setenv("PROTOPY_BIN", sys.executable)
     monkeypatch.delenv("CPYTHON_BIN", raising=False)
-    cfg = pbconfig.load("local", ["gil.measure=[protopy,cpython,cpython_bin]"])
+    cfg = pbconfig.load("local", ["gil.measure=[protopy,cpython,cpython_bin]", "gil.repetitions=3"])
     cells = plan.cells(cfg)
-    assert [c.runtime for c in cells] == ["cpython"] * 4 + ["protopy"] * 4
+    # repetition by repetition (the run shuffles each), every launch a cell of its own
+    assert [c.rep for c in cells] == [0] * 8 + [1] * 8 + [2] * 8 and len(set(cells)) == 24
+    assert [c.runtime for c in cells[:8]] == ["cpython"] * 4 + ["protopy"] * 4
     assert [c.workload for c in cells[:4]] == wl.ORDER
-    assert cells[0].outputs("local")["record"] == "data/raw/local/gil/cpython/multithread_cpu.json"
+    assert cells[0].outputs("local")["record"] == "data/raw/local/gil/cpython/multithread_cpu_r0.json"
+    assert cells[9].label == "cpython multithread_cpu_scaled r1"
     header = "\n".join(plan.header(cfg, []))
     assert "warning: gil: runtime cpython_bin is not measured: CPYTHON_BIN is not set" in header
-    assert "Cells to measure: 0 of 8 (8 already measured)" in header
+    assert "Cells to measure: 0 of 24 (24 already measured)" in header
+    assert "each cell 3 time(s), interleaved" in header
+
+
+def test_a_cell_comes_back_from_its_wildcards_and_more_repetitions_rerun_nothing():
+    class Wildcards:
+        runtime, workload, rep = "pypy", "multithread_alloc", "2"
+
+    assert plan.GilCell.from_wildcards(Wildcards) == plan.GilCell("pypy", "multithread_alloc", 2)
+    cfg = pbconfig.load("local")
+    cell = plan.GilCell("cpython", "multithread_cpu")
+    assert plan.cell_parameters(pbconfig.load("local", ["gil.repetitions=9"]), cell) == plan.cell_parameters(cfg, cell)
+    # the worker's timed runs per point are the runs of one launch
+    assert plan.worker_spec(cfg, "cpython", "multithread_cpu")["repetitions"] == cfg["gil"]["runs_per_cell"]
 
 
 def test_points_are_sequential_once_then_threads_and_processes_per_worker_count():
@@ -132,7 +148,7 @@ def test_cell_parameters_carry_the_spec_the_command_and_the_worker():
     cfg = pbconfig.load("local")
     params = plan.cell_parameters(cfg, plan.GilCell("cpython", "multithread_alloc"))
     assert params["command"] == [sys.executable]
-    assert params["spec"]["params"] == {"items": 200000, "batch": 64} and params["spec"]["kind"] == "alloc"
+    assert params["spec"]["params"] == {"items": 64000, "batch": 64} and params["spec"]["kind"] == "alloc"
     assert params["worker_sha256"] == plan.worker_digest()
     jython = plan.worker_spec(cfg, "jython", "multithread_cpu")
     assert jython["warmup_runs"] == cfg["gil"]["runtimes"]["jython"]["warmup_runs"] > cfg["gil"]["warmup_runs"]
@@ -145,7 +161,7 @@ def test_the_estimate_counts_start_up_warm_up_and_every_point():
     gc = cfg["gil"]
     cell = plan.GilCell("jython", "multithread_cpu_scaled")
     one = gc["workloads"]["multithread_cpu_scaled"]["estimate_sec"] * gc["runtimes"]["jython"]["speed_factor"]
-    runs = gc["runtimes"]["jython"]["warmup_runs"] + gc["repetitions"]
+    runs = gc["runtimes"]["jython"]["warmup_runs"] + gc["runs_per_cell"]
     timed = 3 * one + (one + gc["process_start_sec"]) + (one / 2 + 2 * gc["process_start_sec"])
     expected = gc["cell_overhead_sec"] + gc["runtimes"]["jython"]["startup_sec"] + runs * timed
     assert plan.cell_estimate_sec(cfg, cell) == pytest.approx(expected)
@@ -157,7 +173,9 @@ def test_the_estimate_counts_start_up_warm_up_and_every_point():
     ("gil.executions=[threads,processes]", "lacks 'sequential'"),
     ("gil.executions=[sequential,fibers]", "'fibers' is not allowed; allowed: sequential, threads, processes"),
     ("gil.workers=[0,1]", "gil.workers[0]: 0 is too small; allowed: >= 1"),
-    ("gil.repetitions=1", "gil.repetitions: 1 is too small; allowed: >= 2"),
+    ("gil.repetitions=0", "gil.repetitions: 0 is too small; allowed: >= 1"),
+    ("gil.repetitions=101", "gil.repetitions: 101 is too large"),
+    ("gil.runs_per_cell=0", "gil.runs_per_cell: 0 is too small; allowed: >= 1"),
     ("gil.runtimes.pypy.gil=maybe", "gil.runtimes.pypy.gil: 'maybe' is not allowed; allowed: auto"),
     ("+gil.runtimes.pypy.comand=[x]", "unknown key 'comand' (did you mean 'command'?); allowed keys: command, gil"),
     ("+gil.runtimes.Bad-Name={command: [x], gil: auto, warmup_runs: null, startup_sec: 0, speed_factor: 1}",
@@ -214,7 +232,7 @@ def test_a_point_with_a_wrong_chunk_fails_and_says_where():
     point = {"execution": "threads", "workers": 2, "status": "ok", "reason": None,
              "warmup": [run(0, 0.1)], "runs": [run(0, 0.1), run(1, 0.1, results=(7, 8))]}
     checked = check_point(point, SPEC, 7)
-    assert checked["status"] == "failed" and checked["failure"] == "repetition 1: chunk 1 returned 8, expected 7"
+    assert checked["status"] == "failed" and checked["failure"] == "timed run 1: chunk 1 returned 8, expected 7"
     point["runs"][1]["results"] = [7, 7]
     point["warmup"][0]["results"] = [0, 7]
     assert check_point(point, SPEC, 7)["failure"] == "warm-up run 0: chunk 0 returned 0, expected 7"
@@ -260,9 +278,21 @@ RESOLUTIONS = [
 ]
 
 
+def launches(recs: list[dict]) -> list[dict]:
+    """Each canned record as 3 repetitions (interpreter launches, rep 0..2): launch k
+    holds the k-th timed run of every point that ran, so that the launches' medians are
+    the canned runs."""
+    out = []
+    for rec in recs:
+        for k in range(3):
+            pts = [dict(p, runs=[dict(p["runs"][k], rep=0)] if p["runs"] else []) for p in rec["points"]]
+            out.append(dict(rec, cell={**rec["cell"], "rep": k}, points=pts, started_unix=100.0 * k + len(out)))
+    return out
+
+
 @pytest.fixture
 def records():
-    return [
+    return launches([
         record("cpython", "multithread_cpu", [point("sequential", 1, [0.10, 0.12, 0.11]),
                                               point("threads", 2, [0.11, 0.13, 0.12], cpu_factor=1.0),
                                               point("processes", 2, [0.06, 0.07, 0.065], cpu_factor=1.8)]),
@@ -276,12 +306,12 @@ def records():
                implementation="Jython", gil=False),
         record("jython", "multithread_hashlib", [point("sequential", 1, [0.4, 0.4, 0.4]),
                                                  point("threads", 2, [0.1, 0.1, 0.1], status="failed",
-                                                       failure="repetition 0: chunk 1 returned 'x'"),
+                                                       failure="timed run 0: chunk 1 returned 'x'"),
                                                  point("processes", 2, [], status="unavailable",
                                                        failure="this runtime has no multiprocessing module")],
-               status="failed", failure="threads x2: repetition 0: chunk 1 returned 'x'",
+               status="failed", failure="threads x2: timed run 0: chunk 1 returned 'x'",
                implementation="Jython", gil=False),
-    ]
+    ])
 
 
 def tables(records):
@@ -291,18 +321,27 @@ def tables(records):
 def test_medians_intervals_speedups_and_ratios(records):
     s = tables(records)["summary"].set_index(["runtime", "workload", "execution", "workers"])
     thr = s.loc[("cpython", "multithread_hashlib", "threads", 2)]
-    assert thr["median_wall_sec"] == 0.105 and thr["repetitions"] == 3
-    assert (thr["ci_low_wall_sec"], thr["ci_high_wall_sec"]) == (0.10, 0.11)
-    assert thr["ci_coverage"] == pytest.approx(0.75)  # 3 runs: [min, max] covers the median 75% of the time
+    # three launches of one run each: 0.10, 0.11, 0.105
+    assert thr["median_wall_sec"] == 0.105 and thr["repetitions"] == 3 and thr["runs"] == 3
+    # the bootstrap interval of the median of three cannot leave their range
+    assert (thr["median_wall_sec_ci_low"], thr["median_wall_sec_ci_high"]) == (0.10, 0.11)
     assert thr["speedup_vs_sequential"] == pytest.approx(0.20 / 0.105)
     assert (thr["speedup_ci_low"], thr["speedup_ci_high"]) == pytest.approx((0.20 / 0.11, 0.20 / 0.10))
     assert thr["efficiency"] == pytest.approx(0.20 / 0.105 / 2)
+    assert (thr["efficiency_ci_low"], thr["efficiency_ci_high"]) == pytest.approx((0.10 / 0.11, 0.10 / 0.10))
     assert thr["cpu_sec_per_wall_sec"] == pytest.approx(1.9)
     jy = s.loc[("jython", "multithread_cpu", "threads", 2)]
     assert jy["ratio_vs_baseline"] == pytest.approx(0.16 / 0.12) and jy["ratio_text"] == "1.3x slower"
+    assert jy["ratio_ci_low"] <= jy["ratio_vs_baseline"] <= jy["ratio_ci_high"]
     assert s.loc[("cpython", "multithread_cpu", "threads", 2), "ratio_text"] == "1.00x same"
+    # a point against itself is exactly 1, with no interval
+    base = s.loc[("cpython", "multithread_cpu", "threads", 2)]
+    assert base["ratio_vs_baseline"] == 1.0 and pd.isna(base["ratio_ci_low"])
+    seq = s.loc[("jython", "multithread_cpu", "sequential", 1)]
+    assert seq["speedup_vs_sequential"] == 1.0 and pd.isna(seq["speedup_ci_low"]) and pd.notna(seq["ratio_ci_low"])
     failed = s.loc[("jython", "multithread_hashlib", "threads", 2)]
     assert failed["status"] == "failed" and pd.isna(failed["median_wall_sec"]) and pd.isna(failed["ratio_vs_baseline"])
+    assert failed["failure"] == "repetition 0: timed run 0: chunk 1 returned 'x'"
     gone = s.loc[("jython", "multithread_cpu", "processes", 2)]
     assert gone["status"] == "unavailable" and "multiprocessing" in gone["failure"]
 
@@ -312,6 +351,32 @@ def test_runs_keep_every_repetition_and_a_row_for_what_did_not_run(records):
     assert len(runs[runs["phase"] == "timed"]) == 3 * 3 + 3 * 3 + 2 * 3 + 3
     assert runs["wall_sec"].notna().sum() == 27
     assert set(runs.loc[runs["phase"].isna(), "status"]) == {"failed", "unavailable"}
+    assert set(runs["rep"]) == {0, 1, 2} and set(runs["run"].dropna()) == {0}
+    # every launch's rows share its place in the run order
+    assert runs.groupby(["runtime", "workload", "rep"])["run_position"].nunique().max() == 1
+    assert sorted(runs["run_position"].unique()) == list(range(12))
+
+
+def test_a_launch_that_failed_fails_its_point_and_says_which(records):
+    bad = [dict(r, points=[dict(p, status="failed", failure="chunk 0 returned 1", runs=[]) if p["execution"] ==
+                           "threads" else p for p in r["points"]])
+           if r["cell"] == {"runtime": "cpython", "workload": "multithread_cpu", "rep": 2} else r for r in records]
+    s = tables(bad)["summary"].set_index(["runtime", "workload", "execution", "workers"])
+    thr = s.loc[("cpython", "multithread_cpu", "threads", 2)]
+    assert thr["status"] == "failed" and thr["failure"] == "repetition 2: chunk 0 returned 1"
+    assert thr["repetitions"] == 3 and thr["repetitions_ok"] == 2 and pd.isna(thr["median_wall_sec"])
+    assert s.loc[("cpython", "multithread_cpu", "sequential", 1), "status"] == "ok"
+
+
+def test_a_single_launch_has_medians_but_no_intervals(records):
+    one = [r for r in records if r["cell"]["rep"] == 0]
+    s = tables(one)["summary"]
+    ok = s[s["status"] == "ok"]
+    assert ok["median_wall_sec"].notna().all() and ok["median_wall_sec_ci_low"].isna().all()
+    assert ok["speedup_ci_low"].isna().all()
+    t = tables(one)
+    setup = paper.setup(t["summary"], t["runtimes"], machine())
+    assert "launched once" in setup
 
 
 def test_a_cell_that_never_ran_stands_for_each_of_its_points():
@@ -327,7 +392,8 @@ def test_the_runtimes_table_lists_what_was_not_measured_and_why(records):
     assert r.loc["cpython", "status"] == "measured" and r.loc["cpython", "multiprocessing"]
     assert r.loc["jython", "has_gil"] == False  # noqa: E712
     assert r.loc["jython", "multiprocessing"] == False  # noqa: E712
-    assert r.loc["jython", "cells_failed"] == 1 and r.loc["jython", "sys_version"] == "3.11.7 (main)"
+    # counted per repetition of a cell
+    assert r.loc["jython", "cells_failed"] == 3 and r.loc["jython", "sys_version"] == "3.11.7 (main)"
     assert r.loc["protopy", "status"] == "not measured" and r.loc["protopy", "reason"] == "PROTOPY_BIN is not set"
     assert r.loc["protopy", "gil_declared"] == False and pd.isna(r.loc["protopy", "runtime_version"])  # noqa: E712
 
@@ -365,8 +431,9 @@ def test_the_paper_says_when_threads_help_naming_the_execution(records):
            "multithread_cpu" in speed
     assert "protopy (PROTOPY_BIN is not set)" in parts["runtimes"] and "{#tbl-gil-runtimes}" in parts["runtimes"]
     assert "│ multithread_cpu        │       160.00 │       120.00 │ 1.3x slower  │" in parts["report"]
-    assert "threads x2: repetition 0: chunk 1 returned 'x'" in parts["setup"]
+    assert "threads x2: repetition 0: timed run 0: chunk 1 returned 'x'" in parts["setup"]
     assert "The sigpar study did not run in this run" in parts["related"]
+    assert "launched 3 times, interleaved" in parts["setup"]
     assert "{#tbl-gil-speedup}" in parts["summary"] and "{#fig-gil-wall-time}" in parts["wall_time"]
 
 
@@ -391,9 +458,10 @@ def test_verdicts_follow_the_stated_rule(speedup, words):
 def test_console_line_shows_every_point_in_ms():
     rec = record("jython", "multithread_cpu", [point("sequential", 1, [0.3]), point("threads", 2, [0.15]),
                                                point("processes", 2, [], status="unavailable")])
-    rec["cell"] = {"runtime": "jython", "workload": "multithread_cpu"}
+    rec["cell"] = {"runtime": "jython", "workload": "multithread_cpu", "rep": 1}
     line = console_line(rec)
-    assert "sequential 300.00 | threads 2: 150.00 | processes 2: unavailable ms" in line
+    assert line.endswith("sequential 300.00 | threads 2: 150.00 | processes 2: unavailable ms")
+    assert console_line(rec, 3).endswith(" ms [rep 2/3]")
     json.dumps(rec)  # records are plain JSON
 
 
@@ -408,3 +476,21 @@ def test_a_free_threaded_cpython_is_believed_when_it_says_its_gil_is_off():
     # protoPython cannot say: the config's declaration stands
     proto = rt.Resolution("protopy", ("$PROTOPY_BIN",), ("/opt/protopy",), "$PROTOPY_BIN", None, False)
     assert runtime_facts(proto, {"implementation": "protoPython", "gil_enabled": None})["has_gil"] is False
+
+
+def test_runtimes_whose_intervals_overlap_are_not_ranked(records):
+    t = tables(records)
+    s = t["summary"]
+    text = paper.wall_time(s, t["runtimes"], machine())
+    # sequential multithread_cpu: cpython 0.10-0.12 s against jython 0.29-0.31 s: told apart
+    assert "on multithread_cpu cpython was fastest (110 (100–120) ms) and jython slowest" in text
+    close = s.copy()
+    jy = (close["runtime"] == "jython") & (close["workload"] == "multithread_cpu") & (close["execution"] == "sequential")
+    close.loc[jy, ["median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high"]] = (0.115, 0.09, 0.13)
+    text = paper.wall_time(close, t["runtimes"], machine())
+    assert "on multithread_cpu the runtimes were not distinguishable on this machine (cpython 110 (100–120) ms" in text
+    # a speedup whose interval holds 1 is flagged
+    wide = s.copy()
+    at = (wide["runtime"] == "cpython") & (wide["workload"] == "multithread_hashlib") & (wide["execution"] == "threads")
+    wide.loc[at, ["speedup_ci_low", "speedup_ci_high"]] = (0.9, 2.5)
+    assert "not distinguishable from no gain on this machine" in paper.speedup(wide, t["runtimes"], machine())

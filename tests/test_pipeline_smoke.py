@@ -131,7 +131,9 @@ def test_sched_cells_are_measured_and_verified(checkout, full_run):
     assert (ws["tasks_executed"] > 0).all() and ws["steal_success"].notna().all()
     console = (checkout / PROCESSED / "sched_console.txt").read_text()
     assert "[02] Time taken:" in console and "Minimum time taken:" in console
-    raw = (checkout / "data/raw" / PROFILE / "sched/quicksort/ws_t02.txt").read_text()
+    assert (summary["repetitions"] == 1).all() and summary["median_time_s_ci_low"].isna().all()  # smoke: 1 repetition
+    assert set(runs["rep"].dropna()) == {0}
+    raw = (checkout / "data/raw" / PROFILE / "sched/quicksort/ws_t02_r0.txt").read_text()
     assert raw.startswith("[02] Time taken: ") and raw.rstrip().endswith(" seconds")
 
 

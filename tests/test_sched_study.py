@@ -14,15 +14,41 @@ def test_cells_cover_schedulers_peers_and_the_sequential_baseline_once():
     cells = plan.cells(cfg)
     quick = [c for c in cells if c.workload == "quicksort"]
     mandel = [c for c in cells if c.workload == "mandelbrot"]
-    assert len(quick) == 1 + 5 * 10 and len(mandel) == 1 + 3 * 10
-    assert [c for c in cells if c.scheduler == "sequential"] == [
+    # every point measured 5 times (m4's repetitions)
+    assert len(quick) == (1 + 5 * 10) * 5 and len(mandel) == (1 + 3 * 10) * 5
+    assert len(set(cells)) == len(cells) and {c.rep for c in cells} == set(range(5))
+    assert [c for c in cells if c.scheduler == "sequential" and c.rep == 0] == [
         plan.SchedCell("quicksort", "sequential", 1), plan.SchedCell("mandelbrot", "sequential", 1)]
     assert not any(c.scheduler in plan.PEERS for c in mandel)
-    assert cells[0] == plan.SchedCell("quicksort", "sequential", 1)
+    assert cells[0] == plan.SchedCell("quicksort", "sequential", 1, 0)
+
+
+def test_repetitions_run_interleaved_in_a_seeded_order():
+    from parbench import pipeline
+
+    cfg = pbconfig.load("local", ["studies=[sched]"])
+    order = [cell for study, cell in pipeline.run_order(cfg) if study == "sched"]
+    n = len(order) // cfg["sched"]["repetitions"]
+    # every cell once, then every cell again: each round holds each point once
+    for k in range(cfg["sched"]["repetitions"]):
+        batch = order[k * n:(k + 1) * n]
+        assert {c.rep for c in batch} == {k}
+        assert len({(c.workload, c.scheduler, c.threads) for c in batch}) == n
+    assert order == [cell for study, cell in pipeline.run_order(cfg) if study == "sched"]  # seeded
+
+
+def test_a_cell_comes_back_from_its_wildcards():
+    class Wildcards:
+        workload, scheduler, threads, rep = "mandelbrot", "ws_sync", "2", "4"
+
+    assert plan.SchedCell.from_wildcards(Wildcards) == plan.SchedCell("mandelbrot", "ws_sync", 2, 4)
+    assert plan.SchedCell("mandelbrot", "ws_sync", 2, 4).label == "mandelbrot ws_sync t2 r4"
 
 
 def test_paths_keep_the_seeds_two_digit_thread_numbers():
-    assert plan.SchedCell("quicksort", "ws", 2).outputs("local")["record"] == "data/raw/local/sched/quicksort/ws_t02.json"
+    assert plan.SchedCell("quicksort", "ws", 2).outputs("local")["record"] == \
+        "data/raw/local/sched/quicksort/ws_t02_r0.json"
+    assert plan.SchedCell("quicksort", "ws", 2, 3).stem("m4") == "data/raw/m4/sched/quicksort/ws_t02_r3"
 
 
 def test_driver_command_carries_the_profile_parameters():
@@ -30,7 +56,8 @@ def test_driver_command_carries_the_profile_parameters():
     cmd = plan.driver_command(cfg, plan.SchedCell("quicksort", "ws", 2), "drv", "out.json")
     assert cmd[:6] == ["drv", "quicksort", "--scheduler", "ws", "--threads", "2"]
     assert cmd[cmd.index("--size") + 1] == "1234" and cmd[cmd.index("--backoff-max-ns") + 1] == "9999"
-    assert cmd[cmd.index("--reps") + 1] == str(cfg["sched"]["repetitions"])
+    # the driver's --reps are the consecutive sorts inside one repetition
+    assert cmd[cmd.index("--reps") + 1] == str(cfg["sched"]["runs_per_cell"])
     m = plan.driver_command(cfg, plan.SchedCell("mandelbrot", "lifo", 1), "drv", None, image_path="x.ppm", frames=1)
     assert "--json" not in m and m[m.index("--image") + 1] == "x.ppm" and m[m.index("--frames") + 1] == "1"
 
@@ -43,6 +70,11 @@ def test_cell_parameters_follow_the_workload():
     assert m["width"] == cfg["sched"]["mandelbrot"]["width"] and "size" not in m
     longer = pbconfig.load("local", ["sched.mandelbrot.frames=9"])
     assert plan.cell_parameters(longer, plan.SchedCell("quicksort", "ws", 1)) == q
+    # more repetitions add cells; they do not rerun the measured ones
+    more = pbconfig.load("local", ["sched.repetitions=7"])
+    assert plan.cell_parameters(more, plan.SchedCell("quicksort", "ws", 1)) == q
+    assert plan.cell_parameters(pbconfig.load("local", ["sched.runs_per_cell=4"]),
+                                plan.SchedCell("quicksort", "ws", 1))["runs_per_cell"] == 4
 
 
 @pytest.mark.parametrize("override, words", [
@@ -51,6 +83,9 @@ def test_cell_parameters_follow_the_workload():
     ("sched.mandelbrot.threshold_pixels=0", "sched.mandelbrot.threshold_pixels: 0 is too small"),
     ("sched.schedulers=[fifo]", "'fifo' is not allowed; allowed: lifo, ws, ws_sync"),
     ("sched.backoff.min_ns=500000", "larger than sched.backoff.max_ns"),
+    ("sched.repetitions=0", "sched.repetitions: 0 is too small"),
+    ("sched.repetitions=101", "sched.repetitions: 101 is too large"),
+    ("sched.runs_per_cell=0", "sched.runs_per_cell: 0 is too small"),
 ])
 def test_bad_sched_parameters_are_refused(override, words):
     with pytest.raises(pbconfig.ConfigError) as info:
@@ -130,3 +165,116 @@ def test_ppm_to_png(tmp_path):
     path.write_bytes(b"P3\n1 1\n255\n0 0 0")
     with pytest.raises(ValueError, match="not a binary 8-bit PPM"):
         ppm.read_ppm(path)
+
+
+def repeated(workload, scheduler, threads, per_rep, **kw):
+    """One record per repetition, each holding its runs' times."""
+    out = []
+    for k, times in enumerate(per_rep):
+        rec = record(workload, scheduler, threads, times, **kw)
+        rec["cell"]["rep"] = k
+        rec["started_unix"] = 1000.0 + 10 * k + threads
+        out.append(rec)
+    return out
+
+
+@pytest.fixture
+def reps_records():
+    return (repeated("quicksort", "sequential", 1, [[8.0], [8.4], [7.6]])
+            + repeated("quicksort", "ws", 1, [[8.2], [8.6], [8.4]])
+            + repeated("quicksort", "ws", 2, [[4.0, 4.4], [4.1], [4.6]])
+            + repeated("quicksort", "lifo", 2, [[4.3], [4.2], [4.8]]))
+
+
+def test_every_repetition_is_kept_and_the_summary_is_their_median(reps_records):
+    tables = aggregate.study_tables(reps_records)
+    runs = tables["runs"]
+    ws2 = runs[(runs["scheduler"] == "ws") & (runs["threads"] == 2)]
+    assert sorted(ws2["rep"]) == [0, 0, 1, 2] and sorted(ws2["run"]) == [1, 1, 1, 2]
+    assert runs["run_position"].notna().all() and runs["run_position"].min() == 0
+    s = tables["summary"].set_index(["workload", "scheduler", "threads"])
+    cell = s.loc[("quicksort", "ws", 2)]
+    # the repetitions' times are 4.2 (the median of 4.0 and 4.4), 4.1 and 4.6
+    assert cell["median_time_s"] == pytest.approx(4.2) and cell["repetitions"] == 3 and cell["runs"] == 4
+    assert cell["min_time_s"] == 4.0 and cell["max_time_s"] == 4.6
+    assert 4.1 <= cell["median_time_s_ci_low"] <= 4.2 <= cell["median_time_s_ci_high"] <= 4.6
+    assert tables["workers"]["rep"].notna().all()
+
+
+def test_speedups_carry_intervals_from_both_cells_repetitions(reps_records):
+    s = aggregate.study_tables(reps_records)["summary"].set_index(["workload", "scheduler", "threads"])
+    cell = s.loc[("quicksort", "ws", 2)]
+    assert cell["speedup_vs_sequential"] == pytest.approx(8.0 / 4.2)
+    # the interval reaches the ratios of the extremes, no further
+    assert 7.6 / 4.6 <= cell["speedup_vs_sequential_ci_low"] <= cell["speedup_vs_sequential"]
+    assert cell["speedup_vs_sequential"] <= cell["speedup_vs_sequential_ci_high"] <= 8.4 / 4.1
+    assert cell["efficiency_ci_low"] == pytest.approx(cell["speedup_vs_sequential_ci_low"] / 2)
+    assert cell["speedup_vs_one_thread"] == pytest.approx(8.4 / 4.2)
+    assert cell["speedup_vs_one_thread_ci_low"] < cell["speedup_vs_one_thread"] < cell["speedup_vs_one_thread_ci_high"]
+    # one repetition: a median, no interval
+    single = aggregate.study_tables([r for r in reps_records if r["cell"]["rep"] == 0])["summary"]
+    assert single["median_time_s_ci_low"].isna().all() and single["speedup_vs_sequential_ci_low"].isna().all()
+
+
+def test_a_failed_repetition_fails_its_cell_and_says_which(reps_records):
+    broken = repeated("quicksort", "lifo", 1, [[8.0], [8.1]]) + [
+        dict(record("quicksort", "lifo", 1, [], status="failed"), cell={
+            "workload": "quicksort", "scheduler": "lifo", "threads": 1, "rep": 2})]
+    s = aggregate.study_tables(reps_records + broken)["summary"].set_index(["workload", "scheduler", "threads"])
+    cell = s.loc[("quicksort", "lifo", 1)]
+    assert cell["status"] == "failed" and cell["failure"].startswith("repetition 2: ")
+    assert cell["repetitions"] == 3 and cell["repetitions_ok"] == 2
+    assert pd.isna(cell["median_time_s"]) and pd.isna(s.loc[("quicksort", "lifo", 2), "speedup_vs_one_thread"])
+
+
+def test_each_repetition_prints_the_seeds_line_and_which_it_is(reps_records):
+    from parbench.studies.sched.run_cell import console_lines
+
+    rec = dict(reps_records[6], console=["[02] Time taken: 4.000000 seconds"])
+    assert console_lines(rec, 3) == ["  quicksort  ws         [02] Time taken: 4.000000 seconds [rep 1/3]"]
+    assert console_lines(rec, 1) == ["  quicksort  ws         [02] Time taken: 4.000000 seconds"]
+    gone = record("quicksort", "tbb", 2, [], status="unavailable")
+    assert console_lines(gone, 3) == ["  quicksort  tbb        [02] not measured: no libtbb-dev [rep 1/3]"]
+
+
+def machine(reps=3):
+    cfg = pbconfig.load("smoke")
+    cfg["sched"]["repetitions"] = reps
+    return {"profile": "test", "config": {**cfg, "run_order_seed": 7}}
+
+
+def test_the_paper_ranks_only_what_the_intervals_tell_apart(reps_records):
+    from parbench.studies.sched import paper
+
+    summary = aggregate.study_tables(reps_records)["summary"]
+    ok = summary[summary["status"] == "ok"]
+    text = paper.quicksort(ok, machine())
+    # ws (4.1-4.6 s) and LIFO (4.2-4.8 s) at 2 threads overlap
+    assert "work stealing and LIFO (one shared stack) were not distinguishable on this machine as the fastest sort" \
+        in text and "ws 4.2 (" in text
+    apart = summary.copy()
+    lifo = (apart["scheduler"] == "lifo") & (apart["threads"] == 2)
+    apart.loc[lifo, ["median_time_s", "median_time_s_ci_low", "median_time_s_ci_high"]] = (6.0, 5.8, 6.3)
+    text = paper.quicksort(apart[apart["status"] == "ok"], machine())
+    assert "the fastest sort was work stealing (4.2 (" in text and "not distinguishable" not in text
+    setup = paper.setup(summary, machine())
+    assert "measured 3 times, interleaved" in setup and "seed 7" in setup
+    table = paper.summary_table(ok)
+    assert table.set_index("scheduler").loc["ws", "2 threads, s"].startswith("4.2 (")
+
+
+def test_a_single_repetition_says_it_has_no_interval(records):
+    from parbench.studies.sched import paper
+
+    summary = aggregate.study_tables(records)["summary"]
+    assert "measured once" in paper.setup(summary, machine(1))
+    ok = summary[summary["status"] == "ok"]
+    assert "the fastest sort was work stealing (4.2 s, 1.9x the sequential code)" in paper.quicksort(ok, machine(1))
+
+
+def test_a_cell_against_itself_is_exactly_one_without_an_interval(reps_records):
+    s = aggregate.study_tables(reps_records)["summary"].set_index(["workload", "scheduler", "threads"])
+    seq, ws1 = s.loc[("quicksort", "sequential", 1)], s.loc[("quicksort", "ws", 1)]
+    assert seq["speedup_vs_sequential"] == 1.0 and pd.isna(seq["speedup_vs_sequential_ci_low"])
+    assert ws1["speedup_vs_one_thread"] == 1.0 and pd.isna(ws1["speedup_vs_one_thread_ci_high"])
+    assert ws1["speedup_vs_sequential_ci_low"] < ws1["speedup_vs_sequential"]  # compared: an interval

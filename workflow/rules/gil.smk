@@ -6,23 +6,25 @@
 
 from parbench.studies.gil import plan as gil_plan
 
-GIL_STEM = gil_plan.CELL.format(profile=PROFILE, runtime="{runtime}", workload="{workload}")
+GIL_STEM = gil_plan.CELL.format(profile=PROFILE, runtime="{runtime}", workload="{workload}", rep="{rep}")
 
 
 wildcard_constraints:
     runtime=r"[a-z][a-z0-9_]*",
     workload=r"multithread_\w+",
+    rep=r"\d+",
 
 
 rule gil_cell:
-    # One runtime, one workload: every execution and worker count in one launch of the
-    # interpreter. It claims every core, so cells run one at a time.
+    # One repetition of one runtime and workload: every execution and worker count in one
+    # launch of the interpreter. It claims every core, so cells run one at a time, in the
+    # interleaved order of cell_priority (every cell once, then again).
     input:
         worker=gil_plan.WORKER_SOURCE,
     output:
         record=f"{GIL_STEM}.json",
     log:
-        f"{LOGS}/gil/{{runtime}}/{{workload}}.log",
+        f"{LOGS}/gil/{{runtime}}/{{workload}}_r{{rep}}.log",
     params:
         # what the cell measures (the resolved command included): a change reruns the cell
         cell=lambda wc: gil_plan.cell_parameters(PB, gil_plan.GilCell.from_wildcards(wc)),
@@ -35,7 +37,7 @@ rule gil_cell:
         CONDA_ENV
     shell:
         "{params.parbench} gil-cell --profile {params.profile} --runtime {wildcards.runtime} "
-        "--workload {wildcards.workload} {params.overrides} 2>> {log} | tee -a {log}"
+        "--workload {wildcards.workload} --rep {wildcards.rep} {params.overrides} 2>> {log} | tee -a {log}"
 
 
 rule gil_aggregate:

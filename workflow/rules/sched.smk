@@ -8,7 +8,7 @@ from parbench.studies.sched import fracsteal as sched_fracsteal
 from parbench.studies.sched import plan as sched_plan
 
 SCHED_STEM = sched_plan.CELL.replace("{threads:02d}", "{threads}").format(
-    profile=PROFILE, workload="{workload}", scheduler="{scheduler}", threads="{threads}"
+    profile=PROFILE, workload="{workload}", scheduler="{scheduler}", threads="{threads}", rep="{rep}"
 )
 # what the driver is compiled from: a change to any of them rebuilds it (and so reruns
 # the sched cells); the C tests and docs are not among them
@@ -28,6 +28,7 @@ wildcard_constraints:
     workload="quicksort|mandelbrot",
     scheduler="|".join(sched_plan.SCHEDULER_ORDER),
     threads=r"\d+",
+    rep=r"\d+",
 
 
 rule sched_build:
@@ -50,7 +51,8 @@ rule sched_build:
 
 
 rule sched_cell:
-    # One measured cell; it claims every core, so cells run one at a time.
+    # One repetition of a measured cell; it claims every core, so cells run one at a
+    # time, in the interleaved order of cell_priority (every cell once, then again).
     input:
         driver=sched_plan.DRIVER,
         peers=sched_plan.PEERS_RECORD,
@@ -58,7 +60,7 @@ rule sched_cell:
         record=f"{SCHED_STEM}.json",
         console=f"{SCHED_STEM}.txt",
     log:
-        f"{LOGS}/sched/{{workload}}/{{scheduler}}_t{{threads}}.log",
+        f"{LOGS}/sched/{{workload}}/{{scheduler}}_t{{threads}}_r{{rep}}.log",
     params:
         # what the cell measures: a change reruns the cell
         cell=lambda wc: sched_plan.cell_parameters(PB, sched_plan.SchedCell.from_wildcards(wc)),
@@ -71,7 +73,7 @@ rule sched_cell:
         CONDA_ENV
     shell:
         "{params.parbench} sched-cell --profile {params.profile} --workload {wildcards.workload} "
-        "--scheduler {wildcards.scheduler} --threads {wildcards.threads} --driver {input.driver} "
+        "--scheduler {wildcards.scheduler} --threads {wildcards.threads} --rep {wildcards.rep} --driver {input.driver} "
         "{params.overrides} 2>> {log} | tee -a {log}"
 
 

@@ -1,21 +1,30 @@
 """Turn gil cell records into tidy tables and the seed's report.
 
+A cell (runtime, workload) is measured `gil.repetitions` times, interleaved with the other
+cells: one record per repetition, each one interpreter launch measuring every point
+(execution, workers) with warm-up runs and `gil.runs_per_cell` timed runs.
+
 Tables (Parquet; schema in docs/data.md):
-- runs:     one row per run (warm-up or timed repetition) of every point;
-- summary:  one row per point (runtime, workload, execution, workers): median wall time
-            with its confidence interval, CPU use, speedup against the same runtime's
-            sequential run, and the ratio to the baseline runtime in the seed's words;
+- runs:     one row per run (warm-up or timed) of every point of every repetition (`rep`,
+            the launch; `run`, the run within it);
+- summary:  one row per point (runtime, workload, execution, workers): the median over the
+            repetitions of each launch's median wall time, with its percentile-bootstrap
+            interval, CPU use, speedup against the same runtime's sequential run, and the
+            ratio to the baseline runtime in the seed's words, both with bootstrap
+            intervals over the two points' repetitions;
 - runtimes: one row per configured runtime: measured or not (and why), what it is.
 
 Speedup = median sequential time / median time of the point (same runtime and
-workload); its bounds come from the two medians' intervals (`stats.ratio_interval`).
-Ratio to the baseline = median time of the point / the baseline runtime's median time of
-the same workload, execution and workers (the seed's Ratio: below 1 the runtime is faster).
+workload); ratio to the baseline = median time of the point / the baseline runtime's
+median time of the same workload, execution and workers (the seed's Ratio: below 1 the
+runtime is faster). Their intervals resample the repetitions of both points
+(`stats.bootstrap_ratio_ci`).
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +37,8 @@ from parbench.studies.gil.plan import EXECUTIONS
 KEYS = ["runtime", "workload", "execution", "workers"]
 RUNTIME_FACTS = {"implementation": "implementation", "version": "runtime_version", "host_version": "host_version",
                  "has_gil": "has_gil"}
+# A point's status over its repetitions, worst first: the point takes its worst one's.
+STATUS_ORDER = ["failed", "unavailable", "ok"]
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
               "timestamp_utc"]
 
@@ -45,6 +56,15 @@ def _points(record: dict) -> list[dict]:
              "warmup": [], "runs": []} for e, w in record["parameters"]["spec"]["configs"]]
 
 
+def _rep(record: dict) -> int:
+    return int(record["cell"].get("rep", 0))
+
+
+def _seed(*key) -> int:
+    """A bootstrap seed of its own for every point, the same in every aggregation."""
+    return zlib.crc32(" ".join(map(str, key)).encode())
+
+
 def _base(record: dict, point: dict) -> dict:
     facts = record["runtime"]
     return {"study": "gil", "profile": record["profile"], "runtime": record["cell"]["runtime"],
@@ -59,66 +79,104 @@ def run_rows(record: dict) -> list[dict]:
     for point in _points(record):
         base = _base(record, point)
         runs = [("warmup", r) for r in point["warmup"]] + [("timed", r) for r in point["runs"]]
+        base.update(rep=_rep(record), started_unix=record.get("started_unix"))
         if point["status"] != "ok" or not runs:
-            rows.append(dict(base, phase=None, rep=None, wall_sec=None, cpu_sec=None))
+            rows.append(dict(base, phase=None, run=None, wall_sec=None, cpu_sec=None))
             continue
         for phase, run in runs:
-            rows.append(dict(base, phase=phase, rep=run["rep"], wall_sec=run["wall_sec"], cpu_sec=run["cpu_sec"]))
+            rows.append(dict(base, phase=phase, run=run["rep"], wall_sec=run["wall_sec"], cpu_sec=run["cpu_sec"]))
     return rows
 
 
-def point_row(record: dict, point: dict, confidence: float) -> dict:
-    row = _base(record, point)
-    times = [r["wall_sec"] for r in point["runs"]] if point["status"] == "ok" else []
-    cpus = [r["cpu_sec"] for r in point["runs"] if r.get("cpu_sec") is not None] if times else []
-    lo, hi, coverage = stats.median_ci(times, confidence) if times else (None, None, None)
-    utilization = [r["cpu_sec"] / r["wall_sec"] for r in point["runs"]
-                   if times and r.get("cpu_sec") is not None and r["wall_sec"] > 0]
-    row.update(repetitions=len(times), median_wall_sec=stats.median(times), ci_low_wall_sec=lo,
-               ci_high_wall_sec=hi, ci_coverage=coverage, min_wall_sec=min(times) if times else None,
-               max_wall_sec=max(times) if times else None,
+def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dict, list[float]]:
+    """One point from its repetitions ((record, point) per launch): the median over the
+    launches of each launch's median wall time with its bootstrap interval, and the
+    launches' times (for the ratios' intervals). A point takes its worst launch's status."""
+    launches = sorted(launches, key=lambda rp: _rep(rp[0]))
+    worst = min((p["status"] for _, p in launches), key=STATUS_ORDER.index)
+    record, first_bad = next((r, p) for r, p in launches if p["status"] == worst)
+    row = _base(record, first_bad)
+    if worst != "ok" and len(launches) > 1:
+        row["failure"] = f"repetition {_rep(record)}: {first_bad['failure']}"
+    ok = [(r, p) for r, p in launches if p["status"] == "ok"] if worst == "ok" else []
+    per_launch = [stats.median([run["wall_sec"] for run in p["runs"]]) for _, p in ok if p["runs"]]
+    runs = [run for _, p in ok for run in p["runs"]]
+    times = [run["wall_sec"] for run in runs]
+    cpus = [run["cpu_sec"] for run in runs if run.get("cpu_sec") is not None]
+    utilization = [run["cpu_sec"] / run["wall_sec"] for run in runs
+                   if run.get("cpu_sec") is not None and run["wall_sec"] > 0]
+    key = tuple(row[k] for k in KEYS)
+    lo, hi = stats.bootstrap_median_ci(per_launch, confidence, seed=_seed("wall", *key))
+    worker = record["worker"]
+    row.update(repetitions=len(launches), repetitions_ok=sum(p["status"] == "ok" for _, p in launches),
+               runs=len(times), median_wall_sec=stats.median(per_launch) if per_launch else None,
+               median_wall_sec_ci_low=lo, median_wall_sec_ci_high=hi,
+               min_wall_sec=min(times) if times else None, max_wall_sec=max(times) if times else None,
                median_cpu_sec=stats.median(cpus) if len(cpus) == len(times) and cpus else None,
                cpu_sec_per_wall_sec=stats.median(utilization) if len(utilization) == len(times) and times else None,
-               start_method=record["worker"].get("start_method") if point["execution"] == "processes" else None,
-               wall_clock=record["worker"].get("wall_clock"), cpu_clock=record["worker"].get("cpu_clock"),
+               start_method=worker.get("start_method") if row["execution"] == "processes" else None,
+               wall_clock=worker.get("wall_clock"), cpu_clock=worker.get("cpu_clock"),
+               started_unix=min(r.get("started_unix") or 0 for r, _ in launches),
                **{c: record.get("provenance", {}).get(c) for c in PROVENANCE})
-    return row
+    return row, per_launch
+
+
+def _ratio(numerator: list[float], denominator: list[float], scale: float, confidence: float, *key):
+    """median(numerator) / (scale x median(denominator)) and its bootstrap interval."""
+    if not numerator or not denominator:
+        return None, None, None
+    value = stats.median(numerator) / (scale * stats.median(denominator))
+    lo, hi = stats.bootstrap_ratio_ci(numerator, denominator, scale=scale, confidence=confidence, seed=_seed(*key))
+    return value, lo, hi
 
 
 def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.DataFrame:
-    rows = [point_row(r, p, confidence) for r in records for p in _points(r)]
-    columns = ["study", "profile", *KEYS, "status", "failure", "chunks", "repetitions", "median_wall_sec",
-               "ci_low_wall_sec", "ci_high_wall_sec", "ci_coverage", "min_wall_sec", "max_wall_sec",
-               "median_cpu_sec", "cpu_sec_per_wall_sec", *RUNTIME_FACTS.values(), "start_method", "wall_clock",
-               "cpu_clock", *PROVENANCE]
+    by_point: dict[tuple, list[tuple[dict, dict]]] = {}
+    for record in records:
+        for point in _points(record):
+            key = (record["cell"]["runtime"], record["cell"]["workload"], point["execution"], point["workers"])
+            by_point.setdefault(key, []).append((record, point))
+    rows, launch_times = [], {}
+    for key, launches in by_point.items():
+        row, per_launch = point_row(launches, confidence)
+        rows.append(row)
+        if row["status"] == "ok":
+            launch_times[key] = per_launch
+    columns = ["study", "profile", *KEYS, "status", "failure", "chunks", "repetitions", "repetitions_ok", "runs",
+               "median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high", "min_wall_sec",
+               "max_wall_sec", "median_cpu_sec", "cpu_sec_per_wall_sec", *RUNTIME_FACTS.values(), "start_method",
+               "wall_clock", "cpu_clock", "started_unix", *PROVENANCE]
     summary = pd.DataFrame(rows, columns=columns)
-    ok = summary[summary["status"] == "ok"]
-    seq = {(r.runtime, r.workload): (r.median_wall_sec, r.ci_low_wall_sec, r.ci_high_wall_sec)
-           for r in ok[ok["execution"] == "sequential"].itertuples()}
-    base = {(r.workload, r.execution, r.workers): r.median_wall_sec for r in ok[ok["runtime"] == baseline].itertuples()}
-    speedup, s_lo, s_hi, ratio = [], [], [], []
+    values: dict[str, list] = {name: [] for name in ("speedup", "efficiency", "ratio")}
     for r in summary.itertuples():
-        ref = seq.get((r.runtime, r.workload)) if r.status == "ok" else None
-        if ref and r.median_wall_sec:
-            speedup.append(ref[0] / r.median_wall_sec)
-            lo, hi = stats.ratio_interval((ref[1], ref[2]), (r.ci_low_wall_sec, r.ci_high_wall_sec))
-        else:
-            speedup.append(None)
-            lo = hi = None
-        s_lo.append(lo)
-        s_hi.append(hi)
-        b = base.get((r.workload, r.execution, r.workers)) if r.status == "ok" else None
-        ratio.append(r.median_wall_sec / b if b and r.median_wall_sec else None)
-    summary["speedup_vs_sequential"] = speedup
-    summary["speedup_ci_low"] = s_lo
-    summary["speedup_ci_high"] = s_hi
-    summary["efficiency"] = [s / w if s is not None else None for s, w in zip(speedup, summary["workers"])]
-    summary["ratio_vs_baseline"] = ratio
+        key = (r.runtime, r.workload, r.execution, r.workers)
+        mine = launch_times.get(key, [])
+        seq = launch_times.get((r.runtime, r.workload, "sequential", 1), [])
+        base = launch_times.get((baseline, r.workload, r.execution, r.workers), [])
+        # a speedup is the sequential time over the point's: the sequential launches are the
+        # numerator; a point against itself is exactly 1 (no interval: nothing was compared)
+        itself = r.execution == "sequential"
+        values["speedup"].append((1.0, None, None) if itself and mine else
+                                 _ratio(seq, mine, 1, confidence, "speedup", *key))
+        values["efficiency"].append((1.0 / r.workers, None, None) if itself and mine else
+                                    _ratio(seq, mine, r.workers, confidence, "efficiency", *key))
+        values["ratio"].append((1.0, None, None) if r.runtime == baseline and mine else
+                               _ratio(mine, base, 1, confidence, "ratio", *key))
+    for name, column in (("speedup", "speedup_vs_sequential"), ("efficiency", "efficiency"),
+                         ("ratio", "ratio_vs_baseline")):
+        triples = values[name]
+        summary[column] = [t[0] for t in triples]
+        summary[f"{name}_ci_low"] = [t[1] for t in triples]
+        summary[f"{name}_ci_high"] = [t[2] for t in triples]
+    # intervals are numbers (NaN, not None, where there is none: a single launch)
+    for column in [c for c in summary.columns if c.endswith(("_ci_low", "_ci_high"))]:
+        summary[column] = pd.to_numeric(summary[column], errors="coerce").astype(float)
+    ratio = summary["ratio_vs_baseline"].tolist()
     summary["ratio_text"] = [report.ratio_text(x) if x is not None else None for x in ratio]
     summary["baseline"] = baseline
     order = {"workload": {w: i for i, w in enumerate(wl.ORDER)},
              "execution": {e: i for i, e in enumerate(EXECUTIONS)}}
-    runtime_order = list(dict.fromkeys(r["cell"]["runtime"] for r in records))
+    runtime_order = list(dict.fromkeys(r["cell"]["runtime"] for r in sorted(records, key=_rep)))
     order["runtime"] = {name: i for i, name in enumerate(runtime_order)}
     return summary.sort_values(["runtime", "workload", "execution", "workers"],
                                key=lambda s: s.map(order[s.name]) if s.name in order else s).reset_index(drop=True)
@@ -173,7 +231,10 @@ def runtime_rows(records: list[dict], resolutions: list[dict]) -> pd.DataFrame:
 def study_tables(records: list[dict], resolutions: list[dict], confidence: float, baseline: str) -> dict:
     runs = pd.DataFrame([row for r in records for row in run_rows(r)],
                         columns=["study", "profile", *KEYS, "status", "failure", "chunks",
-                                 *RUNTIME_FACTS.values(), "phase", "rep", "wall_sec", "cpu_sec"])
+                                 *RUNTIME_FACTS.values(), "rep", "started_unix", "phase", "run", "wall_sec",
+                                 "cpu_sec"])
+    # the order the repetitions ran in (0-based, by start time; all rows of one launch share it)
+    runs["run_position"] = (runs["started_unix"].rank(method="dense") - 1).astype("Int64")
     return {"runs": runs, "summary": summary_table(records, confidence, baseline),
             "runtimes": runtime_rows(records, resolutions)}
 
@@ -218,9 +279,12 @@ def seed_report(summary: pd.DataFrame, runtimes: pd.DataFrame, baseline: str, pr
     if point is None or baseline not in measured:
         lines.append(f"No threads execution of {baseline} was measured in this run (profile {profile}): no table.")
         return "\n".join(lines) + "\n"
-    reps = summary.loc[summary["status"] == "ok", "repetitions"]
-    lines += [f"Profile {profile}. Each row: one workload run in {point[1]} threads, the median wall time of "
-              f"{int(reps.max()) if len(reps) else 0} repetitions after warm-up, in milliseconds. Ratio = the "
+    ok = summary[summary["status"] == "ok"]
+    reps = int(ok["repetitions"].max()) if len(ok) else 0
+    runs = int((ok["runs"] / ok["repetitions"]).max()) if len(ok) else 0
+    lines += [f"Profile {profile}. Each row: one workload run in {point[1]} threads, the median wall time over "
+              f"{reps} interleaved interpreter launch(es) of each launch's median of {runs} timed run(s) after "
+              f"warm-up, in milliseconds. Ratio = the "
               f"runtime's time / {baseline}'s: below 1 the runtime is faster (threads that run in parallel), above "
               f"1 slower.", ""]
     if not others:

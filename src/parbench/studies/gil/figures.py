@@ -1,5 +1,7 @@
 """The gil figures, from the study's summary table (`gil_summary`) and the machine record.
-Only points with status "ok" are drawn; the paper lists the others."""
+Only points with status "ok" are drawn; the paper lists the others. A value is the median
+over the point's repetitions (interleaved interpreter launches); its whiskers, the 95%
+bootstrap interval (none with a single repetition)."""
 
 from __future__ import annotations
 
@@ -43,8 +45,8 @@ def wall_time(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         return note("Wall time by runtime and execution", "no point passed its checks in this run")
     s, top = _at_most_workers(s)
     s["wall_ms"] = s["median_wall_sec"] * 1e3
-    s["ci_low_ms"] = s["ci_low_wall_sec"] * 1e3
-    s["ci_high_ms"] = s["ci_high_wall_sec"] * 1e3
+    s["ci_low_ms"] = s["median_wall_sec_ci_low"] * 1e3
+    s["ci_high_ms"] = s["median_wall_sec_ci_high"] * 1e3
     s["label"] = [e if e == "sequential" else f"{e} ({w})" for e, w in zip(s["execution"], s["workers"])]
     runtimes = _runtime_order(s)
     x = alt.X("runtime:N", sort=runtimes, title=None, axis=alt.Axis(labelAngle=-30))
@@ -53,17 +55,17 @@ def wall_time(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         y=alt.Y("wall_ms:Q", title="wall time, ms (median)"),
         color=alt.Color("execution:N", sort=EXECUTION_ORDER, scale=EXECUTION_COLOR, title="execution"),
         tooltip=["runtime", "workload", "label", alt.Tooltip("wall_ms:Q", format=".2f", title="median ms"),
-                 alt.Tooltip("ci_low_ms:Q", format=".2f", title="CI low ms"),
-                 alt.Tooltip("ci_high_ms:Q", format=".2f", title="CI high ms"),
-                 alt.Tooltip("ci_coverage:Q", format=".1%", title="CI coverage"),
+                 alt.Tooltip("ci_low_ms:Q", format=".2f", title="95% CI low ms"),
+                 alt.Tooltip("ci_high_ms:Q", format=".2f", title="95% CI high ms"),
+                 alt.Tooltip("repetitions:Q", title="repetitions"),
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup")])
-    whiskers = base.mark_errorbar(color="#222222", thickness=1).encode(
+    whiskers = base.transform_filter("isValid(datum.ci_low_ms)").mark_errorbar(color="#222222", thickness=1).encode(
         y=alt.Y("ci_low_ms:Q", title="wall time, ms (median)"), y2="ci_high_ms:Q")
     return (alt.layer(bars, whiskers, data=s).properties(width=alt.Step(16), height=200)
             .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
             .resolve_scale(y="independent")
             .properties(title=f"Wall time by runtime and execution: sequential, and threads and processes at {top} "
-                              f"workers (median; whiskers: confidence interval of the median)"))
+                              f"workers (median of the repetitions; whiskers: 95% bootstrap interval)"))
 
 
 def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -75,11 +77,15 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     x = alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
               axis=alt.Axis(values=workers, format="d"))
     y_title = "speedup against sequential (median)"
+    # the axis ends a little above the medians and linear speedup: a wide interval (a few
+    # noisy launches) is cut at the top instead of flattening every line
+    top = max(float(max(workers)), float(s["speedup_vs_sequential"].max())) * 1.25
+    y_scale = alt.Scale(domain=[0, top], clamp=True)
     # every layer reads the one data set of the facet (a layer with data of its own would
     # not be split by workload)
     base = alt.Chart().encode(x=x)
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("speedup_vs_sequential:Q", title=y_title),
+        y=alt.Y("speedup_vs_sequential:Q", title=y_title, scale=y_scale),
         color=_runtime_color(s),
         strokeDash=alt.StrokeDash("execution:N", sort=["threads", "processes"], title="execution",
                                   scale=alt.Scale(domain=["threads", "processes"], range=[[1, 0], [5, 3]])),
@@ -88,19 +94,19 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         detail="execution:N",
         tooltip=["runtime", "workload", "execution", "workers",
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup"),
-                 alt.Tooltip("speedup_ci_low:Q", format=".2f", title="low bound"),
-                 alt.Tooltip("speedup_ci_high:Q", format=".2f", title="high bound"),
+                 alt.Tooltip("speedup_ci_low:Q", format=".2f", title="95% CI low"),
+                 alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high"),
                  alt.Tooltip("cpu_sec_per_wall_sec:Q", format=".2f", title="CPU s per wall s")])
-    bounds = base.transform_filter(alt.datum.execution == "threads").mark_errorbar(thickness=1).encode(
-        y=alt.Y("speedup_ci_low:Q", title=y_title), y2="speedup_ci_high:Q", color=_runtime_color(s))
+    bounds = base.transform_filter("isValid(datum.speedup_ci_low)").mark_errorbar(thickness=1).encode(
+        y=alt.Y("speedup_ci_low:Q", title=y_title, scale=y_scale), y2="speedup_ci_high:Q", color=_runtime_color(s))
     linear = base.transform_calculate(linear="datum.workers").mark_line(
-        strokeDash=[2, 2], color="#999999").encode(y=alt.Y("linear:Q", title=y_title))
+        strokeDash=[2, 2], color="#999999").encode(y=alt.Y("linear:Q", title=y_title, scale=y_scale))
     one = alt.Chart().mark_rule(color="#bbbbbb").encode(y=alt.datum(1))
     return (alt.layer(linear, one, bounds, lines, data=s).properties(width=190, height=190)
             .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
-            .resolve_scale(y="independent")
-            .properties(title="Speedup against the same runtime's sequential run: threads (solid, circles; "
-                              "bars: bounds of the speedup) and processes (dashed, squares); dotted: linear"))
+            .properties(title="Speedup against the same runtime's sequential run: threads (solid, circles) and "
+                              "processes (dashed, squares); bars: 95% bootstrap interval, cut at the top of the "
+                              "axis; dotted: linear"))
 
 
 def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:

@@ -4,6 +4,10 @@ table, the figures, and every sentence that states a finding, computed here from
 study's tables. The fixed prose (what is measured and why) is in the section file.
 
 Every finding names the execution (threads, processes) and worker count it speaks of.
+Times, speedups and ratios are medians over the interleaved repetitions (interpreter
+launches) with 95% bootstrap intervals; where two intervals overlap, or a speedup's
+interval reaches 1, the text says "not distinguishable on this machine" instead of
+ranking.
 When the related study (sigpar) ran in the same run, its threading results are set
 beside this study's native-call workload; otherwise the text says that it did not run.
 """
@@ -12,7 +16,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.format import figure, fmt_num, fmt_pct, join, md_table
+from parbench import stats
+from parbench.paper.format import figure, fmt_ci, fmt_num, fmt_pct, join, md_table
 from parbench.studies.gil import aggregate, report
 from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import RELATED_STUDY, RELATED_TABLE
@@ -42,6 +47,24 @@ def _bounds(row) -> str:
     if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
         return ""
     return f" [{lo:.2f}, {hi:.2f}]"
+
+
+def _ci(row, column: str) -> tuple:
+    """(low, high) of a column's interval (`<column>_ci_low/high`), (None, None) without one."""
+    lo, hi = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    return (None if lo is None or pd.isna(lo) else float(lo), None if hi is None or pd.isna(hi) else float(hi))
+
+
+def _ms(row) -> str:
+    """A point's median wall time in ms, with its interval."""
+    lo, hi = _ci(row, "median_wall_sec")
+    return fmt_ci(row["median_wall_sec"] * 1e3, None if lo is None else lo * 1e3, None if hi is None else hi * 1e3)
+
+
+def _reaches_one(row) -> bool:
+    """Whether a speedup's interval holds 1: no gain cannot be ruled out."""
+    lo, hi = _ci(row, "speedup")
+    return lo is not None and hi is not None and lo <= 1 <= hi
 
 
 def _text(value) -> str:
@@ -97,13 +120,21 @@ def setup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
         f"point ran {cfg['warmup_runs']} warm-up run(s) (more where a runtime asks for them: "
         + ", ".join(f"{n} {r['warmup_runs']}" for n, r in cfg["runtimes"].items()
                     if r["warmup_runs"] is not None and n in set(runtimes["runtime"]))
-        + f") and {cfg['repetitions']} timed repetitions, round-robin over the points; times are medians with a "
-        f"{fmt_pct(cfg['confidence'])} confidence interval of the median from order statistics.")
-    coverage = _ok(summary)["ci_coverage"].dropna()
-    if len(coverage) and coverage.min() < cfg["confidence"]:
-        parts.append(f"With {cfg['repetitions']} repetitions that interval is the whole range of the runs and "
-                     f"covers the median with probability {fmt_pct(coverage.min())}, less than the "
-                     f"{fmt_pct(cfg['confidence'])} asked.")
+        + f") and then {cfg['runs_per_cell']} timed run(s), round-robin over the points, in one launch of the "
+        f"interpreter; a launch's time for a point is the median of its runs.")
+    reps = int(summary["repetitions"].max()) if "repetitions" in summary and len(summary) else 1
+    if reps > 1:
+        parts.append(f"Each cell (runtime and workload) was launched {reps} times, interleaved: every cell once, then "
+                     f"every cell again, each round in a shuffled order (seed "
+                     f"{machine['config'].get('run_order_seed')}), so that drift of the machine hits every runtime "
+                     f"alike. Times, speedups and ratios are medians over the launches with their "
+                     f"{fmt_pct(cfg['confidence'])} percentile-bootstrap intervals (a speedup's resamples the "
+                     f"launches of both points it compares); where two intervals overlap, or a speedup's interval "
+                     f"holds 1, the difference is called not distinguishable on this machine. With {reps} "
+                     f"launches an interval cannot be wider than their range: it shows how far they disagree.")
+    else:
+        parts.append("Each cell was launched once (`gil.repetitions: 1`), so no number carries an interval and no "
+                     "difference below can be told apart from noise.")
     failed = summary[summary["status"] == "failed"]
     if len(failed):
         parts.append("::: {.callout-warning title=\"Points that failed their checks\"}\n"
@@ -187,19 +218,23 @@ def wall_time(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> s
     profile = machine["profile"]
     ok, top = _ok(summary), _top_workers(summary)
     fig = figure(profile, "gil_wall_time", "Wall time by runtime and execution, per workload: sequential, and "
-                 f"threads and processes at {top} workers (median; whiskers: the confidence interval of the "
-                 "median).", "fig-gil-wall-time")
+                 f"threads and processes at {top} workers (median of the launches; whiskers: 95% bootstrap "
+                 "interval).", "fig-gil-wall-time")
     seq = ok[ok["execution"] == "sequential"]
     clauses = []
     for workload in [w for w in wl.ORDER if w in set(seq["workload"])]:
         f = seq[seq["workload"] == workload].sort_values("median_wall_sec")
         if len(f) > 1:
             fast, slow = f.iloc[0], f.iloc[-1]
-            clauses.append(f"on {workload} {fast['runtime']} was fastest ({fmt_num(fast['median_wall_sec'] * 1e3)} ms) "
-                           f"and {slow['runtime']} slowest ({fmt_num(slow['median_wall_sec'] * 1e3)} ms)")
+            if stats.distinguishable(_ci(fast, "median_wall_sec"), _ci(slow, "median_wall_sec")):
+                clauses.append(f"on {workload} {fast['runtime']} was fastest ({_ms(fast)} ms) and {slow['runtime']} "
+                               f"slowest ({_ms(slow)} ms)")
+            else:
+                clauses.append(f"on {workload} the runtimes were not distinguishable on this machine ("
+                               + ", ".join(f"{r['runtime']} {_ms(r)} ms" for _, r in f.iterrows()) + ")")
         elif len(f):
             only = f.iloc[0]
-            clauses.append(f"on {workload} {only['runtime']} took {fmt_num(only['median_wall_sec'] * 1e3)} ms")
+            clauses.append(f"on {workload} {only['runtime']} took {_ms(only)} ms")
     text = ("Run sequentially, " + "; ".join(clauses) + " (@fig-gil-wall-time).") if clauses else ""
     return join(fig, text)
 
@@ -208,8 +243,8 @@ def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str
     profile = machine["profile"]
     ok, top = _ok(summary), _top_workers(summary)
     fig = figure(profile, "gil_thread_speedup", "Speedup against the same runtime's sequential run, per workload: "
-                 "threads solid (bars: bounds of the speedup from the two medians' intervals), processes dashed; "
-                 "dotted: linear speedup.", "fig-gil-speedup")
+                 "threads solid, processes dashed (median of the launches; bars: 95% bootstrap interval from both "
+                 "points' launches); dotted: linear speedup.", "fig-gil-speedup")
     if top is None:
         return join(fig)
     gil = _has_gil(runtimes)
@@ -218,8 +253,11 @@ def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str
     for r in threads.itertuples():
         pure = wl.get(r.workload).pure_python
         key = (gil.get(r.runtime), pure, verdict(r.speedup_vs_sequential, top))
+        row = r._asdict()
+        flag = (" (its interval holds 1: not distinguishable from no gain on this machine)"
+                if key[2] != "made no difference" and _reaches_one(row) else "")
         groups.setdefault(key, []).append(f"{r.runtime} on {r.workload} {_x(r.speedup_vs_sequential)}"
-                                          + _bounds(r._asdict()))
+                                          + _bounds(row) + flag)
     bullets = []
     for has_gil in (True, False, None):
         lock = {True: "with a GIL", False: "without a GIL", None: "whose GIL is unknown"}[has_gil]
@@ -232,12 +270,13 @@ def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str
     rule = (f"A speedup of at least {fmt_num(1 + 0.4 * (top - 1))} counts as helped, below "
             f"{fmt_num(1 + 0.15 * (top - 1))} (down to 0.85) as no difference, below 0.85 as slower.")
     text = (f"When do threads help? Threads at {top} workers against the same runtime's sequential run (speedup, "
-            f"with its bounds in brackets):\n\n" + "\n".join(bullets) + f"\n\n{rule}") if bullets else ""
+            f"with its 95% bootstrap interval in brackets):\n\n" + "\n".join(bullets) + f"\n\n{rule}") if bullets else ""
     procs = ok[(ok["execution"] == "processes") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
     ptext = ""
     if len(procs):
         ptext = (f"Processes at {top} workers, which share no interpreter, reached " + ", ".join(
-            f"{r.runtime} on {r.workload} {_x(r.speedup_vs_sequential)}" for r in procs.itertuples()) + "; they "
+            f"{r.runtime} on {r.workload} {_x(r.speedup_vs_sequential)}{_bounds(r._asdict())}"
+            for r in procs.itertuples()) + "; they "
             "pay for starting the workers inside the timed run, which the seed's short multithread_cpu cannot "
             "hide.")
     alloc = threads[threads["workload"] == "multithread_alloc"]
@@ -245,7 +284,8 @@ def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str
     if len(alloc):
         atext = (f"Allocation under threads (multithread_alloc, threads at {top} workers), where the seed's "
                  "protoPython first lost 70x to its shared allocator: " + ", ".join(
-                     f"{r.runtime} {_x(r.speedup_vs_sequential)}" for r in alloc.itertuples()) + " (@fig-gil-speedup).")
+                     f"{r.runtime} {_x(r.speedup_vs_sequential)}{_bounds(r._asdict())}" for r in alloc.itertuples())
+                 + " (@fig-gil-speedup).")
     return join(fig, text, ptext, atext)
 
 
@@ -320,11 +360,12 @@ def speedup_table(summary: pd.DataFrame) -> pd.DataFrame:
         prc = _point(f, runtime, workload, "processes", top) if top else None
         rows.append({
             "runtime": runtime, "workload": workload,
-            "sequential, ms": fmt_num(seq["median_wall_sec"] * 1e3) if seq is not None else "n/a",
-            f"threads ({top}), ms": fmt_num(thr["median_wall_sec"] * 1e3) if thr is not None else "n/a",
+            "sequential, ms": _ms(seq) if seq is not None else "n/a",
+            f"threads ({top}), ms": _ms(thr) if thr is not None else "n/a",
             "threads speedup": (_x(thr["speedup_vs_sequential"]) + _bounds(thr)) if thr is not None else "n/a",
             "threads CPU s/s": fmt_num(thr["cpu_sec_per_wall_sec"]) if thr is not None else "n/a",
-            f"processes ({top}) speedup": _x(prc["speedup_vs_sequential"]) if prc is not None else "n/a",
+            f"processes ({top}) speedup": (_x(prc["speedup_vs_sequential"]) + _bounds(prc)) if prc is not None
+            else "n/a",
             f"vs {summary['baseline'].iloc[0]} (threads)": (thr["ratio_text"] or "n/a") if thr is not None else "n/a",
         })
     return pd.DataFrame(rows)
@@ -334,10 +375,11 @@ def summary_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -
     top = _top_workers(summary)
     return join(
         f"@tbl-gil-speedup gives, per runtime and workload, the sequential time, the time in threads at {top} "
-        "workers with its speedup (bounds in brackets) and CPU use, the speedup in processes, and the seed's ratio "
-        "to the baseline in threads. Points not measured (n/a) are listed above with the reason.",
+        "workers with its speedup and CPU use, the speedup in processes, and the seed's ratio to the baseline in "
+        "threads; times carry their 95% bootstrap interval in parentheses, speedups in brackets. Points not "
+        "measured (n/a) are listed above with the reason.",
         md_table(speedup_table(summary), f"Sequential time and what {top} threads and {top} processes did, per "
-                 "runtime and workload (medians).", "tbl-gil-speedup"))
+                 "runtime and workload (medians over the launches, 95% bootstrap intervals).", "tbl-gil-speedup"))
 
 
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:

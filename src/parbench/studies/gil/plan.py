@@ -1,12 +1,15 @@
 """The cells of the gil study, what each measures, and how long they take.
 
-One cell = one (runtime, workload) point = one Snakemake job = one launch of the
-interpreter running the worker script (`worker.py`), which measures the workload in
-every configured execution and worker count (sequential once; threads and processes at
-each worker count), warm-up runs first, then the repetitions round-robin. One launch per
-cell keeps a JIT's warm-up (PyPy, the JVM under Jython) inside the interpreter that is
-measured and outside the timed runs, and pays Jython's seconds of start-up once per
-workload rather than once per point.
+One cell = one (runtime, workload) point, measured `gil.repetitions` times: one
+Snakemake job and one launch of the interpreter per repetition, running the worker
+script (`worker.py`), which measures the workload in every configured execution and
+worker count (sequential once; threads and processes at each worker count), warm-up runs
+first, then `gil.runs_per_cell` timed runs of every point, round-robin. The run
+interleaves the repetitions (parbench.pipeline.run_order: every cell once, then again,
+each repetition shuffled), so that drift of the machine hits every runtime alike. One
+launch measuring every point keeps a JIT's warm-up (PyPy, the JVM under Jython) inside
+the interpreter that is measured and outside the timed runs, and pays Jython's seconds
+of start-up once per workload and repetition rather than once per point.
 
 Runtimes are resolved when the cells are planned (`runtimes.resolve_all`): one that does
 not resolve (its command is not on this machine, its environment variable is unset)
@@ -28,7 +31,7 @@ from parbench.studies.gil import workloads as wl
 
 # One record per (runtime, workload) under data/raw/<profile>/gil/.
 RAW = paths.RAW + "/gil"
-CELL = RAW + "/{runtime}/{workload}"
+CELL = RAW + "/{runtime}/{workload}_r{rep}"
 HISTORY = RAW + "/history"
 # The script every interpreter runs (the rules name it relative to the checkout, so that
 # a change to it reruns the cells).
@@ -44,17 +47,19 @@ RELATED_STUDY, RELATED_TABLE = "sigpar", "sigpar_cells"
 class GilCell:
     runtime: str
     workload: str
+    # which repetition (interpreter launch) of the point, from 0
+    rep: int = 0
 
     @classmethod
     def from_wildcards(cls, wildcards) -> "GilCell":
-        return cls(wildcards.runtime, wildcards.workload)
+        return cls(wildcards.runtime, wildcards.workload, int(wildcards.rep))
 
     @property
     def label(self) -> str:
-        return f"{self.runtime} {self.workload}"
+        return f"{self.runtime} {self.workload} r{self.rep}"
 
     def stem(self, profile: str) -> str:
-        return CELL.format(profile=profile, runtime=self.runtime, workload=self.workload)
+        return CELL.format(profile=profile, runtime=self.runtime, workload=self.workload, rep=self.rep)
 
     def outputs(self, profile: str) -> dict[str, str]:
         return {"record": f"{self.stem(profile)}.json"}
@@ -70,11 +75,13 @@ def measured_runtimes(cfg: dict) -> list[rt.Resolution]:
 
 
 def cells(cfg: dict) -> list[GilCell]:
-    """Runtime by runtime (the baseline first), each workload in catalog order."""
+    """Repetition by repetition; in each, runtime by runtime (the baseline first), each
+    workload in catalog order (the run shuffles each repetition's cells)."""
     gc = cfg["gil"]
     found = [r.name for r in measured_runtimes(cfg)]
     order = sorted(found, key=lambda name: (name != gc["baseline"], found.index(name)))
-    return [GilCell(name, w) for name in order for w in wl.ORDER if w in gc["workloads"]]
+    return [GilCell(name, w, rep) for rep in range(gc["repetitions"])
+            for name in order for w in wl.ORDER if w in gc["workloads"]]
 
 
 def cell_records(cfg: dict) -> list[str]:
@@ -105,20 +112,22 @@ def warmup_runs(cfg: dict, runtime: str) -> int:
 
 def worker_spec(cfg: dict, runtime: str, workload: str, repetitions: int | None = None,
                 warmups: int | None = None, config_points: list | None = None) -> dict:
-    """What the worker script is asked to do for one cell."""
+    """What the worker script is asked to do for one repetition of a cell (its
+    `repetitions` are the timed runs of every point in this launch: `gil.runs_per_cell`)."""
     gc = cfg["gil"]
     section = gc["workloads"][workload]
     return {"workload": workload, "kind": wl.get(workload).kind, "chunks": section["chunks"],
             "params": wl.params_of(workload, section),
             "configs": [list(c) for c in (config_points or configs(cfg))],
             "warmup_runs": warmup_runs(cfg, runtime) if warmups is None else warmups,
-            "repetitions": gc["repetitions"] if repetitions is None else repetitions}
+            "repetitions": gc["runs_per_cell"] if repetitions is None else repetitions}
 
 
 def cell_parameters(cfg: dict, cell: GilCell) -> dict:
     """Everything that decides what a cell measures (Snakemake reruns it when this
     changes): the runtime's command as resolved here, the worker's spec and the worker
-    script itself."""
+    script itself. The number of repetitions is not among them: more repetitions add
+    cells and leave the measured ones as they are."""
     gc = cfg["gil"]
     resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime])
     return {"runtime": cell.runtime, "command": list(resolution.argv or []),
@@ -151,21 +160,22 @@ def config_estimate_sec(cfg: dict, runtime: str, workload: str, execution: str, 
 
 def cell_estimate_sec(cfg: dict, cell: GilCell) -> float:
     gc = cfg["gil"]
-    runs = warmup_runs(cfg, cell.runtime) + gc["repetitions"]
+    runs = warmup_runs(cfg, cell.runtime) + gc["runs_per_cell"]
     timed = sum(config_estimate_sec(cfg, cell.runtime, cell.workload, e, w) for e, w in configs(cfg))
     return gc["cell_overhead_sec"] + gc["runtimes"][cell.runtime]["startup_sec"] + runs * timed
 
 
 def job_seconds() -> dict:
     def cell_sec(cfg: dict, wildcards: dict) -> float:
-        return cell_estimate_sec(cfg, GilCell(wildcards["runtime"], wildcards["workload"]))
+        return cell_estimate_sec(cfg, GilCell(wildcards["runtime"], wildcards["workload"],
+                                              int(wildcards.get("rep", 0))))
 
     return {"gil_cell": cell_sec}
 
 
 def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
     gc = cfg["gil"]
-    todo = [GilCell(w["runtime"], w["workload"]) for name, w in jobs if name == "gil_cell"]
+    todo = [GilCell(w["runtime"], w["workload"], int(w.get("rep", 0))) for name, w in jobs if name == "gil_cell"]
     total = len(cells(cfg))
     all_runtimes = resolved(cfg)
     found = [f"{r.name} ({' '.join(r.argv)})" for r in all_runtimes if r.found]
@@ -177,8 +187,9 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         + (f" (the seed's: {seed['chunks']} x sum(range({seed['n']:,})))" if seed else ""),
         f"Runtimes: {', '.join(found) or 'none found'}; baseline {gc['baseline']}",
         f"Executions: {', '.join(gc['executions'])} at workers {sorted(gc['workers'])}; "
-        f"{gc['warmup_runs']} warm-up run(s) (a runtime may ask for more) and {gc['repetitions']} repetitions "
-        f"per point",
+        f"each cell {gc['repetitions']} time(s), interleaved, one interpreter launch each: "
+        f"{gc['warmup_runs']} warm-up run(s) (a runtime may ask for more) and {gc['runs_per_cell']} timed run(s) "
+        f"per point per launch",
     ]
     lines += [f"warning: gil: runtime {r.name} is not measured: {r.reason}" for r in all_runtimes if not r.found]
     lines.append(f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "

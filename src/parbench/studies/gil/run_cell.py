@@ -1,12 +1,13 @@
 """`parbench gil-cell`: run one gil cell (one runtime, one workload) and record it.
 
-    parbench gil-cell --profile local --runtime pypy --workload multithread_cpu [HYDRA_OVERRIDE ...]
+    parbench gil-cell --profile local --runtime pypy --workload multithread_cpu --rep 0 [HYDRA_OVERRIDE ...]
 
 The runtime's interpreter runs the worker script (`worker.py`) in its own process group,
 with a time limit; every chunk result it reports, warm-up runs included, is checked here
 against the result computed under this CPython (`workloads.expected_chunk`).
 
-Output: `data/raw/<profile>/gil/<runtime>/<workload>.json`, the record: the cell, its
+Output: `data/raw/<profile>/gil/<runtime>/<workload>_r<k>.json` (k: the repetition, one
+interpreter launch, from 0), the record: the cell, its
 parameters, status, the runtime (as resolved, and as the interpreter describes itself:
 implementation, version, GIL), per point (execution, workers) its status and the wall and
 CPU time of every warm-up run and repetition with the chunk results, the console line,
@@ -109,7 +110,7 @@ def check_point(point: dict, spec: dict, expected) -> dict:
         for run in out[phase]:
             problem = wl.check_results(run.get("results"), spec["chunks"], expected)
             if problem:
-                kind = "warm-up run" if phase == "warmup" else "repetition"
+                kind = "warm-up run" if phase == "warmup" else "timed run"
                 out["status"], out["failure"] = "failed", f"{kind} {run.get('rep')}: {problem}"
                 return out
     return out
@@ -140,12 +141,14 @@ def _median(values):
     return median([v for v in values if v is not None])
 
 
-def console_line(record: dict) -> str:
-    """One line per cell: the median wall time of every point, in milliseconds."""
+def console_line(record: dict, repetitions: int = 1) -> str:
+    """One line per repetition of a cell: the median wall time of every point in this
+    launch, in milliseconds (which repetition, when there are several, at the end)."""
     cell = record["cell"]
     head = f"  gil {cell['runtime']:<12} {cell['workload']:<23}"
+    rep = f" [rep {cell.get('rep', 0) + 1}/{repetitions}]" if repetitions > 1 else ""
     if record["status"] == "unavailable":
-        return f"{head} not measured: {record['failure']}"
+        return f"{head} not measured: {record['failure']}{rep}"
     parts, by_execution = [], {}
     for p in record["points"]:
         by_execution.setdefault(p["execution"], []).append(p)
@@ -158,7 +161,7 @@ def console_line(record: dict) -> str:
     line = f"{head} " + " | ".join(parts) + " ms"
     if record["status"] == "failed":
         line += f"   FAILED: {record['failure']}"
-    return line
+    return line + rep
 
 
 def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
@@ -203,7 +206,7 @@ def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
         "study": "gil",
         "profile": cfg["profile"],
         "run_id": run_id(),
-        "cell": {"runtime": cell.runtime, "workload": cell.workload},
+        "cell": {"runtime": cell.runtime, "workload": cell.workload, "rep": cell.rep},
         "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
         "status": status,
         "failure": failure,
@@ -220,12 +223,12 @@ def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
         "elapsed_sec": finished - started,
         "provenance": provenance.collect(cfg, Path.cwd()),
     }
-    record["console"] = console_line(record)
+    record["console"] = console_line(record, gc["repetitions"])
     return record
 
 
 def history_folder(profile: str, cell: GilCell) -> Path:
-    return Path(plan.HISTORY.format(profile=profile)) / cell.runtime / cell.workload
+    return Path(plan.HISTORY.format(profile=profile)) / cell.runtime / f"{cell.workload}_r{cell.rep}"
 
 
 def main(args) -> int:
@@ -242,7 +245,9 @@ def main(args) -> int:
     if args.workload not in gc["workloads"]:
         raise SystemExit(f"parbench gil-cell: --workload {args.workload!r} is not in this config; "
                          f"allowed: {', '.join(gc['workloads'])}")
-    cell = GilCell(args.runtime, args.workload)
+    if args.rep < 0:
+        raise SystemExit(f"parbench gil-cell: --rep must be >= 0 (got {args.rep})")
+    cell = GilCell(args.runtime, args.workload, args.rep)
     stem = args.out_stem or cell.stem(cfg["profile"])
     # SIGTERM (Snakemake stopping a job) ends the cell as Ctrl+C does.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -272,5 +277,6 @@ def add_commands(sub) -> None:
     p.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
     p.add_argument("--runtime", required=True, help="a runtime of gil.measure, e.g. cpython, pypy, jython")
     p.add_argument("--workload", required=True, help="a workload of gil.workloads, e.g. multithread_cpu")
+    p.add_argument("--rep", type=int, default=0, help="which repetition of the cell this is (from 0; default 0)")
     p.add_argument("--out-stem", help="output path without .json (default: the pipeline's path for the cell)")
-    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. gil.repetitions=9")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. gil.runs_per_cell=5")

@@ -192,14 +192,22 @@ def _process_main(kind, params, indices, conn):
 
 
 _CONTEXT = []
+# the ImportError of multiprocessing, once seen (a runtime without it, e.g. Jython)
+_NO_MULTIPROCESSING = []
 
 
 def mp_context():
     """The multiprocessing context (fork where the platform has it, so that a worker
     starts in milliseconds; the platform's default elsewhere). ImportError when the
     runtime has no multiprocessing (Jython)."""
+    if _NO_MULTIPROCESSING:  # a failed import is slow on Jython (seconds): tried once per launch
+        raise _NO_MULTIPROCESSING[0]
     if not _CONTEXT:
-        import multiprocessing
+        try:
+            import multiprocessing
+        except ImportError as exc:
+            _NO_MULTIPROCESSING.append(exc)
+            raise
         ctx = multiprocessing
         if hasattr(multiprocessing, "get_context"):
             methods = multiprocessing.get_all_start_methods()

@@ -1,9 +1,17 @@
 """Turn sched cell records into tidy tables and the seed's console blocks.
 
+A cell (workload, scheduler, threads) is measured `sched.repetitions` times, interleaved
+with the other cells; each repetition is one record holding `runs_per_cell` timed sorts
+(quicksort) or `frames` frames (Mandelbrot).
+
 Tables (Parquet; schema in docs/data.md):
-- runs:    one row per timed repetition (quicksort) or frame (Mandelbrot);
-- workers: one row per worker per repetition / frame (the scheduler's counters);
-- summary: one row per cell, with median time, speedups and counter summaries.
+- runs:    one row per timed sort or frame, with its repetition `rep` and its place `run`
+           within the repetition;
+- workers: one row per worker per timed sort / frame (the scheduler's counters);
+- summary: one row per cell: the median over its repetitions of the repetition's time
+           (the median of its runs) with its 95% percentile-bootstrap interval, speedups
+           and efficiency with bootstrap intervals over both cells' repetitions, counter
+           summaries, the worst repetition's status.
 
 Speedup against the sequential baseline = median sequential time / median time;
 speedup against one thread = median time of the same scheduler at one thread / median
@@ -14,16 +22,21 @@ from __future__ import annotations
 
 import json
 import statistics
+import zlib
 from pathlib import Path
 
 import pandas as pd
 
+from parbench import stats
 from parbench.studies.sched.plan import SCHEDULER_ORDER, WORKLOADS
 
 KEYS = ["workload", "scheduler", "threads"]
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
               "timestamp_utc"]
 COUNTERS = ["steal_success", "steal_fail_empty", "steal_fail_race"]
+# A repetition's status, worst first: a cell takes its worst repetition's.
+STATUS_ORDER = ["failed", "unavailable", "ok"]
+CONFIDENCE = 0.95
 
 
 def read_records(paths) -> list[dict]:
@@ -34,6 +47,10 @@ def _key(record: dict) -> dict:
     return {"study": "sched", "profile": record["profile"], **{k: record["cell"][k] for k in KEYS}}
 
 
+def _rep(record: dict) -> int:
+    return int(record["cell"].get("rep", 0))
+
+
 def _sum_or_none(workers: list[dict], field: str):
     values = [w.get(field) for w in workers]
     if not values or any(v is None for v in values):
@@ -41,22 +58,28 @@ def _sum_or_none(workers: list[dict], field: str):
     return sum(values)
 
 
+def _seed(*key) -> int:
+    """A bootstrap seed of its own for every cell, the same in every aggregation."""
+    return zlib.crc32(" ".join(map(str, key)).encode())
+
+
 def run_rows(record: dict) -> list[dict]:
     doc = record.get("driver") or {}
     params = record["parameters"]
-    base = {**_key(record), "status": record["status"], "failure": record["failure"],
+    base = {**_key(record), "rep": _rep(record), "status": record["status"], "failure": record["failure"],
             "size": params.get("size"), "cutoff": params.get("cutoff"), "width": params.get("width"),
             "height": params.get("height"), "max_iter": params.get("max_iter"),
             "sequential_reference_time_s": doc.get("sequential_time_s"),
+            "started_unix": record.get("started_unix"),
             **{c: record.get("provenance", {}).get(c) for c in PROVENANCE}}
     if record["status"] != "ok":
-        return [dict(base, rep=None, time_s=None, verified=None, tasks_spawned=None, tasks_executed=None,
+        return [dict(base, run=None, time_s=None, verified=None, tasks_spawned=None, tasks_executed=None,
                      **{c: None for c in COUNTERS})]
     rows = []
-    for rep in doc.get("reps", []):
-        workers = rep.get("counters", {}).get("per_worker", [])
-        rows.append(dict(base, rep=rep.get("rep", rep.get("frame")), time_s=rep["time_s"], verified=rep["verified"],
-                         tasks_spawned=rep.get("counters", {}).get("tasks_spawned"),
+    for run in doc.get("reps", []):
+        workers = run.get("counters", {}).get("per_worker", [])
+        rows.append(dict(base, run=run.get("rep", run.get("frame")), time_s=run["time_s"], verified=run["verified"],
+                         tasks_spawned=run.get("counters", {}).get("tasks_spawned"),
                          tasks_executed=_sum_or_none(workers, "tasks_executed"),
                          **{c: _sum_or_none(workers, c) for c in COUNTERS}))
     return rows
@@ -66,52 +89,102 @@ def worker_rows(record: dict) -> list[dict]:
     if record["status"] != "ok":
         return []
     rows = []
-    for rep in (record.get("driver") or {}).get("reps", []):
-        for w in rep.get("counters", {}).get("per_worker", []):
-            rows.append({**_key(record), "rep": rep.get("rep", rep.get("frame")), "worker": w["worker"],
-                         "tasks_executed": w.get("tasks_executed"),
+    for run in (record.get("driver") or {}).get("reps", []):
+        for w in run.get("counters", {}).get("per_worker", []):
+            rows.append({**_key(record), "rep": _rep(record), "run": run.get("rep", run.get("frame")),
+                         "worker": w["worker"], "tasks_executed": w.get("tasks_executed"),
                          **{c: w.get(c) for c in COUNTERS}})
     return rows
 
 
+def rep_times(runs: pd.DataFrame) -> dict[tuple, list[float]]:
+    """(workload, scheduler, threads) -> the time of each repetition that passed: the
+    median of its timed sorts or frames."""
+    ok = runs[runs["status"] == "ok"].dropna(subset=["time_s"])
+    per_rep = ok.groupby([*KEYS, "rep"])["time_s"].median().reset_index()
+    return {key: f["time_s"].tolist() for key, f in per_rep.groupby(KEYS)}
+
+
+def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.DataFrame,
+              times_by_cell: dict) -> dict:
+    workload, scheduler, threads = key
+    statuses = [r["status"] for r in group]
+    worst = min(statuses, key=STATUS_ORDER.index)
+    first_bad = next(r for r in sorted(group, key=_rep) if r["status"] == worst)
+    failure = first_bad["failure"] if worst != "ok" else None
+    if failure is not None and len(group) > 1:
+        failure = f"repetition {_rep(first_bad)}: {failure}"
+    row = {**_key(group[0]), "status": worst, "failure": failure,
+           "repetitions": len(group), "repetitions_ok": statuses.count("ok"),
+           "started_unix": min(r.get("started_unix") or 0 for r in group),
+           "elapsed_sec": sum(r["elapsed_sec"] for r in group)}
+    mine = runs[(runs["workload"] == workload) & (runs["scheduler"] == scheduler) & (runs["threads"] == threads)
+                & (runs["status"] == "ok")].dropna(subset=["time_s"])
+    per_rep = times_by_cell.get(key, []) if worst == "ok" else []
+    times = mine["time_s"].tolist() if worst == "ok" else []
+    lo, hi = stats.bootstrap_median_ci(per_rep, CONFIDENCE, seed=_seed("time", *key))
+    row.update(runs=len(times),
+               median_time_s=statistics.median(per_rep) if per_rep else None,
+               median_time_s_ci_low=lo, median_time_s_ci_high=hi,
+               min_time_s=min(times) if times else None, max_time_s=max(times) if times else None)
+    for c in ("tasks_spawned", "tasks_executed", *COUNTERS):
+        row[c] = mine[c].median() if len(times) and mine[c].notna().all() else None
+    attempts = [row[c] for c in COUNTERS]
+    row["steal_success_rate"] = (row["steal_success"] / sum(attempts)
+                                 if None not in attempts and sum(attempts) else None)
+    w = workers[(workers["workload"] == workload) & (workers["scheduler"] == scheduler)
+                & (workers["threads"] == threads)]
+    if worst == "ok" and len(w) and threads > 1:
+        per_worker = w.groupby("worker")["tasks_executed"].mean()
+        row["task_share_cv"] = float(per_worker.std(ddof=0) / per_worker.mean()) if per_worker.mean() else None
+    else:
+        row["task_share_cv"] = None
+    return row
+
+
+def _ratio(numerator: list[float] | None, denominator: list[float], scale: float, *key):
+    """A median ratio and its bootstrap interval: median(numerator) / (scale x
+    median(denominator)), (None, None, None) without a numerator."""
+    if not numerator or not denominator:
+        return None, None, None
+    value = statistics.median(numerator) / (scale * statistics.median(denominator))
+    lo, hi = stats.bootstrap_ratio_ci(numerator, denominator, scale=scale, confidence=CONFIDENCE,
+                                      seed=_seed(*key))
+    return value, lo, hi
+
+
 def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame) -> pd.DataFrame:
-    rows = []
+    by_cell: dict[tuple, list[dict]] = {}
     for record in records:
-        key = _key(record)
-        row = {**key, "status": record["status"], "failure": record["failure"],
-               "elapsed_sec": record["elapsed_sec"]}
-        mine = runs[(runs["workload"] == key["workload"]) & (runs["scheduler"] == key["scheduler"])
-                    & (runs["threads"] == key["threads"])].dropna(subset=["time_s"])
-        times = mine["time_s"].tolist()
-        row.update(repetitions=len(times),
-                   median_time_s=statistics.median(times) if times else None,
-                   min_time_s=min(times) if times else None, max_time_s=max(times) if times else None)
-        for c in ("tasks_spawned", "tasks_executed", *COUNTERS):
-            row[c] = mine[c].median() if len(mine) and mine[c].notna().all() else None
-        attempts = [row[c] for c in COUNTERS]
-        row["steal_success_rate"] = (row["steal_success"] / sum(attempts)
-                                     if None not in attempts and sum(attempts) else None)
-        w = workers[(workers["workload"] == key["workload"]) & (workers["scheduler"] == key["scheduler"])
-                    & (workers["threads"] == key["threads"])]
-        if len(w) and key["threads"] > 1:
-            per_worker = w.groupby("worker")["tasks_executed"].mean()
-            row["task_share_cv"] = float(per_worker.std(ddof=0) / per_worker.mean()) if per_worker.mean() else None
-        else:
-            row["task_share_cv"] = None
-        rows.append(row)
-    summary = pd.DataFrame(rows)
-    ok = summary[summary["status"] == "ok"]
-    seq = ok[ok["scheduler"] == "sequential"].set_index("workload")["median_time_s"]
-    one = ok[ok["threads"] == 1].set_index(["workload", "scheduler"])["median_time_s"]
-    summary["speedup_vs_sequential"] = [
-        (seq.get(r.workload) / r.median_time_s) if r.status == "ok" and r.median_time_s and r.workload in seq.index
-        else None for r in summary.itertuples()]
-    summary["speedup_vs_one_thread"] = [
-        (one.get((r.workload, r.scheduler)) / r.median_time_s)
-        if r.status == "ok" and r.median_time_s and (r.workload, r.scheduler) in one.index else None
-        for r in summary.itertuples()]
-    summary["efficiency"] = [s / t if s is not None and not pd.isna(s) else None
-                             for s, t in zip(summary["speedup_vs_sequential"], summary["threads"])]
+        by_cell.setdefault(tuple(record["cell"][k] for k in KEYS), []).append(record)
+    times_by_cell = rep_times(runs)
+    summary = pd.DataFrame([_cell_row(key, group, runs, workers, times_by_cell) for key, group in by_cell.items()])
+    ok = {tuple(k) for k in summary.loc[summary["status"] == "ok", KEYS].itertuples(index=False)}
+    columns = {"speedup_vs_sequential": [], "speedup_vs_one_thread": [], "efficiency": []}
+    for r in summary.itertuples():
+        key = (r.workload, r.scheduler, r.threads)
+        mine = times_by_cell.get(key) if key in ok else None
+        seq_key, one_key = (r.workload, "sequential", 1), (r.workload, r.scheduler, 1)
+        seq = times_by_cell.get(seq_key, []) if seq_key in ok else []
+        one = times_by_cell.get(one_key, []) if one_key in ok else []
+        # a speedup is base / time: the base's repetitions are the numerator; a cell
+        # against itself is exactly 1 (no interval: nothing was compared)
+        for name, base_key, base, scale in (("speedup_vs_sequential", seq_key, seq, 1),
+                                            ("speedup_vs_one_thread", one_key, one, 1),
+                                            ("efficiency", seq_key, seq, r.threads)):
+            if not mine:
+                columns[name].append((None, None, None))
+            elif base_key == key:
+                columns[name].append((1.0 / scale, None, None))
+            else:
+                columns[name].append(_ratio(base, mine, scale, name, *key))
+    for name, values in columns.items():
+        summary[name] = [v[0] for v in values]
+        summary[f"{name}_ci_low"] = [v[1] for v in values]
+        summary[f"{name}_ci_high"] = [v[2] for v in values]
+    # intervals are numbers (NaN, not None, where there is none: a single repetition)
+    for column in [c for c in summary.columns if c.endswith(("_ci_low", "_ci_high"))]:
+        summary[column] = pd.to_numeric(summary[column], errors="coerce").astype(float)
     order = {"scheduler": {s: i for i, s in enumerate(SCHEDULER_ORDER)},
              "workload": {w: i for i, w in enumerate(WORKLOADS)}}
     return summary.sort_values(["workload", "scheduler", "threads"],
@@ -120,8 +193,10 @@ def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame
 
 def study_tables(records: list[dict]) -> dict[str, pd.DataFrame]:
     runs = pd.DataFrame([r for rec in records for r in run_rows(rec)])
+    # the order the repetitions ran in (0-based, by start time; all runs of one repetition share it)
+    runs["run_position"] = (runs["started_unix"].rank(method="dense") - 1).astype("Int64")
     workers = pd.DataFrame([r for rec in records for r in worker_rows(rec)],
-                           columns=["study", "profile", *KEYS, "rep", "worker", "tasks_executed", *COUNTERS])
+                           columns=["study", "profile", *KEYS, "rep", "run", "worker", "tasks_executed", *COUNTERS])
     return {"runs": runs, "workers": workers, "summary": summary_table(records, runs, workers)}
 
 

@@ -1,7 +1,9 @@
 """The sched figures, from the study's tables (`sched_summary`, `sched_runs`,
 `sched_workers`, `sched_fracsteal_frames`), the rendered frame (`sched_image`, a PPM), the
 explorer zoom's strip of frames (`sched_fracsteal_strip`, a PPM) and the machine record.
-Only cells with status "ok" are drawn."""
+Only cells with status "ok" are drawn. A point is the median over the cell's repetitions;
+its bar or band, the 95% bootstrap interval (none with a single repetition). The
+explorer's zoom is measured once and drawn frame by frame."""
 
 from __future__ import annotations
 
@@ -23,25 +25,45 @@ def _thread_axis(frame: pd.DataFrame) -> alt.X:
                  axis=alt.Axis(values=threads, format="d"))
 
 
+def _with_intervals(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """The frame with `<column>_ci_low/_ci_high` for each column (null where a table from
+    before repetitions has none)."""
+    for c in columns:
+        for b in (f"{c}_ci_low", f"{c}_ci_high"):
+            if b not in frame:
+                frame = frame.assign(**{b: float("nan")})
+    return frame
+
+
 def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: str, title: str,
                           y_title: str) -> alt.Chart:
-    s = ok_rows(summary[summary["workload"] == workload])
+    s = _with_intervals(ok_rows(summary[summary["workload"] == workload]), "median_time_s")
     parallel = s[s["scheduler"] != "sequential"]
     seq = s[s["scheduler"] == "sequential"]
     line = alt.Chart(parallel).mark_line(point=True).encode(
         x=_thread_axis(parallel), y=alt.Y("median_time_s:Q", title=y_title), color=SCHEDULER_COLOR,
-        tooltip=["scheduler", "threads", alt.Tooltip("median_time_s:Q", format=".4f"),
+        tooltip=["scheduler", "threads", alt.Tooltip("repetitions:Q", title="repetitions"),
+                 alt.Tooltip("median_time_s:Q", format=".4f"),
+                 alt.Tooltip("median_time_s_ci_low:Q", format=".4f", title="95% CI low"),
+                 alt.Tooltip("median_time_s_ci_high:Q", format=".4f", title="95% CI high"),
                  alt.Tooltip("min_time_s:Q", format=".4f"), alt.Tooltip("max_time_s:Q", format=".4f"),
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f")])
-    bars = alt.Chart(parallel).mark_errorbar().encode(
-        x=_thread_axis(parallel), y=alt.Y("min_time_s:Q", title=y_title), y2="max_time_s:Q", color=SCHEDULER_COLOR)
+    # the bars are drawn only where there is an interval (two repetitions or more)
+    bars = alt.Chart(parallel).transform_filter("isValid(datum.median_time_s_ci_low)").mark_errorbar(
+        ticks=True).encode(x=_thread_axis(parallel), y=alt.Y("median_time_s_ci_low:Q", title=y_title),
+                           y2="median_time_s_ci_high:Q", color=SCHEDULER_COLOR)
     layers = [line, bars]
     if len(seq):
+        band = alt.Chart(seq).transform_filter("isValid(datum.median_time_s_ci_low)").mark_rect(
+            color="#444444", opacity=0.12).encode(y="median_time_s_ci_low:Q", y2="median_time_s_ci_high:Q")
         rule = alt.Chart(seq).mark_rule(strokeDash=[6, 4], color="#444444").encode(
-            y="median_time_s:Q", tooltip=[alt.Tooltip("median_time_s:Q", title="sequential", format=".4f")])
+            y="median_time_s:Q", tooltip=[alt.Tooltip("median_time_s:Q", title="sequential", format=".4f"),
+                                          alt.Tooltip("median_time_s_ci_low:Q", title="95% CI low", format=".4f"),
+                                          alt.Tooltip("median_time_s_ci_high:Q", title="95% CI high",
+                                                      format=".4f")])
         text = alt.Chart(seq).mark_text(align="left", dx=4, dy=-6, color="#444444").encode(
             y="median_time_s:Q", x=alt.value(0), text=alt.value("sequential"))
-        layers += [rule, text]
+        layers += [band, rule, text]
     return alt.layer(*layers).properties(width=420, height=260, title=title)
 
 
@@ -49,7 +71,8 @@ def time(summary: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
     size = runs.loc[runs["workload"] == "quicksort", "size"].dropna()
     n = f"{int(size.iloc[0]):,}" if len(size) else "?"
     return _time_against_threads(summary, runs, "quicksort",
-                                 f"Quicksort of {n} ints: time against threads (median, min-max bars)",
+                                 f"Quicksort of {n} ints: time against threads (median of the repetitions, "
+                                 f"bars: 95% bootstrap interval)",
                                  "time, s")
 
 
@@ -57,28 +80,36 @@ def mandelbrot_frames(summary: pd.DataFrame, runs: pd.DataFrame, machine: dict) 
     m = runs[runs["workload"] == "mandelbrot"].dropna(subset=["width"])
     size = f"{int(m['width'].iloc[0])}x{int(m['height'].iloc[0])}" if len(m) else ""
     return _time_against_threads(summary, runs, "mandelbrot",
-                                 f"Mandelbrot {size}: frame time, sequential (dashed) against parallel",
+                                 f"Mandelbrot {size}: frame time, sequential (dashed, band: its interval) "
+                                 f"against parallel",
                                  "frame time, s")
 
 
 def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
-    s = ok_rows(summary)
+    s = _with_intervals(ok_rows(summary), "speedup_vs_sequential", "speedup_vs_one_thread")
     s = s[s["scheduler"] != "sequential"]
     long = pd.concat([
-        s.assign(baseline="against the sequential baseline", speedup=s["speedup_vs_sequential"]),
-        s.assign(baseline="against its own 1-thread run", speedup=s["speedup_vs_one_thread"]),
+        s.assign(baseline="against the sequential baseline", speedup=s["speedup_vs_sequential"],
+                 speedup_ci_low=s["speedup_vs_sequential_ci_low"], speedup_ci_high=s["speedup_vs_sequential_ci_high"]),
+        s.assign(baseline="against its own 1-thread run", speedup=s["speedup_vs_one_thread"],
+                 speedup_ci_low=s["speedup_vs_one_thread_ci_low"], speedup_ci_high=s["speedup_vs_one_thread_ci_high"]),
     ]).dropna(subset=["speedup"])
     base = alt.Chart(long).encode(x=_thread_axis(long))
     lines = base.mark_line(point=True).encode(
         y=alt.Y("speedup:Q", title="speedup"), color=SCHEDULER_COLOR,
-        tooltip=["workload", "scheduler", "threads", alt.Tooltip("speedup:Q", format=".2f")])
+        tooltip=["workload", "scheduler", "threads", alt.Tooltip("speedup:Q", format=".2f"),
+                 alt.Tooltip("speedup_ci_low:Q", format=".2f", title="95% CI low"),
+                 alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high")])
+    bands = base.transform_filter("isValid(datum.speedup_ci_low)").mark_area(opacity=0.18).encode(
+        y="speedup_ci_low:Q", y2="speedup_ci_high:Q", color=SCHEDULER_COLOR)
     # linear speedup, drawn from the same rows so that every facet gets its own
     diagonal = base.transform_calculate(linear="datum.threads").mark_line(
         strokeDash=[4, 4], color="#999999").encode(y="linear:Q", detail="scheduler:N")
-    return (alt.layer(diagonal, lines).properties(width=260, height=200)
+    return (alt.layer(diagonal, bands, lines).properties(width=260, height=200)
             .facet(column=alt.Column("baseline:N", title=None, sort=["against the sequential baseline"]),
                    row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
-            .properties(title="Speedup against threads (dashed: linear)"))
+            .properties(title="Speedup against threads: median of the repetitions, band: 95% bootstrap "
+                              "interval from both cells' repetitions (dashed: linear)"))
 
 
 def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:

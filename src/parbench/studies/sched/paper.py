@@ -1,13 +1,18 @@
 """The generated parts of the sched section (`paper/sections/sched.qmd` includes them
 from `paper/_generated/sched/`): this run's parameters, its figures, and every sentence
 that states a finding, computed here from the study's tables. The fixed prose (the
-schedulers, the workloads, the checks) is in the section file."""
+schedulers, the workloads, the checks) is in the section file.
+
+Times, speedups and efficiencies are medians over a cell's repetitions with their 95%
+bootstrap intervals; a ranking whose intervals overlap is reported as "not
+distinguishable on this machine" instead."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.format import figure, findings, fmt_num, fmt_pct, join, md_table
+from parbench import stats
+from parbench.paper.format import figure, findings, fmt_ci, fmt_num, fmt_pct, join, md_table
 
 TABLES = ["sched_summary", "sched_runs", "sched_fracsteal_frames"]
 FRAGMENTS = ["setup", "quicksort", "speedup", "steals", "mandelbrot", "fracsteal", "summary"]
@@ -18,6 +23,31 @@ SCHEDULER_NAMES = {"sequential": "the sequential baseline", "lifo": "LIFO (one s
                    "openmp": "OpenMP tasks", "tbb": "TBB parallel_sort"}
 
 
+def _ci(row, column: str) -> tuple:
+    """(low, high) of a column's interval in a summary row, (None, None) without one."""
+    lo, hi = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    return (None if lo is None or pd.isna(lo) else lo, None if hi is None or pd.isna(hi) else hi)
+
+
+def _value(row, column: str, fmt=fmt_num) -> str:
+    """A median with its interval: `3.1 (2.9–3.4)`."""
+    return fmt_ci(row[column], *_ci(row, column), fmt=fmt)
+
+
+def _fastest(rows: pd.DataFrame, what: str) -> str:
+    """Who was fastest among `rows` (sorted by median time), or, when the first two
+    times' intervals overlap, which ones cannot be told apart."""
+    best = rows.iloc[0]
+    tied = [r for _, r in rows.iloc[1:].iterrows()
+            if not stats.distinguishable(_ci(best, "median_time_s"), _ci(r, "median_time_s"))]
+    if not tied:
+        return (f"the fastest {what} was {SCHEDULER_NAMES[best['scheduler']]} "
+                f"({_value(best, 'median_time_s')} s, {_value(best, 'speedup_vs_sequential')}x the sequential code)")
+    names = [SCHEDULER_NAMES[r["scheduler"]] for r in [best, *tied]]
+    return (f"{', '.join(names[:-1])} and {names[-1]} were not distinguishable on this machine as the fastest "
+            f"{what} (" + "; ".join(f"{r['scheduler']} {_value(r, 'median_time_s')} s" for r in [best, *tied]) + ")")
+
+
 def setup(summary: pd.DataFrame, machine: dict) -> str:
     cfg = machine["config"]["sched"]
     q, m = cfg["quicksort"], cfg["mandelbrot"]
@@ -26,9 +56,22 @@ def setup(summary: pd.DataFrame, machine: dict) -> str:
     text = (f"This run sorted {q['size']:,} random 32-bit ints (seed {q['seed']}, sequential below "
             f"{q['cutoff']:,} elements) and rendered {m['width']}x{m['height']} frames ({m['max_iter']} iterations, "
             f"tasks of at most {m['threshold_pixels']:,} pixels); idle thieves backed off from "
-            f"{cfg['backoff']['min_ns']:,} ns to {cfg['backoff']['max_ns']:,} ns. Each cell ran "
-            f"{cfg['repetitions']} timed sort(s) or {m['frames']} frame(s) at "
-            f"{', '.join(str(t) for t in sorted(summary['threads'].unique()))} threads; the median is reported. ")
+            f"{cfg['backoff']['min_ns']:,} ns to {cfg['backoff']['max_ns']:,} ns, at "
+            f"{', '.join(str(t) for t in sorted(summary['threads'].unique()))} threads. ")
+    reps = int(summary["repetitions"].max()) if "repetitions" in summary and len(summary) else 1
+    per_rep = (f"each repetition ran {cfg['runs_per_cell']} timed sort(s) or {m['frames']} frame(s), and its time is "
+               f"their median")
+    if reps > 1:
+        text += (f"Each cell was measured {reps} times, interleaved: every cell once, then every cell again, each "
+                 f"round in a shuffled order (seed {machine['config'].get('run_order_seed')}), so that drift of the "
+                 f"machine hits every scheduler alike; {per_rep}. Times, speedups and efficiencies are medians over "
+                 f"the repetitions with their 95% percentile-bootstrap intervals in parentheses (a speedup's interval "
+                 f"resamples the repetitions of both cells it compares); where two intervals overlap, the two are "
+                 f"called not distinguishable on this machine rather than ranked. With {reps} repetitions an "
+                 f"interval cannot be wider than their range: it shows how far they disagree. ")
+    else:
+        text += (f"Each cell was measured once (`sched.repetitions: 1`; {per_rep}), so no number carries an "
+                 f"interval and no ranking below can be told apart from noise. ")
     if len(failed):
         text += (f"{len(failed)} cell(s) failed verification: "
                  + "; ".join(f"{r.workload} {r.scheduler} t{r.threads} ({r.failure})" for r in failed.itertuples())
@@ -47,35 +90,40 @@ def quicksort(ok: pd.DataFrame, machine: dict) -> str:
     qs = ok[ok["workload"] == "quicksort"]
     seq = qs[qs["scheduler"] == "sequential"]["median_time_s"]
     top = qs[(qs["threads"] == tmax) & (qs["scheduler"] != "sequential")].sort_values("median_time_s")
-    fig = figure(profile, "sched_time", "Quicksort time against threads, median with min-max bars; the dashed "
-                 "line is the sequential sort.", "fig-sched-time")
+    fig = figure(profile, "sched_time", "Quicksort time against threads: median of the repetitions with its 95% "
+                 "bootstrap interval; the dashed line is the sequential sort.", "fig-sched-time")
     if not (len(seq) and len(top)):
         return join(fig)
-    best = top.iloc[0]
-    text = (f"The sequential sort took {fmt_num(seq.iloc[0])} s. At {tmax} threads the fastest was "
-            f"{SCHEDULER_NAMES[best['scheduler']]} ({fmt_num(best['median_time_s'])} s, "
-            f"{fmt_num(best['speedup_vs_sequential'])}x the sequential sort)")
-    ws = top.set_index("scheduler")["speedup_vs_sequential"]
+    seq_row = qs[qs["scheduler"] == "sequential"].iloc[0]
+    text = (f"The sequential sort took {_value(seq_row, 'median_time_s')} s. At {tmax} threads "
+            + _fastest(top, "sort"))
+    ws = top.set_index("scheduler")
     if "ws" in ws.index and "openmp" in ws.index:
-        verdict = "at least matching" if ws["ws"] >= ws["openmp"] else "behind"
-        text += (f"; work stealing reached {fmt_num(ws['ws'])}x against {fmt_num(ws['openmp'])}x for OpenMP "
-                 f"tasks, {verdict} them")
+        a, b = ws.loc["ws"], ws.loc["openmp"]
+        if not stats.distinguishable(_ci(a, "speedup_vs_sequential"), _ci(b, "speedup_vs_sequential")):
+            verdict = "not distinguishable from them on this machine"
+        else:
+            verdict = "ahead of them" if a["speedup_vs_sequential"] > b["speedup_vs_sequential"] else "behind them"
+        text += (f"; work stealing reached {_value(a, 'speedup_vs_sequential')}x against "
+                 f"{_value(b, 'speedup_vs_sequential')}x for OpenMP tasks, {verdict}")
     if "lifo" in ws.index:
-        text += f", and LIFO {fmt_num(ws['lifo'])}x"
+        text += f", and LIFO {_value(ws.loc['lifo'], 'speedup_vs_sequential')}x"
     return join(fig, text + " (@fig-sched-time).")
 
 
 def speedup(ok: pd.DataFrame, machine: dict) -> str:
     profile, tmax = machine["profile"], int(ok["threads"].max())
     fig = figure(profile, "sched_speedup", "Speedup against the sequential baseline and against the same "
-                 "scheduler on one thread; dashed: linear speedup.", "fig-sched-speedup")
-    par = ok[(ok["threads"] == tmax) & (ok["scheduler"] != "sequential")]
+                 "scheduler on one thread: median of the repetitions, band: 95% bootstrap interval; dashed: linear "
+                 "speedup.", "fig-sched-speedup")
+    par = ok[(ok["threads"] == tmax) & (ok["scheduler"] != "sequential")].dropna(subset=["efficiency"])
     if par.empty:
         return join(fig)
-    eff = par.groupby("workload")["efficiency"].max()
+    best = par.loc[par.groupby("workload", sort=False)["efficiency"].idxmax()]
     return join(fig, f"@fig-sched-speedup compares each scheduler with the sequential code and with itself on one "
                      f"thread. The best efficiency (speedup over the sequential code per thread) at {tmax} threads "
-                     f"was " + " and ".join(f"{fmt_pct(v)} for {w}" for w, v in eff.items()) + ".")
+                     f"was " + " and ".join(f"{_value(r, 'efficiency', fmt_pct)} for {r['workload']} "
+                                            f"({r['scheduler']})" for _, r in best.iterrows()) + ".")
 
 
 def steals(ok: pd.DataFrame, machine: dict) -> str:
@@ -104,14 +152,12 @@ def mandelbrot(ok: pd.DataFrame, machine: dict) -> str:
             figure(profile, "sched_mandelbrot_image", "The rendered frame; every parallel frame was "
                    "byte-identical to it.", "fig-sched-image")]
     mb = ok[ok["workload"] == "mandelbrot"]
-    mseq = mb[mb["scheduler"] == "sequential"]["median_time_s"]
+    mseq = mb[mb["scheduler"] == "sequential"]
     mpar = mb[(mb["scheduler"] != "sequential") & (mb["threads"] == tmax)].sort_values("median_time_s")
     if not (len(mseq) and len(mpar)):
         return join(*figs)
-    best = mpar.iloc[0]
-    return join(*figs, f"A sequential frame took {fmt_num(mseq.iloc[0])} s; with {SCHEDULER_NAMES[best['scheduler']]} "
-                       f"on {tmax} threads a frame took {fmt_num(best['median_time_s'])} s, "
-                       f"{fmt_num(best['speedup_vs_sequential'])}x faster (@fig-sched-frames, @fig-sched-image).")
+    return join(*figs, f"A sequential frame took {_value(mseq.iloc[0], 'median_time_s')} s; on {tmax} threads "
+                       + _fastest(mpar, "renderer") + " (@fig-sched-frames, @fig-sched-image).")
 
 
 def fracsteal(frames: pd.DataFrame, machine: dict) -> str:
@@ -154,21 +200,25 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     for (workload, scheduler), f in ok.groupby(["workload", "scheduler"], sort=False):
         f = f.set_index("threads")
         best = f["median_time_s"].idxmin()
+        fastest = f.loc[f["speedup_vs_sequential"].idxmax()] if f["speedup_vs_sequential"].notna().any() else None
         rows.append({"workload": workload, "scheduler": scheduler,
-                     "1 thread, s": fmt_num(f["median_time_s"].get(1)),
-                     f"{tmax} threads, s": fmt_num(f["median_time_s"].get(tmax)) if scheduler != "sequential" else "",
+                     "1 thread, s": _value(f.loc[1], "median_time_s") if 1 in f.index else "n/a",
+                     f"{tmax} threads, s": _value(f.loc[tmax], "median_time_s")
+                     if scheduler != "sequential" and tmax in f.index else "",
                      "minimum, s": fmt_num(f.loc[best, "median_time_s"]),
                      "at threads": str(int(best)),
-                     "speedup vs sequential": fmt_num(f["speedup_vs_sequential"].max())})
+                     "speedup vs sequential": _value(fastest, "speedup_vs_sequential") if fastest is not None
+                     else "n/a"})
     return pd.DataFrame(rows)
 
 
 def summary(ok: pd.DataFrame, machine: dict) -> str:
     return join(
         "@tbl-sched-summary gives each scheduler's median time on one thread and on the most threads, its fastest "
-        "time and where it occurred (the seed's \"minimum time taken ... for cores = N\"), and its best speedup "
-        "over the sequential code.",
-        md_table(summary_table(ok), "Median times, minimum and speedup per workload and scheduler.",
+        "median time and where it occurred (the seed's \"minimum time taken ... for cores = N\"), and its best "
+        "speedup over the sequential code; in parentheses, 95% bootstrap intervals over the repetitions.",
+        md_table(summary_table(ok), "Median times (95% bootstrap interval), minimum and speedup per workload and "
+                 "scheduler.",
                  "tbl-sched-summary"),
     )
 

@@ -1,10 +1,12 @@
 """The cells of the sched study, the driver command of each, and time estimates.
 
-One cell = one (workload, scheduler, threads) point = one Snakemake job, which runs the
-`parbench-sched` driver (native/sched) for `repetitions` timed runs (quicksort) or
-`frames` frames (Mandelbrot). The sequential sort / render is measured once, at one
-thread: it is the baseline of speedup. Peers (OpenMP, TBB) exist for quicksort only.
-Beside the cells, one job replays the fracsteal explorer's zoom (`fracsteal.py`).
+One cell = one (workload, scheduler, threads) point, measured `sched.repetitions` times:
+one Snakemake job per repetition, which runs the `parbench-sched` driver (native/sched)
+for `runs_per_cell` consecutive timed sorts (quicksort) or `frames` frames (Mandelbrot).
+The run interleaves the repetitions (parbench.pipeline.run_order: every cell once, then
+again, each repetition shuffled). The sequential sort / render is measured at one thread
+only: it is the baseline of speedup. Peers (OpenMP, TBB) exist for quicksort only.
+Beside the cells, one job replays the fracsteal explorer's zoom (`fracsteal.py`), once.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from parbench.studies.sched import fracsteal
 
 # One folder per workload, one record per (scheduler, threads), under data/raw/<profile>/.
 RAW = paths.RAW + "/sched"
-CELL = RAW + "/{workload}/{scheduler}_t{threads:02d}"
+CELL = RAW + "/{workload}/{scheduler}_t{threads:02d}_r{rep}"
 HISTORY = RAW + "/history"
 IMAGE = RAW + "/mandelbrot/sched_image.ppm"
 # The driver and the record of which peers it was built with.
@@ -39,18 +41,20 @@ class SchedCell:
     workload: str
     scheduler: str
     threads: int
+    # which repetition of the point (from 0)
+    rep: int = 0
 
     @classmethod
     def from_wildcards(cls, wildcards) -> "SchedCell":
-        return cls(wildcards.workload, wildcards.scheduler, int(wildcards.threads))
+        return cls(wildcards.workload, wildcards.scheduler, int(wildcards.threads), int(wildcards.rep))
 
     @property
     def label(self) -> str:
-        return f"{self.workload} {self.scheduler} t{self.threads}"
+        return f"{self.workload} {self.scheduler} t{self.threads} r{self.rep}"
 
     def stem(self, profile: str) -> str:
         return CELL.format(profile=profile, workload=self.workload, scheduler=self.scheduler,
-                                       threads=self.threads)
+                           threads=self.threads, rep=self.rep)
 
     def outputs(self, profile: str) -> dict[str, str]:
         stem = self.stem(profile)
@@ -66,10 +70,11 @@ def schedulers_of(cfg: dict, workload: str) -> list[str]:
 def cells(cfg: dict) -> list[SchedCell]:
     sc = cfg["sched"]
     out = []
-    for workload in WORKLOADS:
-        for scheduler in schedulers_of(cfg, workload):
-            threads = [1] if scheduler == "sequential" else sorted(sc["threads"])
-            out += [SchedCell(workload, scheduler, t) for t in threads]
+    for rep in range(sc["repetitions"]):
+        for workload in WORKLOADS:
+            for scheduler in schedulers_of(cfg, workload):
+                threads = [1] if scheduler == "sequential" else sorted(sc["threads"])
+                out += [SchedCell(workload, scheduler, t, rep) for t in threads]
     return out
 
 
@@ -80,12 +85,13 @@ def cell_records(cfg: dict) -> list[str]:
 
 def cell_parameters(cfg: dict, cell: SchedCell) -> dict:
     """Everything that decides what a cell measures: Snakemake reruns a cell when this
-    changes."""
+    changes. The number of repetitions is not among them: more repetitions add cells and
+    leave the measured ones as they are."""
     sc = cfg["sched"]
     params = {"workload": cell.workload, "scheduler": cell.scheduler, "threads": cell.threads,
               "backoff": sc["backoff"]}
     if cell.workload == "quicksort":
-        params.update(repetitions=sc["repetitions"],
+        params.update(runs_per_cell=sc["runs_per_cell"],
                       **{k: v for k, v in sc["quicksort"].items() if k != "estimate_sec"})
     else:
         params.update({k: v for k, v in sc["mandelbrot"].items() if k != "estimate_sec"})
@@ -102,7 +108,7 @@ def driver_command(cfg: dict, cell: SchedCell, driver: str, json_path: str | Non
     if cell.workload == "quicksort":
         q = sc["quicksort"]
         cmd += ["--size", str(q["size"]), "--cutoff", str(q["cutoff"]), "--seed", str(q["seed"]),
-                "--reps", str(sc["repetitions"])]
+                "--reps", str(sc["runs_per_cell"])]
     else:
         m = sc["mandelbrot"]
         cmd += ["--width", str(m["width"]), "--height", str(m["height"]), "--threshold", str(m["threshold_pixels"]),
@@ -119,7 +125,7 @@ def cell_estimate_sec(cfg: dict, cell: SchedCell) -> float:
     if cell.workload == "quicksort":
         one = sc["quicksort"]["estimate_sec"]
         # input generation and the verification cost about a third of a sort each run
-        timed = sc["repetitions"] * (one / cell.threads + one / 3)
+        timed = sc["runs_per_cell"] * (one / cell.threads + one / 3)
     else:
         one = sc["mandelbrot"]["estimate_sec"]
         # every frame is compared with a sequential render of the same view
@@ -131,21 +137,22 @@ def job_seconds() -> dict:
     """Seconds per job of the rules that measure or build, for the run's estimate."""
     def cell_sec(cfg: dict, wildcards: dict) -> float:
         return cell_estimate_sec(cfg, SchedCell(wildcards["workload"], wildcards["scheduler"],
-                                                int(wildcards["threads"])))
+                                                int(wildcards["threads"]), int(wildcards.get("rep", 0))))
 
     return {"sched_cell": cell_sec, "sched_build": lambda cfg, wildcards: BUILD_SEC, **fracsteal.job_seconds()}
 
 
 def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
     sc = cfg["sched"]
-    todo = [SchedCell(w["workload"], w["scheduler"], int(w["threads"])) for name, w in jobs if name == "sched_cell"]
+    todo = [SchedCell(w["workload"], w["scheduler"], int(w["threads"]), int(w.get("rep", 0)))
+            for name, w in jobs if name == "sched_cell"]
     total = len(cells(cfg))
     return [
         f"SCHEDULER BENCHMARK (sched) - quicksort of {sc['quicksort']['size']:,} ints, "
         f"Mandelbrot {sc['mandelbrot']['width']}x{sc['mandelbrot']['height']}",
         f"Schedulers: sequential, {', '.join(sc['schedulers'])}; peers: {', '.join(sc['peers']) or 'none'}",
-        f"Thread counts: {sorted(sc['threads'])}; repetitions: {sc['repetitions']}, "
-        f"frames: {sc['mandelbrot']['frames']}",
+        f"Thread counts: {sorted(sc['threads'])}; each cell {sc['repetitions']} time(s), interleaved; "
+        f"per repetition {sc['runs_per_cell']} sort(s) or {sc['mandelbrot']['frames']} frame(s)",
         f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
         f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}",
         fracsteal.header_line(cfg, jobs),

@@ -1,9 +1,10 @@
 """`parbench sched-cell`: run one sched cell (the `parbench-sched` driver) and record it.
 
     parbench sched-cell --profile local --workload quicksort --scheduler ws --threads 2 \\
-        --driver native/build/sched/parbench-sched [HYDRA_OVERRIDE ...]
+        --rep 0 --driver native/build/sched/parbench-sched [HYDRA_OVERRIDE ...]
 
-Outputs (stem = data/raw/<profile>/sched/<workload>/<scheduler>_t<NN>):
+Outputs (stem = data/raw/<profile>/sched/<workload>/<scheduler>_t<NN>_r<k>, k the
+repetition from 0):
 - `<stem>.txt`: the driver's stdout, the seed's `[NN] Time taken: X seconds` lines;
 - `<stem>.json`: the record: cell, parameters, status, the driver's JSON (times,
   verification, per-worker counters), the console lines, provenance.
@@ -54,7 +55,7 @@ def measure(cfg: dict, cell: SchedCell, driver: str) -> dict:
         "study": "sched",
         "profile": cfg["profile"],
         "run_id": run_id(),
-        "cell": {"workload": cell.workload, "scheduler": cell.scheduler, "threads": cell.threads},
+        "cell": {"workload": cell.workload, "scheduler": cell.scheduler, "threads": cell.threads, "rep": cell.rep},
         "parameters": plan.cell_parameters(cfg, cell),
         "status": status,
         "failure": failure,
@@ -77,7 +78,21 @@ def write_outputs(record: dict, stem: str) -> dict[str, str]:
 
 def history_folder(profile: str, cell: SchedCell) -> Path:
     return Path(plan.HISTORY.format(profile=profile)) / cell.workload / \
-        f"{cell.scheduler}_t{cell.threads:02d}"
+        f"{cell.scheduler}_t{cell.threads:02d}_r{cell.rep}"
+
+
+def console_lines(record: dict, repetitions: int = 1) -> list[str]:
+    """The seed's lines of one repetition of a cell, as printed: the driver's `[NN] Time
+    taken` lines (which repetition, when there are several, after the seed's fields), or
+    why the cell was not measured."""
+    c = record["cell"]
+    head = f"  {c['workload']:<10} {c['scheduler']:<10}"
+    rep = f" [rep {c.get('rep', 0) + 1}/{repetitions}]" if repetitions > 1 else ""
+    if record["status"] == "ok":
+        return [f"{head} {line}{rep}" for line in record["console"]]
+    if record["status"] == "unavailable":
+        return [f"{head} [{c['threads']:02d}] not measured: {record['failure']}{rep}"]
+    return [f"{head} [{c['threads']:02d}] FAILED: {record['failure']}{rep}"]
 
 
 def main(args) -> int:
@@ -87,6 +102,8 @@ def main(args) -> int:
     check_choice("sched-cell", "scheduler", args.scheduler, plan.SCHEDULER_ORDER)
     if args.threads < 1:
         raise SystemExit(f"parbench sched-cell: --threads must be >= 1 (got {args.threads})")
+    if args.rep < 0:
+        raise SystemExit(f"parbench sched-cell: --rep must be >= 0 (got {args.rep})")
     if not Path(args.driver).exists():
         raise SystemExit(f"parbench sched-cell: the driver {args.driver} is not built; build it with "
                          f"`snakemake -c1 sched_build` (or make -C native/sched)")
@@ -94,7 +111,7 @@ def main(args) -> int:
         cfg = pbconfig.load(args.profile, args.overrides)
     except pbconfig.ConfigError as exc:
         raise SystemExit(f"parbench sched-cell: {exc}") from None
-    cell = SchedCell(args.workload, args.scheduler, args.threads)
+    cell = SchedCell(args.workload, args.scheduler, args.threads, args.rep)
     stem = args.out_stem or cell.stem(cfg["profile"])
     Path(stem).parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -104,17 +121,12 @@ def main(args) -> int:
         return 130
     outputs = write_outputs(record, stem)
     keep_history(history_folder(cfg["profile"], cell), outputs.values())
-    head = f"  {cell.workload:<10} {cell.scheduler:<10}"
-    if record["status"] == "ok":
-        for i, line in enumerate(record["console"]):
-            suffix = progress_suffix() if i == len(record["console"]) - 1 else ""
-            print(f"{head} {line}{suffix}")
-    elif record["status"] == "unavailable":
-        print(f"{head} [{cell.threads:02d}] not measured: {record['failure']}")
-    else:
+    if record["status"] == "failed":
         print(f"\nERROR sched {cell.label} failed its verification: {record['failure']}\n"
               f"  recorded as failed in {outputs['record']}", file=sys.stderr)
-        print(f"{head} [{cell.threads:02d}] FAILED: {record['failure']}")
+    lines = console_lines(record, cfg["sched"]["repetitions"])
+    for i, line in enumerate(lines):
+        print(line + (progress_suffix() if record["status"] == "ok" and i == len(lines) - 1 else ""))
     sys.stdout.flush()
     return 0
 
@@ -129,6 +141,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--workload", required=True, help="quicksort or mandelbrot")
     parser.add_argument("--scheduler", required=True, help="sequential, lifo, ws, ws_sync, openmp or tbb")
     parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--rep", type=int, default=0, help="which repetition of the cell this is (from 0; default 0)")
     parser.add_argument("--driver", default=plan.DRIVER, help="the parbench-sched binary")
     parser.add_argument("--out-stem", help="output path stem (default: the pipeline's path for the cell)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. sched.repetitions=5")
