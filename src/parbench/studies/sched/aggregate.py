@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from parbench.provenance import SLURM_KEYS
 from parbench.studies.sched.plan import SCHEDULER_ORDER, WORKLOADS
 
 KEYS = ["workload", "scheduler", "threads"]
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
-              "timestamp_utc"]
+              "timestamp_utc", *SLURM_KEYS]
 COUNTERS = ["steal_success", "steal_fail_empty", "steal_fail_race"]
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
+from parbench.provenance import SLURM_KEYS
 from parbench.progress import format_duration
 from parbench.studies.sigpar.plan import MODES, variant_of
 
@@ -34,7 +35,7 @@ PROVENANCE_COLUMNS = [
     "logical_cores", "physical_cores", "performance_cores", "efficiency_cores", "smt_active", "cpufreq_governor",
     "turbo_enabled", "virtualized", "memory_total_bytes", "os_name", "os_release", "kernel", "python_version",
     "python_implementation", "cryptography_version", "openssl_version", "liboqs_version", "liboqs_python_version",
-    "psutil_version",
+    "psutil_version", *SLURM_KEYS,
 ]
 RESULT_COLUMNS = [
     "analysis_ops", "ops_total", "ops_per_sec", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
