@@ -32,6 +32,22 @@ def export_environment(basedir: str) -> None:
     os.environ["PYTHONPATH"] = src if not current else os.pathsep.join([src, current])
 
 
+# The cores this Snakemake run was given: what a job that claims every core (each study's
+# cells, the builds) asks for as its threads. Exported for resource expressions: the SLURM
+# profile gives such jobs a node of their own (`--exclusive`) without naming their rules.
+CORES_ENV = "PARBENCH_CORES"
+
+
+def export_cores(workflow) -> None:
+    """Export the run's cores as $PARBENCH_CORES (nothing when the run names none, e.g.
+    `--workflow-profile none` without -c: rules that claim every core fail then anyway)."""
+    try:
+        cores = workflow.cores
+    except Exception:  # snakemake's WorkflowError: no --cores given
+        return
+    os.environ[CORES_ENV] = str(cores)
+
+
 class SchedulerChatter(logging.Filter):
     """Drops Snakemake's "Select jobs to execute..." and "Execute N jobs..." lines: with
     the profile's `quiet`, the console then holds the run's header, each cell's line

@@ -14,6 +14,7 @@ from parbench import config as pbconfig
 from parbench import paths, pipeline, studies
 
 pipeline.export_environment(workflow.basedir)
+pipeline.export_cores(workflow)
 
 OVERRIDES = list(config.get("overrides", []))
 try:
