@@ -63,6 +63,23 @@ def quiet_scheduler() -> None:
     logging.getLogger("snakemake.logging").addFilter(SchedulerChatter())
 
 
+# Where Snakemake's SLURM executor writes each job's sbatch log (kept for failed jobs).
+SLURM_LOGS = Path(".snakemake/slurm_logs")
+
+
+def executor_logs(executor: str | None, rule: str, wildcards: list[str], root: Path = SLURM_LOGS) -> list[str]:
+    """The newest log a cluster executor kept of a failed job, where the scheduler says
+    why the job ended (SLURM: "*** JOB 5 ON node1 CANCELLED AT ... ***", "... DUE TO TIME
+    LIMIT ***"), which the job's own log cannot say. Snakemake's SLURM executor writes it
+    to `.snakemake/slurm_logs/rule_<rule>/<wildcard values joined by _>/<job id>.log`.
+    None for other executors (a local job's own log says everything)."""
+    if executor != "slurm":
+        return []
+    folder = root / f"rule_{rule}" / "_".join(wildcards).replace("/", "_")
+    logs = sorted(folder.glob("*.log"), key=lambda p: p.stat().st_mtime)
+    return [str(logs[-1])] if logs else []
+
+
 def explain_failures(failed: list[tuple[str, dict, str, list[str]]], out=None, tail_lines: int = 15) -> None:
     """For each failed job (rule, wildcards, command, log files): what failed, the
     command, where its log is and the log's last lines - what Snakemake's quieted job

@@ -117,10 +117,13 @@ def jobs_to_run():
 
 
 def failed_jobs():
-    """(rule, wildcards, command, logs) of each job that failed in this run."""
+    """(rule, wildcards, command, logs) of each job that failed in this run; under a
+    cluster executor the logs include its log of the job (why SLURM ended it)."""
     scheduler = getattr(workflow, "scheduler", None)
+    executor = getattr(getattr(workflow, "executor_plugin", None), "name", None)
     return [
-        (job.rule.name, dict(job.wildcards_dict), getattr(job, "shellcmd", None) or "", [str(f) for f in job.log])
+        (job.rule.name, dict(job.wildcards_dict), getattr(job, "shellcmd", None) or "",
+         [str(f) for f in job.log] + pipeline.executor_logs(executor, job.rule.name, list(job.wildcards)))
         for job in sorted(getattr(scheduler, "failed", ()), key=lambda j: j.rule.name)
     ]
 
