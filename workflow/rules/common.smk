@@ -87,6 +87,12 @@ def paper_tables(study):
     return [f"{PROCESSED}/{name}.parquet" for name in studies.get(study).paper().TABLES]
 
 
+def all_paper_tables():
+    """Every active study's paper tables: the Method section names the machines their
+    cells ran on."""
+    return [table for study in STUDIES for table in paper_tables(study.name)]
+
+
 def paper_fragments(study):
     return [paths.paper_fragment(study, name) for name in studies.get(study).paper().FRAGMENTS]
 

@@ -80,9 +80,12 @@ def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame
     for record in records:
         key = _key(record)
         row = {**key, "status": record["status"], "failure": record["failure"],
-               "elapsed_sec": record["elapsed_sec"]}
+               "elapsed_sec": record["elapsed_sec"],
+               # the machine the cell ran on: speedups compare cells of one machine only
+               "hostname": record.get("provenance", {}).get("hostname")}
         mine = runs[(runs["workload"] == key["workload"]) & (runs["scheduler"] == key["scheduler"])
-                    & (runs["threads"] == key["threads"])].dropna(subset=["time_s"])
+                    & (runs["threads"] == key["threads"])
+                    & (runs["hostname"].fillna("") == (row["hostname"] or ""))].dropna(subset=["time_s"])
         times = mine["time_s"].tolist()
         row.update(repetitions=len(times),
                    median_time_s=statistics.median(times) if times else None,
@@ -101,16 +104,22 @@ def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame
             row["task_share_cv"] = None
         rows.append(row)
     summary = pd.DataFrame(rows)
+    # (a cell that recorded no hostname is compared with others that recorded none)
+    summary["host_key"] = summary["hostname"].astype(object).where(summary["hostname"].notna(), "")
     ok = summary[summary["status"] == "ok"]
-    seq = ok[ok["scheduler"] == "sequential"].set_index("workload")["median_time_s"]
-    one = ok[ok["threads"] == 1].set_index(["workload", "scheduler"])["median_time_s"]
+    # baselines per machine (hostname): a cell is compared with the sequential and
+    # 1-thread cells measured on the same machine (several with SLURM nodes)
+    seq = ok[ok["scheduler"] == "sequential"].set_index(["workload", "host_key"])["median_time_s"]
+    one = ok[ok["threads"] == 1].set_index(["workload", "scheduler", "host_key"])["median_time_s"]
     summary["speedup_vs_sequential"] = [
-        (seq.get(r.workload) / r.median_time_s) if r.status == "ok" and r.median_time_s and r.workload in seq.index
-        else None for r in summary.itertuples()]
-    summary["speedup_vs_one_thread"] = [
-        (one.get((r.workload, r.scheduler)) / r.median_time_s)
-        if r.status == "ok" and r.median_time_s and (r.workload, r.scheduler) in one.index else None
+        (seq.get((r.workload, r.host_key)) / r.median_time_s)
+        if r.status == "ok" and r.median_time_s and (r.workload, r.host_key) in seq.index else None
         for r in summary.itertuples()]
+    summary["speedup_vs_one_thread"] = [
+        (one.get((r.workload, r.scheduler, r.host_key)) / r.median_time_s)
+        if r.status == "ok" and r.median_time_s and (r.workload, r.scheduler, r.host_key) in one.index else None
+        for r in summary.itertuples()]
+    summary = summary.drop(columns="host_key")
     summary["efficiency"] = [s / t if s is not None and not pd.isna(s) else None
                              for s, t in zip(summary["speedup_vs_sequential"], summary["threads"])]
     order = {"scheduler": {s: i for i, s in enumerate(SCHEDULER_ORDER)},

@@ -1,6 +1,7 @@
 """The sched figures, from the study's tables (`sched_summary`, `sched_runs`,
 `sched_workers`), the rendered frame (`sched_image`, a PPM) and the machine record.
-Only cells with status "ok" are drawn."""
+Only cells with status "ok" are drawn. Cells from several machines (SLURM nodes) are
+told apart by host (parbench.hosts): dash and point shape, or panels of their own."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import altair as alt
 import pandas as pd
 
 from parbench.figures import note, ok_rows
+from parbench.hosts import HOST, host_encoding, several_hosts, split_by_host, with_host
 
 from parbench.studies.sched.plan import SCHEDULER_ORDER
 
@@ -24,22 +26,26 @@ def _thread_axis(frame: pd.DataFrame) -> alt.X:
 
 def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: str, title: str,
                           y_title: str) -> alt.Chart:
-    s = ok_rows(summary[summary["workload"] == workload])
+    s = with_host(ok_rows(summary[summary["workload"] == workload]))
     parallel = s[s["scheduler"] != "sequential"]
     seq = s[s["scheduler"] == "sequential"]
+    by_host = host_encoding(s)
     line = alt.Chart(parallel).mark_line(point=True).encode(
-        x=_thread_axis(parallel), y=alt.Y("median_time_s:Q", title=y_title), color=SCHEDULER_COLOR,
-        tooltip=["scheduler", "threads", alt.Tooltip("median_time_s:Q", format=".4f"),
+        x=_thread_axis(parallel), y=alt.Y("median_time_s:Q", title=y_title), color=SCHEDULER_COLOR, **by_host,
+        tooltip=["scheduler", "threads", HOST, alt.Tooltip("median_time_s:Q", format=".4f"),
                  alt.Tooltip("min_time_s:Q", format=".4f"), alt.Tooltip("max_time_s:Q", format=".4f"),
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f")])
     bars = alt.Chart(parallel).mark_errorbar().encode(
-        x=_thread_axis(parallel), y=alt.Y("min_time_s:Q", title=y_title), y2="max_time_s:Q", color=SCHEDULER_COLOR)
+        x=_thread_axis(parallel), y=alt.Y("min_time_s:Q", title=y_title), y2="max_time_s:Q", color=SCHEDULER_COLOR,
+        detail=f"{HOST}:N")
     layers = [line, bars]
     if len(seq):
+        # one dashed line per machine's sequential run, named by its host when several
+        seq = seq.assign(label=("sequential on " + seq[HOST]) if several_hosts(s) else "sequential")
         rule = alt.Chart(seq).mark_rule(strokeDash=[6, 4], color="#444444").encode(
-            y="median_time_s:Q", tooltip=[alt.Tooltip("median_time_s:Q", title="sequential", format=".4f")])
+            y="median_time_s:Q", tooltip=[alt.Tooltip("median_time_s:Q", title="sequential", format=".4f"), HOST])
         text = alt.Chart(seq).mark_text(align="left", dx=4, dy=-6, color="#444444").encode(
-            y="median_time_s:Q", x=alt.value(0), text=alt.value("sequential"))
+            y="median_time_s:Q", x=alt.value(0), text="label:N")
         layers += [rule, text]
     return alt.layer(*layers).properties(width=420, height=260, title=title)
 
@@ -61,7 +67,7 @@ def mandelbrot_frames(summary: pd.DataFrame, runs: pd.DataFrame, machine: dict) 
 
 
 def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
-    s = ok_rows(summary)
+    s = with_host(ok_rows(summary))
     s = s[s["scheduler"] != "sequential"]
     long = pd.concat([
         s.assign(baseline="against the sequential baseline", speedup=s["speedup_vs_sequential"]),
@@ -69,8 +75,8 @@ def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     ]).dropna(subset=["speedup"])
     base = alt.Chart(long).encode(x=_thread_axis(long))
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("speedup:Q", title="speedup"), color=SCHEDULER_COLOR,
-        tooltip=["workload", "scheduler", "threads", alt.Tooltip("speedup:Q", format=".2f")])
+        y=alt.Y("speedup:Q", title="speedup"), color=SCHEDULER_COLOR, **host_encoding(long),
+        tooltip=["workload", "scheduler", "threads", HOST, alt.Tooltip("speedup:Q", format=".2f")])
     # linear speedup, drawn from the same rows so that every facet gets its own
     diagonal = base.transform_calculate(linear="datum.threads").mark_line(
         strokeDash=[4, 4], color="#999999").encode(y="linear:Q", detail="scheduler:N")
@@ -86,6 +92,7 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     s = s[s["scheduler"].isin(["ws", "ws_sync"]) & (s["threads"] > 1)].dropna(subset=["steal_success"])
     if s.empty:
         return note("Steals", "no multi-threaded work-stealing cell in this run")
+    s = split_by_host(s, "workload")  # a row of panels per machine when several
     long = s.melt(id_vars=["workload", "scheduler", "threads"],
                   value_vars=["steal_success", "steal_fail_empty", "steal_fail_race"],
                   var_name="outcome", value_name="count")

@@ -78,16 +78,18 @@ def cell_row(record: dict) -> dict:
 
 def add_efficiency(cells: pd.DataFrame) -> pd.DataFrame:
     """scaling_efficiency = ops(N) / (N x ops(1)) within each (algorithm, operation, mode,
-    backend)."""
+    backend) and machine (hostname: cells of one profile can run on several SLURM
+    nodes; a cell is compared with the 1-worker cell of its own machine)."""
     cells = cells.copy()
+    cells["host_key"] = cells["hostname"].astype(object).where(cells["hostname"].notna(), "")
     ok = cells["status"] == "ok"
-    base = cells[ok & (cells["workers"] == 1)].set_index(GROUP)["ops_per_sec"]
+    base = cells[ok & (cells["workers"] == 1)].set_index([*GROUP, "host_key"])["ops_per_sec"]
     cells["scaling_efficiency"] = [
         stats.scaling_efficiency(r.ops_per_sec if r.status == "ok" else None, r.workers,
-                                 base.get((r.algorithm, r.operation, r.mode, r.backend)))
+                                 base.get((r.algorithm, r.operation, r.mode, r.backend, r.host_key)))
         for r in cells.itertuples()
     ]
-    return cells
+    return cells.drop(columns="host_key")
 
 
 def cells_table(records: list[dict]) -> pd.DataFrame:

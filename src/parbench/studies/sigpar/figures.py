@@ -3,7 +3,8 @@ the machine record, and returns a chart; only cells with status "ok" are drawn.
 
 Lines and columns are per variant: the mode, or the mode with an extra backend
 (`threading-openssl-cffi`); `native-threads`, no Python in the loop, is the upper bound
-the others are drawn against."""
+the others are drawn against. Cells from several machines (SLURM nodes) get rows of
+panels of their own, one per machine (parbench.hosts)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import altair as alt
 import pandas as pd
 
 from parbench.figures import note, ok_rows
+from parbench.hosts import split_by_host
 
 from parbench.studies.sigpar.algorithms import CATALOG
 from parbench.studies.sigpar.plan import VARIANTS
@@ -31,7 +33,8 @@ VARIANT_DASH = alt.StrokeDash("variant:N", title="mode (backend)", sort=VARIANT_
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
     """Lines against worker count, one panel per family (columns) and operation (rows),
     one colour per algorithm, one dash pattern per variant (mode and backend)."""
-    data = ok_rows(cells)[["algorithm", "family", "operation", "variant", "workers", y]].dropna()
+    data = split_by_host(ok_rows(cells), "operation")
+    data = data[["algorithm", "family", "operation", "variant", "workers", y]].dropna()
     workers = sorted(data["workers"].unique().tolist())
     base = alt.Chart(data).encode(
         x=alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
@@ -62,7 +65,8 @@ def latency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
 
 
 def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
-    data = ok_rows(cells)[["algorithm", "operation", "variant", "workers", "scaling_efficiency"]].dropna()
+    data = split_by_host(ok_rows(cells), "operation")
+    data = data[["algorithm", "operation", "variant", "workers", "scaling_efficiency"]].dropna()
     base = alt.Chart(data).encode(
         x=alt.X("workers:O", title="workers"),
         y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
