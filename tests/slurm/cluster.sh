@@ -6,6 +6,7 @@
 #   tests/slurm/cluster.sh env       the line that points SLURM's commands at this cluster
 #   tests/slurm/cluster.sh status    which daemons run, the node's state, the queue
 #   tests/slurm/cluster.sh stop      cancel every job, stop every daemon, remove the state
+#   tests/slurm/cluster.sh install   only install the Debian packages (make test runs it)
 #
 # What it starts, from Debian's packages (slurm-wlm slurmdbd munge mariadb-server,
 # installed with apt-get when missing): munged (authentication), a MariaDB server
@@ -386,17 +387,24 @@ cmd_status() {
         fi
     done
     if pid_alive "$STATE/run/slurmctld.pid"; then
-        SLURM_CONF=$(conf) sinfo -N -o "node %N: %T, %c CPUs, %m MiB" || true
+        SLURM_CONF=$(conf) sinfo -h -N -o "node %N: %T, %c CPUs, %m MiB" || true
         SLURM_CONF=$(conf) squeue || true
     fi
     echo "state: $STATE"
     ((down == 0))
 }
 
+cmd_install() {
+    need_root
+    install_packages
+    say "SLURM, munge and MariaDB are installed"
+}
+
 case ${1:-} in
+    install) cmd_install ;;
     start) cmd_start ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
     env) cmd_env ;;
-    *) sed -n '5,9p' "$0" >&2; exit 2 ;;
+    *) sed -n '5,10p' "$0" >&2; exit 2 ;;
 esac
