@@ -75,7 +75,7 @@ def test_method_of_a_one_machine_run_says_so_in_one_sentence():
 
 def test_figures_tell_hosts_apart_only_when_there_are_several():
     frame = hosts.with_host(two_host_frame())
-    assert set(hosts.host_encoding(frame)) == {"strokeDash", "shape"}
+    assert set(hosts.host_encoding(frame)) == {"shape", "detail"}
     assert hosts.host_encoding(frame[frame["host"] == "node-a"]) == {}
     split = hosts.split_by_host(two_host_frame().assign(operation="sign"), "operation")
     assert split["operation"].tolist() == ["sign on node-a", "sign on node-a", "sign on node-b"]
@@ -110,7 +110,7 @@ def test_sched_figures_draw_each_host_apart():
     for chart in (sched_figures.time(tables["summary"], tables["runs"], {}),
                   sched_figures.speedup(tables["summary"], {})):
         spec = json.dumps(chart.to_dict())
-        assert '"strokeDash": {"field": "host"' in spec and "node-b" in spec
+        assert '"shape": {"field": "host"' in spec and "node-b" in spec
     spec = json.dumps(sched_figures.time(tables["summary"], tables["runs"], {}).to_dict())
     assert "sequential on node-a" in spec and "sequential on node-b" in spec
     steals = json.dumps(sched_figures.steals(tables["summary"], {}).to_dict())
@@ -121,7 +121,7 @@ def test_sched_figures_of_one_machine_are_unchanged():
     records = [sched_record("quicksort", "sequential", 1, [8.0]), sched_record("quicksort", "ws", 2, [4.0])]
     tables = sched_aggregate.study_tables(records)
     spec = json.dumps(sched_figures.time(tables["summary"], tables["runs"], {}).to_dict())
-    assert '"strokeDash": {"field": "host"' not in spec and '"shape": {"field": "host"' not in spec
+    assert '"shape": {"field": "host"' not in spec
     assert "sequential on" not in spec
 
 

@@ -42,14 +42,15 @@ def several_hosts(frame: pd.DataFrame) -> bool:
 
 
 def host_encoding(frame: pd.DataFrame) -> dict:
-    """Encoding channels that tell hosts apart (dash pattern and point shape), for a line
-    chart of `with_host(frame)`; empty when every row comes from one machine."""
+    """Encoding channels that tell hosts apart in a line chart with points of
+    `with_host(frame)`: a point shape per host (with its legend), and a line per host
+    (`detail`), never one line joining two machines' cells. Empty when every row comes
+    from one machine."""
     import altair as alt
 
     if not several_hosts(frame):
         return {}
-    return {"strokeDash": alt.StrokeDash(f"{HOST}:N", title="host"),
-            "shape": alt.Shape(f"{HOST}:N", title="host")}
+    return {"shape": alt.Shape(f"{HOST}:N", title="host"), "detail": alt.Detail(f"{HOST}:N")}
 
 
 def split_by_host(frame: pd.DataFrame, column: str) -> pd.DataFrame:

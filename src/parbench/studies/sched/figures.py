@@ -72,7 +72,10 @@ def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     long = pd.concat([
         s.assign(baseline="against the sequential baseline", speedup=s["speedup_vs_sequential"]),
         s.assign(baseline="against its own 1-thread run", speedup=s["speedup_vs_one_thread"]),
-    ]).dropna(subset=["speedup"])
+    ])
+    # rows without a speedup stay (they draw nothing): a (workload, baseline) panel with
+    # none at all would otherwise be missing from the facet grid and shift its headers
+    # (e.g. no baseline on a cell's own machine)
     base = alt.Chart(long).encode(x=_thread_axis(long))
     lines = base.mark_line(point=True).encode(
         y=alt.Y("speedup:Q", title="speedup"), color=SCHEDULER_COLOR, **host_encoding(long),
