@@ -69,12 +69,11 @@ def run_snakemake(workdir, *args, timeout=1200, **kw):
                           text=True, timeout=timeout, **kw)
 
 
-@pytest.fixture(scope="session")
-def smoke_checkout(tmp_path_factory):
-    """The checkout's files (tracked and not ignored), copied as a fresh clone would have them."""
+def _copy_checkout(dest: Path) -> Path:
+    """The checkout's files (tracked and not ignored), copied into `dest` as a fresh clone
+    would have them."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             cwd=REPO, capture_output=True, check=True).stdout.decode().split("\0")
-    dest = tmp_path_factory.mktemp("checkout")
     for rel in filter(None, listed):
         src = REPO / rel
         if src.is_file():
@@ -82,6 +81,19 @@ def smoke_checkout(tmp_path_factory):
             (dest / rel).write_bytes(src.read_bytes())
             (dest / rel).chmod(src.stat().st_mode)
     return dest
+
+
+@pytest.fixture(scope="session")
+def smoke_checkout(tmp_path_factory):
+    """The checkout's files (tracked and not ignored), copied as a fresh clone would have them."""
+    return _copy_checkout(tmp_path_factory.mktemp("checkout"))
+
+
+@pytest.fixture(scope="session")
+def fresh_checkout(tmp_path_factory):
+    """Makes another fresh copy of the checkout (call it), for a test that runs the pipeline
+    its own way (another executor, say) apart from the shared smoke run."""
+    return lambda: _copy_checkout(tmp_path_factory.mktemp("checkout"))
 
 
 def _sigpar_cells(workdir):

@@ -19,10 +19,12 @@ from parbench.provenance import (
     GIT_KEYS,
     LIBRARY_KEYS,
     MACHINE_KEYS,
+    SLURM_KEYS,
     collect,
     collect_git,
     collect_libraries,
     collect_machine,
+    collect_slurm,
     config_hash,
 )
 
@@ -252,7 +254,7 @@ def test_config_hash_canonical():
 def test_collect_is_flat_and_complete(tmp_path):
     cfg = {"workers": [1, 2], "name": "t"}
     md = collect(cfg, tmp_path)
-    for key in (*MACHINE_KEYS, *LIBRARY_KEYS, *GIT_KEYS, "timestamp_utc", "config_hash"):
+    for key in (*MACHINE_KEYS, *LIBRARY_KEYS, *GIT_KEYS, *SLURM_KEYS, "timestamp_utc", "config_hash"):
         assert key in md, key
     assert not any(isinstance(v, (dict, list)) for v in md.values())
     stamp = dt.datetime.fromisoformat(md["timestamp_utc"])
@@ -266,3 +268,37 @@ def test_collect_on_this_checkout():
     if shutil.which("git") and (repo / ".git").exists():
         assert md["git_dirty"] in (True, False)
     assert isinstance(md["logical_cores"], int)
+
+
+# ---------------------------------------------------------------------- collect_slurm
+
+# what srun gives a job step (the cell's process under Snakemake's SLURM executor)
+SLURM_STEP_ENV = {"SLURM_JOB_ID": "4711", "SLURMD_NODENAME": "node07", "SLURM_JOB_PARTITION": "compute",
+                  "SLURM_CLUSTER_NAME": "hpc", "SLURM_CPUS_ON_NODE": "64", "SLURM_STEP_ID": "0", "PATH": "/usr/bin"}
+
+
+def test_slurm_job_and_node_of_a_job_step():
+    md = collect_slurm(SLURM_STEP_ENV)
+    assert md == {"slurm_job_id": "4711", "slurm_node": "node07", "slurm_partition": "compute",
+                  "slurm_cluster": "hpc", "slurm_cpus_on_node": 64}
+
+
+def test_slurm_keys_are_null_outside_slurm():
+    assert collect_slurm({"PATH": "/usr/bin"}) == dict.fromkeys(SLURM_KEYS)
+    # a variable left over without a job id (a login shell's SLURM_CLUSTER_NAME) says nothing
+    assert collect_slurm({"SLURM_CLUSTER_NAME": "hpc", "SLURMD_NODENAME": ""}) == dict.fromkeys(SLURM_KEYS)
+
+
+def test_slurm_partial_environment_keeps_what_it_has():
+    md = collect_slurm({"SLURM_JOB_ID": "12", "SLURM_CPUS_ON_NODE": "not-a-number"})
+    assert md["slurm_job_id"] == "12" and md["slurm_node"] is None and md["slurm_cpus_on_node"] is None
+
+
+def test_collect_records_the_slurm_job_it_runs_in(tmp_path, monkeypatch):
+    for var in ("SLURM_JOB_ID", "SLURMD_NODENAME", "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME", "SLURM_CPUS_ON_NODE"):
+        monkeypatch.delenv(var, raising=False)
+    assert collect({}, tmp_path)["slurm_job_id"] is None
+    monkeypatch.setenv("SLURM_JOB_ID", "99")
+    monkeypatch.setenv("SLURMD_NODENAME", "n1")
+    md = collect({}, tmp_path)
+    assert (md["slurm_job_id"], md["slurm_node"]) == ("99", "n1")

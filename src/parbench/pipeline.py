@@ -35,6 +35,22 @@ def export_environment(basedir: str) -> None:
     os.environ["PYTHONPATH"] = src if not current else os.pathsep.join([src, current])
 
 
+# The cores this Snakemake run was given: what a job that claims every core (each study's
+# cells, the builds) asks for as its threads. Exported for resource expressions: the SLURM
+# profile gives such jobs a node of their own (`--exclusive`) without naming their rules.
+CORES_ENV = "PARBENCH_CORES"
+
+
+def export_cores(workflow) -> None:
+    """Export the run's cores as $PARBENCH_CORES (nothing when the run names none, e.g.
+    `--workflow-profile none` without -c: rules that claim every core fail then anyway)."""
+    try:
+        cores = workflow.cores
+    except Exception:  # snakemake's WorkflowError: no --cores given
+        return
+    os.environ[CORES_ENV] = str(cores)
+
+
 class SchedulerChatter(logging.Filter):
     """Drops Snakemake's "Select jobs to execute..." and "Execute N jobs..." lines: with
     the profile's `quiet`, the console then holds the run's header, each cell's line
@@ -48,6 +64,23 @@ class SchedulerChatter(logging.Filter):
 
 def quiet_scheduler() -> None:
     logging.getLogger("snakemake.logging").addFilter(SchedulerChatter())
+
+
+# Where Snakemake's SLURM executor writes each job's sbatch log (kept for failed jobs).
+SLURM_LOGS = Path(".snakemake/slurm_logs")
+
+
+def executor_logs(executor: str | None, rule: str, wildcards: list[str], root: Path = SLURM_LOGS) -> list[str]:
+    """The newest log a cluster executor kept of a failed job, where the scheduler says
+    why the job ended (SLURM: "*** JOB 5 ON node1 CANCELLED AT ... ***", "... DUE TO TIME
+    LIMIT ***"), which the job's own log cannot say. Snakemake's SLURM executor writes it
+    to `.snakemake/slurm_logs/rule_<rule>/<wildcard values joined by _>/<job id>.log`.
+    None for other executors (a local job's own log says everything)."""
+    if executor != "slurm":
+        return []
+    folder = root / f"rule_{rule}" / "_".join(wildcards).replace("/", "_")
+    logs = sorted(folder.glob("*.log"), key=lambda p: p.stat().st_mtime)
+    return [str(logs[-1])] if logs else []
 
 
 def explain_failures(failed: list[tuple[str, dict, str, list[str]]], out=None, tail_lines: int = 15) -> None:

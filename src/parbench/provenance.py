@@ -4,7 +4,8 @@ Each ``collect_*`` helper adds keys to one flat dict and shrugs off a missing /p
 sysfs file, a missing command or a missing package: the key is then ``None``. Linux
 facts are read below an injectable ``root`` (tests pass a canned tree); macOS facts come
 from ``sysctl``/``sw_vers`` through an injectable ``run`` callable (tests pass canned
-output). ``collect(cfg, repo_dir)`` merges everything for one run.
+output); the batch job a process runs in (SLURM) from an injectable environment.
+``collect(cfg, repo_dir)`` merges everything for one run.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ __all__ = [
     "MACHINE_KEYS",
     "LIBRARY_KEYS",
     "GIT_KEYS",
+    "SLURM_KEYS",
     "collect_machine",
     "collect_libraries",
     "collect_git",
+    "collect_slurm",
     "config_hash",
     "collect",
     "parse_sysctl",
@@ -87,6 +90,17 @@ LIBRARY_KEYS = (
 )
 
 GIT_KEYS = ("git_commit", "git_dirty")
+
+# The SLURM job a process runs in: key -> the variable SLURM sets in a job's (and its
+# steps') environment. All None outside SLURM.
+_SLURM_VARIABLES = {
+    "slurm_job_id": "SLURM_JOB_ID",
+    "slurm_node": "SLURMD_NODENAME",
+    "slurm_partition": "SLURM_JOB_PARTITION",
+    "slurm_cluster": "SLURM_CLUSTER_NAME",
+    "slurm_cpus_on_node": "SLURM_CPUS_ON_NODE",
+}
+SLURM_KEYS = tuple(_SLURM_VARIABLES)
 
 # ARM "CPU implementer" codes in /proc/cpuinfo (arch/arm64/include/asm/cputype.h).
 _ARM_IMPLEMENTERS = {
@@ -427,6 +441,22 @@ def collect_git(
     return md
 
 
+# ---------------------------------------------------------------------------- slurm
+
+
+def collect_slurm(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The SLURM job this process runs in: slurm_job_id (as SLURM prints it, a string),
+    slurm_node (the node's name), slurm_partition, slurm_cluster and slurm_cpus_on_node
+    (the CPUs the job holds there: all of them for an --exclusive job); every key None
+    when the process does not run under SLURM. ``environ`` defaults to os.environ."""
+    environ = os.environ if environ is None else environ
+    md: dict[str, Any] = {key: environ.get(var) or None for key, var in _SLURM_VARIABLES.items()}
+    if md["slurm_job_id"] is None:  # a stray variable outside a job says nothing
+        return dict.fromkeys(SLURM_KEYS)
+    md["slurm_cpus_on_node"] = _to_int(md["slurm_cpus_on_node"])
+    return md
+
+
 # --------------------------------------------------------------------------- config
 
 
@@ -440,7 +470,8 @@ def config_hash(cfg: Mapping[str, Any]) -> str:
 
 
 def collect(cfg: Mapping[str, Any], repo_dir: str | os.PathLike) -> dict[str, Any]:
-    """One flat provenance dict: timestamp_utc, config_hash, machine, libraries, git."""
+    """One flat provenance dict: timestamp_utc, config_hash, machine, libraries, git, and
+    the SLURM job (null keys outside SLURM)."""
     md: dict[str, Any] = {
         "timestamp_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "config_hash": config_hash(cfg),
@@ -448,4 +479,5 @@ def collect(cfg: Mapping[str, Any], repo_dir: str | os.PathLike) -> dict[str, An
     md.update(collect_machine())
     md.update(collect_libraries())
     md.update(collect_git(repo_dir))
+    md.update(collect_slurm())
     return md

@@ -14,6 +14,7 @@ from parbench import config as pbconfig
 from parbench import paths, pipeline, studies
 
 pipeline.export_environment(workflow.basedir)
+pipeline.export_cores(workflow)
 
 OVERRIDES = list(config.get("overrides", []))
 try:
@@ -86,6 +87,12 @@ def paper_tables(study):
     return [f"{PROCESSED}/{name}.parquet" for name in studies.get(study).paper().TABLES]
 
 
+def all_paper_tables():
+    """Every active study's paper tables: the Method section names the machines their
+    cells ran on."""
+    return [table for study in STUDIES for table in paper_tables(study.name)]
+
+
 def paper_fragments(study):
     return [paths.paper_fragment(study, name) for name in studies.get(study).paper().FRAGMENTS]
 
@@ -116,10 +123,13 @@ def jobs_to_run():
 
 
 def failed_jobs():
-    """(rule, wildcards, command, logs) of each job that failed in this run."""
+    """(rule, wildcards, command, logs) of each job that failed in this run; under a
+    cluster executor the logs include its log of the job (why SLURM ended it)."""
     scheduler = getattr(workflow, "scheduler", None)
+    executor = getattr(getattr(workflow, "executor_plugin", None), "name", None)
     return [
-        (job.rule.name, dict(job.wildcards_dict), getattr(job, "shellcmd", None) or "", [str(f) for f in job.log])
+        (job.rule.name, dict(job.wildcards_dict), getattr(job, "shellcmd", None) or "",
+         [str(f) for f in job.log] + pipeline.executor_logs(executor, job.rule.name, list(job.wildcards)))
         for job in sorted(getattr(scheduler, "failed", ()), key=lambda j: j.rule.name)
     ]
 

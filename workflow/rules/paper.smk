@@ -6,6 +6,8 @@
 rule paper_sources:
     input:
         machine=MACHINE,
+        # the machines the cells ran on, from their provenance (several with SLURM nodes)
+        tables=all_paper_tables(),
     output:
         multiext(f"{paths.PAPER_GENERATED}/", "run.md", "studies.md", "reproduce.md"),
     log:
@@ -16,7 +18,7 @@ rule paper_sources:
     conda:
         CONDA_ENV
     shell:
-        "{params.parbench} paper-sources --machine {input.machine} --out-dir {params.out_dir} > {log} 2>&1"
+        "{params.parbench} paper-sources --machine {input.machine} --out-dir {params.out_dir} {input.tables} > {log} 2>&1"
 
 
 rule report_run:

@@ -27,9 +27,25 @@ def sources(args) -> int:
     from parbench.paper.sources import shared_parts
 
     machine = json.loads(Path(args.machine).read_text())
-    for name, text in shared_parts(machine).items():
+    for name, text in shared_parts(machine, study_tables(args.tables)).items():
         print(f"paper: wrote {_write(Path(args.out_dir) / name, text)}")
     return 0
+
+
+def study_tables(paths: list[str]) -> dict:
+    """study -> the rows of its tables among `paths` (processed Parquet files, named by
+    the studies' paper modules' TABLES), concatenated; for the machines the cells ran on."""
+    import pandas as pd
+
+    from parbench import studies
+
+    owner = {table: s.name for s in studies.registered() for table in s.paper().TABLES}
+    frames: dict[str, list] = {}
+    for path in paths:
+        study = owner.get(Path(path).stem)
+        if study is not None:
+            frames.setdefault(study, []).append(pd.read_parquet(path))
+    return {study: pd.concat(f, ignore_index=True) for study, f in frames.items()}
 
 
 def fragments(args) -> int:
@@ -65,6 +81,7 @@ def add_commands(sub) -> None:
     p = sub.add_parser("paper-sources", help="write the paper's shared generated parts")
     p.add_argument("--machine", required=True, help="machine.json of the run")
     p.add_argument("--out-dir", required=True)
+    p.add_argument("tables", nargs="*", help="the studies' processed tables: the machines their cells ran on")
     p.set_defaults(func=sources)
 
     p = sub.add_parser("paper-fragments", help="write one study's generated parts of the paper")

@@ -3,7 +3,8 @@ section (the machine, its software, its noise and telemetry), the list of study 
 this run includes, and how to reproduce the run. Each study writes its own parts (its
 paper module, `parbench paper-fragments`).
 
-Every number here is computed from the machine record; nothing is typed by hand.
+Every number here is computed from the machine record and, for the machines the cells
+ran on, from the studies' tables (parbench.hosts); nothing is typed by hand.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from parbench import paths, studies
+from parbench import hosts, paths, studies
 from parbench.paper.format import fmt_num, fmt_pct, md_table
 
 
-def run_section(machine: dict) -> str:
+def run_section(machine: dict, tables: dict[str, pd.DataFrame] | None = None) -> str:
+    """The Method section; `tables` (study -> its tables' rows) name the machines the
+    cells ran on."""
     m, lib, git = machine["machine"], machine["libraries"], machine["git"]
     caps = machine["capabilities"]
     cores = m.get("logical_cores")
@@ -38,6 +41,9 @@ def run_section(machine: dict) -> str:
         + f"; the composed configuration hashes to `{machine['config_hash']}`.",
         "",
     ]
+    where = hosts.machines_paragraph(tables or {}, machine)
+    if where:
+        lines += [where, ""]
     stab = machine.get("cpu_stability")
     if stab:
         lines += [
@@ -96,6 +102,6 @@ def reproduce_section(machine: dict) -> str:
     ])
 
 
-def shared_parts(machine: dict) -> dict[str, str]:
-    return {"run.md": run_section(machine), "studies.md": studies_index(machine),
+def shared_parts(machine: dict, tables: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
+    return {"run.md": run_section(machine, tables), "studies.md": studies_index(machine),
             "reproduce.md": reproduce_section(machine)}

@@ -28,11 +28,12 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
+from parbench.provenance import SLURM_KEYS
 from parbench.studies.sched.plan import SCHEDULER_ORDER, WORKLOADS
 
 KEYS = ["workload", "scheduler", "threads"]
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
-              "timestamp_utc"]
+              "timestamp_utc", *SLURM_KEYS]
 COUNTERS = ["steal_success", "steal_fail_empty", "steal_fail_race"]
 # A repetition's status, worst first: a cell takes its worst repetition's.
 STATUS_ORDER = ["failed", "unavailable", "ok"]
@@ -97,29 +98,41 @@ def worker_rows(record: dict) -> list[dict]:
     return rows
 
 
+# A cell per machine: cells of one profile can run on several SLURM nodes, and a cell is
+# compared with the baselines measured on its own machine ("" where no hostname was
+# recorded).
+CELL = [*KEYS, "host_key"]
+
+
+def _host_key(frame: pd.DataFrame) -> pd.Series:
+    if "hostname" not in frame:
+        return pd.Series("", index=frame.index, dtype=object)
+    return frame["hostname"].astype(object).where(frame["hostname"].notna(), "")
+
+
 def rep_times(runs: pd.DataFrame) -> dict[tuple, list[float]]:
-    """(workload, scheduler, threads) -> the time of each repetition that passed: the
-    median of its timed sorts or frames."""
-    ok = runs[runs["status"] == "ok"].dropna(subset=["time_s"])
-    per_rep = ok.groupby([*KEYS, "rep"])["time_s"].median().reset_index()
-    return {key: f["time_s"].tolist() for key, f in per_rep.groupby(KEYS)}
+    """(workload, scheduler, threads, host) -> the time of each repetition that passed:
+    the median of its timed sorts or frames."""
+    ok = runs[runs["status"] == "ok"].dropna(subset=["time_s"]).assign(host_key=lambda f: _host_key(f))
+    per_rep = ok.groupby([*CELL, "rep"])["time_s"].median().reset_index()
+    return {key: f["time_s"].tolist() for key, f in per_rep.groupby(CELL)}
 
 
 def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.DataFrame,
               times_by_cell: dict) -> dict:
-    workload, scheduler, threads = key
+    workload, scheduler, threads, host = key
     statuses = [r["status"] for r in group]
     worst = min(statuses, key=STATUS_ORDER.index)
     first_bad = next(r for r in sorted(group, key=_rep) if r["status"] == worst)
     failure = first_bad["failure"] if worst != "ok" else None
     if failure is not None and len(group) > 1:
         failure = f"repetition {_rep(first_bad)}: {failure}"
-    row = {**_key(group[0]), "status": worst, "failure": failure,
+    row = {**_key(group[0]), "hostname": host or None, "status": worst, "failure": failure,
            "repetitions": len(group), "repetitions_ok": statuses.count("ok"),
            "started_unix": min(r.get("started_unix") or 0 for r in group),
            "elapsed_sec": sum(r["elapsed_sec"] for r in group)}
     mine = runs[(runs["workload"] == workload) & (runs["scheduler"] == scheduler) & (runs["threads"] == threads)
-                & (runs["status"] == "ok")].dropna(subset=["time_s"])
+                & (runs["status"] == "ok") & (_host_key(runs) == host)].dropna(subset=["time_s"])
     per_rep = times_by_cell.get(key, []) if worst == "ok" else []
     times = mine["time_s"].tolist() if worst == "ok" else []
     lo, hi = stats.bootstrap_median_ci(per_rep, CONFIDENCE, seed=_seed("time", *key))
@@ -156,15 +169,17 @@ def _ratio(numerator: list[float] | None, denominator: list[float], scale: float
 def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame) -> pd.DataFrame:
     by_cell: dict[tuple, list[dict]] = {}
     for record in records:
-        by_cell.setdefault(tuple(record["cell"][k] for k in KEYS), []).append(record)
+        host = record.get("provenance", {}).get("hostname") or ""
+        by_cell.setdefault((*(record["cell"][k] for k in KEYS), host), []).append(record)
     times_by_cell = rep_times(runs)
     summary = pd.DataFrame([_cell_row(key, group, runs, workers, times_by_cell) for key, group in by_cell.items()])
-    ok = {tuple(k) for k in summary.loc[summary["status"] == "ok", KEYS].itertuples(index=False)}
+    summary["host_key"] = _host_key(summary)
+    ok = {tuple(k) for k in summary.loc[summary["status"] == "ok", CELL].itertuples(index=False)}
     columns = {"speedup_vs_sequential": [], "speedup_vs_one_thread": [], "efficiency": []}
     for r in summary.itertuples():
-        key = (r.workload, r.scheduler, r.threads)
+        key = (r.workload, r.scheduler, r.threads, r.host_key)
         mine = times_by_cell.get(key) if key in ok else None
-        seq_key, one_key = (r.workload, "sequential", 1), (r.workload, r.scheduler, 1)
+        seq_key, one_key = (r.workload, "sequential", 1, r.host_key), (r.workload, r.scheduler, 1, r.host_key)
         seq = times_by_cell.get(seq_key, []) if seq_key in ok else []
         one = times_by_cell.get(one_key, []) if one_key in ok else []
         # a speedup is base / time: the base's repetitions are the numerator; a cell
@@ -178,6 +193,7 @@ def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame
                 columns[name].append((1.0 / scale, None, None))
             else:
                 columns[name].append(_ratio(base, mine, scale, name, *key))
+    summary = summary.drop(columns="host_key")
     for name, values in columns.items():
         summary[name] = [v[0] for v in values]
         summary[f"{name}_ci_low"] = [v[1] for v in values]

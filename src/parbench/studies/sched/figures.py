@@ -3,7 +3,9 @@
 explorer zoom's strip of frames (`sched_fracsteal_strip`, a PPM) and the machine record.
 Only cells with status "ok" are drawn. A point is the median over the cell's repetitions;
 its bar or band, the 95% bootstrap interval (none with a single repetition). The
-explorer's zoom is measured once and drawn frame by frame."""
+explorer's zoom is measured once and drawn frame by frame. Cells from several machines
+(SLURM nodes) are told apart by host (parbench.hosts): point shape and a line each, or
+panels of their own."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import altair as alt
 import pandas as pd
 
 from parbench.figures import note, ok_rows
+from parbench.hosts import HOST, host_encoding, several_hosts, split_by_host, with_host
 
 from parbench.studies.sched.plan import SCHEDULER_ORDER
 
@@ -37,12 +40,13 @@ def _with_intervals(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
 
 def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: str, title: str,
                           y_title: str) -> alt.Chart:
-    s = _with_intervals(ok_rows(summary[summary["workload"] == workload]), "median_time_s")
+    s = with_host(_with_intervals(ok_rows(summary[summary["workload"] == workload]), "median_time_s"))
     parallel = s[s["scheduler"] != "sequential"]
     seq = s[s["scheduler"] == "sequential"]
     line = alt.Chart(parallel).mark_line(point=True).encode(
         x=_thread_axis(parallel), y=alt.Y("median_time_s:Q", title=y_title), color=SCHEDULER_COLOR,
-        tooltip=["scheduler", "threads", alt.Tooltip("repetitions:Q", title="repetitions"),
+        **host_encoding(s),
+        tooltip=["scheduler", "threads", HOST, alt.Tooltip("repetitions:Q", title="repetitions"),
                  alt.Tooltip("median_time_s:Q", format=".4f"),
                  alt.Tooltip("median_time_s_ci_low:Q", format=".4f", title="95% CI low"),
                  alt.Tooltip("median_time_s_ci_high:Q", format=".4f", title="95% CI high"),
@@ -51,9 +55,11 @@ def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: s
     # the bars are drawn only where there is an interval (two repetitions or more)
     bars = alt.Chart(parallel).transform_filter("isValid(datum.median_time_s_ci_low)").mark_errorbar(
         ticks=True).encode(x=_thread_axis(parallel), y=alt.Y("median_time_s_ci_low:Q", title=y_title),
-                           y2="median_time_s_ci_high:Q", color=SCHEDULER_COLOR)
+                           y2="median_time_s_ci_high:Q", color=SCHEDULER_COLOR, detail=f"{HOST}:N")
     layers = [line, bars]
     if len(seq):
+        # one dashed line per machine's sequential run, named by its host when several
+        seq = seq.assign(label=("sequential on " + seq[HOST]) if several_hosts(s) else "sequential")
         band = alt.Chart(seq).transform_filter("isValid(datum.median_time_s_ci_low)").mark_rect(
             color="#444444", opacity=0.12).encode(y="median_time_s_ci_low:Q", y2="median_time_s_ci_high:Q")
         rule = alt.Chart(seq).mark_rule(strokeDash=[6, 4], color="#444444").encode(
@@ -62,7 +68,7 @@ def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: s
                                           alt.Tooltip("median_time_s_ci_high:Q", title="95% CI high",
                                                       format=".4f")])
         text = alt.Chart(seq).mark_text(align="left", dx=4, dy=-6, color="#444444").encode(
-            y="median_time_s:Q", x=alt.value(0), text=alt.value("sequential"))
+            y="median_time_s:Q", x=alt.value(0), text="label:N")
         layers += [band, rule, text]
     return alt.layer(*layers).properties(width=420, height=260, title=title)
 
@@ -86,7 +92,7 @@ def mandelbrot_frames(summary: pd.DataFrame, runs: pd.DataFrame, machine: dict) 
 
 
 def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
-    s = _with_intervals(ok_rows(summary), "speedup_vs_sequential", "speedup_vs_one_thread")
+    s = with_host(_with_intervals(ok_rows(summary), "speedup_vs_sequential", "speedup_vs_one_thread"))
     s = s[s["scheduler"] != "sequential"]
     long = pd.concat([
         s.assign(baseline="against the sequential baseline", speedup=s["speedup_vs_sequential"],
@@ -96,12 +102,12 @@ def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     ]).dropna(subset=["speedup"])
     base = alt.Chart(long).encode(x=_thread_axis(long))
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("speedup:Q", title="speedup"), color=SCHEDULER_COLOR,
-        tooltip=["workload", "scheduler", "threads", alt.Tooltip("speedup:Q", format=".2f"),
+        y=alt.Y("speedup:Q", title="speedup"), color=SCHEDULER_COLOR, **host_encoding(long),
+        tooltip=["workload", "scheduler", "threads", HOST, alt.Tooltip("speedup:Q", format=".2f"),
                  alt.Tooltip("speedup_ci_low:Q", format=".2f", title="95% CI low"),
                  alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high")])
     bands = base.transform_filter("isValid(datum.speedup_ci_low)").mark_area(opacity=0.18).encode(
-        y="speedup_ci_low:Q", y2="speedup_ci_high:Q", color=SCHEDULER_COLOR)
+        y="speedup_ci_low:Q", y2="speedup_ci_high:Q", color=SCHEDULER_COLOR, detail=f"{HOST}:N")
     # linear speedup, drawn from the same rows so that every facet gets its own
     diagonal = base.transform_calculate(linear="datum.threads").mark_line(
         strokeDash=[4, 4], color="#999999").encode(y="linear:Q", detail="scheduler:N")
@@ -118,6 +124,7 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     s = s[s["scheduler"].isin(["ws", "ws_sync"]) & (s["threads"] > 1)].dropna(subset=["steal_success"])
     if s.empty:
         return note("Steals", "no multi-threaded work-stealing cell in this run")
+    s = split_by_host(s, "workload")  # a row of panels per machine when several
     long = s.melt(id_vars=["workload", "scheduler", "threads"],
                   value_vars=["steal_success", "steal_fail_empty", "steal_fail_race"],
                   var_name="outcome", value_name="count")

@@ -31,6 +31,7 @@ import pandas as pd
 
 from parbench import stats
 from parbench.progress import format_duration
+from parbench.provenance import SLURM_KEYS
 from parbench.studies.sigpar.plan import MODES, variant_of
 
 KEYS = ["algorithm", "operation", "mode", "workers", "backend"]
@@ -41,7 +42,7 @@ PROVENANCE_COLUMNS = [
     "logical_cores", "physical_cores", "performance_cores", "efficiency_cores", "smt_active", "cpufreq_governor",
     "turbo_enabled", "virtualized", "memory_total_bytes", "os_name", "os_release", "kernel", "python_version",
     "python_implementation", "cryptography_version", "openssl_version", "liboqs_version", "liboqs_python_version",
-    "psutil_version",
+    "psutil_version", *SLURM_KEYS,
 ]
 RESULT_COLUMNS = [
     "analysis_ops", "ops_total", "ops_per_sec", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
@@ -153,33 +154,47 @@ def add_efficiency(cells: pd.DataFrame, reps: pd.DataFrame | None = None) -> pd.
     operation, mode, backend), with its 95% bootstrap interval from the repetitions of
     both cells (`reps`; none with a single repetition)."""
     cells = cells.copy()
+    # a cell is compared with the 1-worker cell of its own machine (cells of one profile
+    # can run on several SLURM nodes)
+    cells["host_key"] = _host_key(cells)
     ok = cells["status"] == "ok"
-    base = cells[ok & (cells["workers"] == 1)].set_index(GROUP)["ops_per_sec"]
+    base = cells[ok & (cells["workers"] == 1)].set_index([*GROUP, "host_key"])["ops_per_sec"]
     cells["scaling_efficiency"] = [
         stats.scaling_efficiency(r.ops_per_sec if r.status == "ok" else None, r.workers,
-                                 base.get((r.algorithm, r.operation, r.mode, r.backend)))
+                                 base.get((r.algorithm, r.operation, r.mode, r.backend, r.host_key)))
         for r in cells.itertuples()
     ]
     lows, highs = [], []
-    rates = {} if reps is None else {key: f["ops_per_sec"].dropna().tolist()
-                                     for key, f in reps[reps["status"] == "ok"].groupby(KEYS)}
+    rates = {}
+    if reps is not None:
+        good = reps[reps["status"] == "ok"].assign(host_key=lambda f: _host_key(f))
+        rates = {key: f["ops_per_sec"].dropna().tolist() for key, f in good.groupby([*KEYS, "host_key"])}
     for r in cells.itertuples():
         lo = hi = None
         if r.status == "ok" and r.workers > 1 and r.scaling_efficiency is not None:
-            at_n = rates.get((r.algorithm, r.operation, r.mode, r.workers, r.backend), [])
-            at_1 = rates.get((r.algorithm, r.operation, r.mode, 1, r.backend), [])
+            at_n = rates.get((r.algorithm, r.operation, r.mode, r.workers, r.backend, r.host_key), [])
+            at_1 = rates.get((r.algorithm, r.operation, r.mode, 1, r.backend, r.host_key), [])
             lo, hi = stats.bootstrap_ratio_ci(at_n, at_1, scale=r.workers, confidence=CONFIDENCE,
                                               seed=_seed(r.algorithm, r.operation, r.mode, r.workers, r.backend))
         lows.append(lo)
         highs.append(hi)
     cells["scaling_efficiency_ci_low"], cells["scaling_efficiency_ci_high"] = lows, highs
-    return cells
+    return cells.drop(columns="host_key")
+
+
+def _host_key(frame: pd.DataFrame) -> pd.Series:
+    """The machine of each row ("" where no hostname was recorded)."""
+    if "hostname" not in frame:
+        return pd.Series("", index=frame.index, dtype=object)
+    return frame["hostname"].astype(object).where(frame["hostname"].notna(), "")
 
 
 def cells_table(records: list[dict], min_ops_per_worker: int = MIN_OPS_PER_WORKER) -> pd.DataFrame:
     """One row per cell, summarizing its repetitions (see the module's docstring)."""
     reps = reps_table(records, min_ops_per_worker)
-    cells = pd.DataFrame([_summarize(f) for _, f in reps.groupby(KEYS, sort=False)])
+    # one cell per machine it was measured on
+    groups = reps.assign(host_key=_host_key(reps)).groupby([*KEYS, "host_key"], sort=False)
+    cells = pd.DataFrame([_summarize(f.drop(columns="host_key")) for _, f in groups])
     return _sorted(add_efficiency(cells, reps), KEYS)
 
 

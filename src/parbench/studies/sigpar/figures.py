@@ -14,6 +14,7 @@ import pandas as pd
 
 from parbench import stats
 from parbench.figures import note, ok_rows
+from parbench.hosts import split_by_host
 
 from parbench.studies.sigpar.algorithms import CATALOG
 from parbench.studies.sigpar.plan import VARIANTS
@@ -35,7 +36,7 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
     """Lines against worker count, one panel per family (rows) and operation (columns),
     one colour per algorithm, one dash pattern per variant (mode and backend)."""
     bounds = [f"{y}_ci_low", f"{y}_ci_high"]
-    data = ok_rows(cells)
+    data = split_by_host(ok_rows(cells), "operation")
     for b in bounds:  # a figure drawn from a column without an interval draws no bars
         if b not in data:
             data = data.assign(**{b: None})
@@ -79,7 +80,7 @@ def latency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
 def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     columns = ["algorithm", "operation", "variant", "workers", "scaling_efficiency", "scaling_efficiency_ci_low",
                "scaling_efficiency_ci_high"]
-    data = ok_rows(cells).reindex(columns=columns).dropna(subset=["scaling_efficiency"])
+    data = split_by_host(ok_rows(cells), "operation").reindex(columns=columns).dropna(subset=["scaling_efficiency"])
     data["interval"] = [f"{lo:.2f}–{hi:.2f}" if pd.notna(lo) and pd.notna(hi) else ""
                         for lo, hi in zip(data["scaling_efficiency_ci_low"], data["scaling_efficiency_ci_high"])]
     base = alt.Chart(data).encode(

@@ -1,0 +1,109 @@
+"""The machines a profile's cells ran on, read from the cells' own provenance columns
+(`hostname`, `cpu_model`, `logical_cores`) in the tidy tables, not from the one machine
+record of the run: a profile measured on several nodes (SLURM cells spread over a
+partition, or several hosts measuring into one `data/` tree) has cells from each.
+
+Used by the paper's Method section (`machines_paragraph`) and by figures, which tell the
+machines apart only when there is more than one (`several_hosts`, `host_encoding`,
+`split_by_host`), so that a one-machine run draws exactly as before. Any study whose
+tables carry those columns is covered without naming it here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from parbench.paper.format import md_table
+
+HOST_COLUMNS = ("hostname", "cpu_model", "logical_cores")
+# the label of a row whose cell recorded no hostname
+UNKNOWN_HOST = "unknown host"
+# the column figures draw the host from
+HOST = "host"
+
+
+def host_labels(frame: pd.DataFrame) -> pd.Series:
+    """Each row's host: its hostname, or UNKNOWN_HOST where none was recorded."""
+    if "hostname" not in frame.columns:
+        return pd.Series(UNKNOWN_HOST, index=frame.index, dtype=object)
+    return frame["hostname"].astype(object).where(frame["hostname"].notna(), UNKNOWN_HOST).astype(str)
+
+
+def with_host(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with a `host` column (HOST) for figures to encode."""
+    return frame.assign(**{HOST: host_labels(frame)})
+
+
+def several_hosts(frame: pd.DataFrame) -> bool:
+    """Whether the rows come from more than one machine."""
+    return host_labels(frame).nunique() > 1
+
+
+def host_encoding(frame: pd.DataFrame) -> dict:
+    """Encoding channels that tell hosts apart in a line chart with points of
+    `with_host(frame)`: a point shape per host (with its legend), and a line per host
+    (`detail`), never one line joining two machines' cells. Empty when every row comes
+    from one machine."""
+    import altair as alt
+
+    if not several_hosts(frame):
+        return {}
+    return {"shape": alt.Shape(f"{HOST}:N", title="host"), "detail": alt.Detail(f"{HOST}:N")}
+
+
+def split_by_host(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """With rows from several machines, `column` (a facet's field) becomes
+    "<value> on <host>", so that each machine gets panels of its own; unchanged otherwise."""
+    if not several_hosts(frame):
+        return frame
+    return frame.assign(**{column: frame[column].astype(str) + " on " + host_labels(frame)})
+
+
+def machines(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per machine any cell ran on: `host`, `cpu_model`, `logical_cores` and
+    `studies` (the keys of `tables` with cells from it, comma-separated). `tables` maps a
+    study to its tables' frames concatenated, or to one frame; frames without a
+    `hostname` column are left out."""
+    rows = {}
+    for study, frame in tables.items():
+        if frame is None or "hostname" not in frame.columns or frame.empty:
+            continue
+        facts = frame.assign(**{HOST: host_labels(frame)})
+        for host, f in facts.groupby(HOST, sort=True):
+            entry = rows.setdefault(host, {HOST: host, "cpu_model": None, "logical_cores": None, "studies": []})
+            for column in ("cpu_model", "logical_cores"):
+                if entry[column] is None and column in f.columns and f[column].notna().any():
+                    value = f[column].dropna().iloc[0]
+                    entry[column] = value.item() if hasattr(value, "item") else value
+            if study not in entry["studies"]:
+                entry["studies"].append(study)
+    frame = pd.DataFrame([dict(e, studies=", ".join(e["studies"])) for e in rows.values()],
+                         columns=[HOST, "cpu_model", "logical_cores", "studies"])
+    return frame.sort_values(HOST).reset_index(drop=True)
+
+
+def machines_paragraph(tables: Mapping[str, pd.DataFrame], machine: dict) -> str:
+    """The Method section's word on where the cells ran: the one machine the run was
+    probed on, or, when cells ran elsewhere too, every machine with its CPU and cores
+    (a numbered table, @tbl-machines). Empty when no table records a host."""
+    found = machines(tables)
+    if found.empty:
+        return ""
+    probed = (machine.get("machine") or {}).get("hostname")
+    if len(found) == 1 and found[HOST].iloc[0] == probed:
+        return f"Every cell ran on this machine (host `{probed}`)."
+    where = f"host `{probed}`" if probed else "one of them"
+    text = (f"The cells ran on {len(found)} machine{'s' if len(found) > 1 else ''} (@tbl-machines), as each "
+            f"cell recorded in its provenance; the facts above are those of the machine the run was probed "
+            f"on ({where}). Each table row names its machine (`hostname`), and figures with cells from "
+            f"several machines tell them apart.")
+    shown = pd.DataFrame({
+        "host": [f"`{h}`" for h in found[HOST]],
+        "CPU model": found["cpu_model"].fillna("unknown"),
+        "logical cores": [("n/a" if v is None or pd.isna(v) else str(int(v))) for v in found["logical_cores"]],
+        "studies measured there": found["studies"],
+    })
+    return text + "\n\n" + md_table(shown, "The machines the cells ran on, from the cells' provenance.",
+                                     "tbl-machines")
