@@ -43,6 +43,8 @@ FULL = os.environ.get("PARBENCH_SLURM_FULL") == "1"
 # CI's form: one study; per workload the sequential baseline and work stealing on 2 threads
 REDUCED = ["studies=[sched]", "sched.schedulers=[ws]", "sched.peers=[]", "sched.threads=[2]"]
 OVERRIDES = [] if FULL else REDUCED
+# seconds a run may take (the whole profile builds liboqs and measures every study)
+RUN_TIMEOUT = 3600 if FULL else 600
 # the cells' rules are `<study>_cell`; the executor names a job's rule in its log path
 # and its SLURM comment (rule_<rule>_wildcards_...)
 CELL_LOG = re.compile(r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+_cell)/")
@@ -82,7 +84,7 @@ def _job_state(env: dict, job_id: str) -> str:
     return out[0] if out else ""
 
 
-def _cancel_second_cell(proc: subprocess.Popen, env: dict, timeout: float = 420) -> str:
+def _cancel_second_cell(proc: subprocess.Popen, env: dict, timeout: float = RUN_TIMEOUT) -> str:
     """Once the first cell's job has ended and another cell's job runs, `scancel` that one
     (again with the next one if it ended before the signal); returns its job id."""
     first = None
@@ -142,13 +144,18 @@ def slurm_run(fresh_checkout):
     state = f"/tmp/parbench-slurm-test-{os.getpid()}"
     env = dict(os.environ, PARBENCH_SLURM_DIR=state)
     seconds = {}
-    t0 = time.monotonic()
-    started = _cluster("start", env)
-    seconds["start"] = time.monotonic() - t0
-    if started.returncode == CANNOT:
-        pytest.skip("no SLURM cluster on this machine: " + started.stderr.strip().splitlines()[-1])
+
+    def terminated(signum, frame):  # SIGTERM (a CI timeout): unwind, so that `finally` stops the cluster
+        raise SystemExit(f"terminated by signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, terminated)
     result = {"seconds": seconds, "overrides": OVERRIDES}
     try:
+        t0 = time.monotonic()
+        started = _cluster("start", env)
+        seconds["start"] = time.monotonic() - t0
+        if started.returncode == CANNOT:  # cluster.sh started nothing (or undid it)
+            pytest.skip("no SLURM cluster on this machine: " + started.stderr.strip().splitlines()[-1])
         assert started.returncode == 0, started.stdout + started.stderr
         conf = re.search(r"export SLURM_CONF=(\S+)", started.stdout).group(1)
         env["SLURM_CONF"] = conf
@@ -160,7 +167,7 @@ def slurm_run(fresh_checkout):
                                  text=True, start_new_session=True)
         try:
             result["cancelled"] = _cancel_second_cell(first, env)
-            out, _ = first.communicate(timeout=600)
+            out, _ = first.communicate(timeout=RUN_TIMEOUT)
         finally:
             _stop_run(first)
         seconds["first_run"] = time.monotonic() - t0
@@ -168,7 +175,8 @@ def slurm_run(fresh_checkout):
         result["after_first"] = _snapshot(workdir / "data/raw" / PROFILE)
 
         t0 = time.monotonic()
-        second = subprocess.run(_command(), cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+        second = subprocess.run(_command(), cwd=workdir, env=env, capture_output=True, text=True,
+                                timeout=RUN_TIMEOUT)
         seconds["second_run"] = time.monotonic() - t0
         result["second"] = {"returncode": second.returncode, "output": second.stdout + second.stderr}
         result["after_second"] = _snapshot(workdir / "data/raw" / PROFILE)
@@ -177,6 +185,7 @@ def slurm_run(fresh_checkout):
         stopped = _cluster("stop", env, timeout=300)
         seconds["stop"] = time.monotonic() - t0
         left = _leftovers(state)
+        signal.signal(signal.SIGTERM, previous)
     print("\nSLURM test seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()))
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert not left, f"the cluster left processes behind: {left}"
