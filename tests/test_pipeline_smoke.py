@@ -103,13 +103,13 @@ def test_every_cell_has_real_nonzero_throughput(checkout, full_run):
 
 def test_the_seed_files_are_there(checkout, full_run):
     for mode in ("threading", "multiprocess", "native-threads"):
-        assert (checkout / RAW / mode / "ECDSA-P256_sign_t2.csv").exists()
-        assert (checkout / RAW / mode / "ML-DSA-44_verify_t1_system.json").exists()
+        assert (checkout / RAW / mode / "ECDSA-P256_sign_t2_r0.csv").exists()
+        assert (checkout / RAW / mode / "ML-DSA-44_verify_t1_r0_system.json").exists()
         doc = json.loads((checkout / PROCESSED / f"parallelism_{mode}.json").read_text())
         assert set(doc["algorithms"]) == {"ECDSA-P256", "ML-DSA-44"}
         assert set(doc["algorithms"]["ML-DSA-44"]["sign_ops_per_sec"]) == {"1", "2"}
     for variant in ("threading-openssl-cffi", "multiprocess-openssl-cffi"):
-        assert (checkout / RAW / variant / "ECDSA-P256_verify_t2.csv").exists()
+        assert (checkout / RAW / variant / "ECDSA-P256_verify_t2_r0.csv").exists()
         doc = json.loads((checkout / PROCESSED / f"parallelism_{variant}.json").read_text())
         assert set(doc["algorithms"]) == {"ECDSA-P256"} and doc["metadata"]["backends"] == ["openssl-cffi"]
     summary = pd.read_csv(checkout / PROCESSED / "parallelism_summary.csv")
@@ -211,7 +211,7 @@ def test_rerun_of_one_algorithm_leaves_other_cells_untouched(checkout, full_run)
         changed = (path.stat().st_mtime_ns, digest(path)) != (mtime, sha)
         assert changed == path.name.startswith("ECDSA-P256"), path
     assert (checkout / PROCESSED / "sigpar_cells.parquet").stat().st_mtime_ns > parquet_before
-    history = checkout / RAW / "history" / "threading" / "ECDSA-P256_sign_t1"
+    history = checkout / RAW / "history" / "threading" / "ECDSA-P256_sign_t1_r0"
     assert len(list(history.iterdir())) == 2  # the replaced measurement is kept
     again = run_snakemake(checkout, "-n", "report", "--configfile", f"conf/{PROFILE}.yaml")
     assert "Nothing to be done" in again.stdout + again.stderr
