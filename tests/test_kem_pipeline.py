@@ -94,7 +94,9 @@ def test_the_thread_sweep(checkout):
     one = ok[ok["threads"] == 1]
     assert (one["scaling_efficiency"] == 1.0).all()
     two = ok[ok["threads"] == 2]
-    assert two["scaling_efficiency"].between(0.05, 1.5).all()
+    # a real, positive ratio: on a shared 2-core machine a 0.3 s window can catch the
+    # 1-thread point slowed by a neighbour, so the bound is loose (not a speed goal)
+    assert two["scaling_efficiency"].between(0.05, 4.0).all()
     threads = pd.read_parquet(checkout / PROCESSED / "kem_threads.parquet")
     assert len(threads) == len(one) + 2 * len(two)
     # smoke: one repetition per point, kept in the per-repetition table; no interval from one

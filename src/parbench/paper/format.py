@@ -11,7 +11,7 @@ def fmt_num(x, digits: int = 3) -> str:
     if x is None or pd.isna(x):
         return "n/a"
     x = float(x)
-    if abs(x) >= 1000:
+    if abs(x) >= 999.5:  # what rounds to 1,000 or more (never "1e+03")
         return f"{x:,.0f}"
     return f"{x:.{digits}g}"
 
