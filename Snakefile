@@ -34,4 +34,5 @@ report: "workflow/report/workflow.rst"
 rule all:
     input:
         rules.render_paper.output,
+        rules.report_run.output,
     default_target: True
