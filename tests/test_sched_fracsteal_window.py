@@ -120,8 +120,9 @@ class Window:
         raise AssertionError(f"no frame of the view {view} within {timeout} s; frames: {seen}")
 
     def screenshot(self) -> bytes:
+        # generous: on a loaded shared machine one `import` has taken over 30 s
         shot = subprocess.run(["import", "-window", self.id, "-depth", "8", "ppm:-"], env=self.env, capture_output=True,
-                              check=True, timeout=30).stdout
+                              check=True, timeout=120).stdout
         path = Path(self.env.get("TMPDIR", "/tmp")) / f"fracsteal-shot-{os.getpid()}.ppm"
         path.write_bytes(shot)
         try:
@@ -131,7 +132,7 @@ class Window:
         assert (w, h) == (W, H)
         return rgb
 
-    def wait_picture(self, expected: bytes, timeout: float = 20) -> bytes:
+    def wait_picture(self, expected: bytes, timeout: float = 60) -> bytes:
         """A screenshot whose picture below the overlay is `expected`'s (the frame line
         comes after the picture is sent to X; the server may take a moment to show it)."""
         deadline = time.monotonic() + timeout

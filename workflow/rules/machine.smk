@@ -18,3 +18,25 @@ rule machine_probe:
         CONDA_ENV
     shell:
         "{params.parbench} probe --profile {params.profile} --out {output} {params.overrides} > {log} 2>&1"
+
+
+rule report_run:
+    # The run's machine and configuration, as the first page of Snakemake's report.
+    input:
+        machine=MACHINE,
+        run_md=f"{paths.PAPER_GENERATED}/run.md",
+    output:
+        report(
+            f"{PROCESSED}/tables/run.html",
+            caption="../report/run.rst",
+            category="0. The run",
+            labels={"page": "machine and configuration"},
+        ),
+    log:
+        f"{LOGS}/report_run.log",
+    params:
+        parbench=PARBENCH,
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.parbench} report-run --machine {input.machine} --run-md {input.run_md} --out {output} > {log} 2>&1"

@@ -21,28 +21,6 @@ rule paper_sources:
         "{params.parbench} paper-sources --machine {input.machine} --out-dir {params.out_dir} {input.tables} > {log} 2>&1"
 
 
-rule report_run:
-    # The run's machine and configuration, as the first page of Snakemake's report.
-    input:
-        machine=MACHINE,
-        run_md=f"{paths.PAPER_GENERATED}/run.md",
-    output:
-        report(
-            f"{PROCESSED}/tables/run.html",
-            caption="../report/run.rst",
-            category="0. The run",
-            labels={"page": "machine and configuration"},
-        ),
-    log:
-        f"{LOGS}/report_run.log",
-    params:
-        parbench=PARBENCH,
-    conda:
-        CONDA_ENV
-    shell:
-        "{params.parbench} report-run --machine {input.machine} --run-md {input.run_md} --out {output} > {log} 2>&1"
-
-
 rule render_paper:
     input:
         sources=rules.paper_sources.output,
@@ -65,5 +43,5 @@ rule render_paper:
 rule report:
     # `snakemake report`: everything the paper needs, measured, drawn and rendered.
     input:
-        rules.render_paper.output,
         rules.report_run.output,
+        rules.render_paper.output,
