@@ -72,11 +72,15 @@ def test_the_shim_is_an_input_of_its_cells_only():
     cffi = plan.Cell.of("Ed25519", "sign", "threading", 2, "openssl-cffi")
     pyca = plan.Cell.of("Ed25519", "sign", "threading", 2)
     pqc_native = plan.Cell.of("ML-DSA-44", "sign", "native-threads", 2)
-    assert plan.cell_inputs("smoke", cffi, "L")["shim"] == plan.SHIM and "liboqs" not in plan.cell_inputs("smoke", cffi, "L")
+    assert plan.cell_inputs("smoke", cffi, "native/build/liboqs/k/liboqs.json")["shim"] == \
+        "native/build/cryptoshim/k/shim.json"
+    assert "liboqs" not in plan.cell_inputs("smoke", cffi, "native/build/liboqs/k/liboqs.json")
+    # no liboqs in the run (classical algorithms only): a build of its own
+    assert plan.cell_inputs("smoke", cffi, None)["shim"] == "native/build/cryptoshim/no-liboqs/shim.json"
     assert "shim" not in plan.cell_inputs("smoke", pyca, "L")
     assert set(plan.cell_inputs("smoke", pqc_native, "native/build/liboqs/k/liboqs.json")) == {"sweep", "liboqs", "shim"}
     args = plan.cell_arguments(pqc_native, plan.cell_inputs("smoke", pqc_native, "native/build/liboqs/k/liboqs.json"))
-    assert args == "--backend native --liboqs native/build/liboqs/k --shim native/build/cryptoshim"
+    assert args == "--backend native --liboqs native/build/liboqs/k --shim native/build/cryptoshim/k"
 
 
 def test_classical_backends_follow_the_config():

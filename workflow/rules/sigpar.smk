@@ -37,9 +37,9 @@ rule sigpar_shim:
         sources=sigpar_plan.shim_sources(),
         liboqs=[LIBOQS] if LIBOQS else [],
     output:
-        sigpar_plan.SHIM,
+        sigpar_plan.shim(LIBOQS),
     log:
-        f"{sigpar_plan.SHIM_BUILD}/build.log",
+        f"{sigpar_plan.shim_build(LIBOQS)}/build.log",
     params:
         out=lambda wc, output: Path(output[0]).parent,
         liboqs=lambda wc, input: f"--liboqs {Path(input.liboqs[0]).parent}" if input.liboqs else "",

@@ -37,9 +37,22 @@ SWEEP = RAW + "/sweeps/{algorithm}.json"
 FAILURES = RAW + "/failures"
 # Copies of every finished measurement, never deleted.
 HISTORY = RAW + "/history"
-# The crypto shim's build: the cffi library, the native runner and their descriptor.
+# The crypto shim's builds: the cffi library, the native runner and their descriptor, one
+# build per liboqs build it links (the native runner knows only the algorithms of its
+# liboqs: profiles with different algorithm lists must not share it).
 SHIM_BUILD = "native/build/cryptoshim"
-SHIM = SHIM_BUILD + "/shim.json"
+SHIM_BUILD_DIR = SHIM_BUILD + "/{liboqs_key}"
+
+
+def shim_build(liboqs: str | None) -> str:
+    """The shim's build folder for a liboqs build (its `liboqs.json`), or for none."""
+    key = Path(liboqs).parent.name if liboqs else "no-liboqs"
+    return SHIM_BUILD_DIR.format(liboqs_key=key)
+
+
+def shim(liboqs: str | None) -> str:
+    """The shim's descriptor for a liboqs build."""
+    return shim_build(liboqs) + "/shim.json"
 
 PYTHON_MODES = ("threading", "multiprocess")
 NATIVE_MODE = "native-threads"
@@ -179,7 +192,7 @@ def cell_inputs(profile: str, cell: Cell, liboqs: str | None) -> dict[str, str]:
     if get(cell.algorithm).library == "liboqs":
         inputs["liboqs"] = liboqs
     if cell.needs_shim:
-        inputs["shim"] = SHIM
+        inputs["shim"] = shim(liboqs)
     return inputs
 
 

@@ -1,7 +1,7 @@
 """`parbench sigpar-cell`: run one cell as a command, the way Snakemake runs it.
 
     parbench sigpar-cell --profile local --algorithm Ed25519 --operation sign \\
-        --mode threading --workers 2 [--backend openssl-cffi --shim native/build/cryptoshim] \\
+        --mode threading --workers 2 [--backend openssl-cffi --shim native/build/cryptoshim/<liboqs key>] \\
         [HYDRA_OVERRIDE ...]
 
 The config is composed exactly as the pipeline composes it (profile + Hydra overrides),
@@ -162,7 +162,7 @@ def shim_unavailable(cell: Cell, shim_dir: str | None) -> str | None:
         return None
     if not shim_dir:
         raise SystemExit(f"parbench sigpar-cell: backend {cell.backend} needs the crypto shim: pass --shim "
-                         f"{plan.SHIM_BUILD} (built by `snakemake -c1 sigpar_shim`)")
+                         f"{plan.SHIM_BUILD}/<liboqs build> (built by the pipeline's sigpar_shim rule)")
     try:
         shim.descriptor(shim_dir)
     except shim.ShimUnavailable as exc:

@@ -10,7 +10,7 @@ and the native runner of the `native-threads` mode.
   releases the GIL around every C call, so threads sign in parallel.
 - `run_native(...)`: the runner as a subprocess for one cell.
 
-    python -m parbench.studies.sigpar.shim --out native/build/cryptoshim [--liboqs DIR]
+    python -m parbench.studies.sigpar.shim --out native/build/cryptoshim/<liboqs key> [--liboqs DIR]
 """
 
 from __future__ import annotations
