@@ -44,6 +44,15 @@ def test_machines_lists_every_host_with_its_cpu_cores_and_studies():
     ]
 
 
+def test_rows_without_a_hostname_are_no_machine():
+    # e.g. a peer that could not start, or a table of the run: it says nothing of where cells ran
+    frame = pd.DataFrame([{**NODE_A, "status": "ok"}, {"hostname": None, "status": "unavailable"}])
+    found = hosts.machines({"dispatch": frame, "kem": pd.DataFrame({"hostname": [None], "status": ["ok"]})})
+    assert found["host"].tolist() == ["node-a"] and found["studies"].tolist() == ["dispatch"]
+    assert hosts.machines_paragraph({"dispatch": frame}, machine_record("node-a")) == \
+        "Every cell ran on this machine (host `node-a`)."
+
+
 def test_a_cell_without_a_hostname_is_an_unknown_host():
     frame = pd.DataFrame({"hostname": ["node-a", None], "status": ["ok", "ok"]})
     assert hosts.host_labels(frame).tolist() == ["node-a", hosts.UNKNOWN_HOST]

@@ -65,10 +65,14 @@ def machines(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per machine any cell ran on: `host`, `cpu_model`, `logical_cores` and
     `studies` (the keys of `tables` with cells from it, comma-separated). `tables` maps a
     study to its tables' frames concatenated, or to one frame; frames without a
-    `hostname` column are left out."""
+    `hostname` column, and rows without one (a cell that was not measured, a table of
+    the run rather than of a cell), are left out: they do not say where anything ran."""
     rows = {}
     for study, frame in tables.items():
         if frame is None or "hostname" not in frame.columns or frame.empty:
+            continue
+        frame = frame[frame["hostname"].notna()]
+        if frame.empty:
             continue
         facts = frame.assign(**{HOST: host_labels(frame)})
         for host, f in facts.groupby(HOST, sort=True):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -21,6 +22,8 @@ def page(run_md: str, machine: dict) -> str:
     """The HTML page: the run's description, then its configuration."""
     import pypandoc
 
+    # the paper's cross-references (@tbl-..., @fig-...) mean nothing on this page
+    run_md = re.sub(r"\s*\(@(?:tbl|fig|sec)-[\w-]+\)", "", run_md)
     body = pypandoc.convert_text(run_md, "html", format="markdown")
     config = yaml.safe_dump(machine.get("config", {}), sort_keys=False, allow_unicode=True)
     return "\n".join([
