@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
+from parbench.hosts import UNKNOWN_HOST, host_labels
 from parbench.provenance import SLURM_KEYS
 from parbench.studies.sched.plan import SCHEDULER_ORDER, WORKLOADS
 
@@ -99,21 +100,14 @@ def worker_rows(record: dict) -> list[dict]:
 
 
 # A cell per machine: cells of one profile can run on several SLURM nodes, and a cell is
-# compared with the baselines measured on its own machine ("" where no hostname was
-# recorded).
+# compared with the baselines measured on its own machine (parbench.hosts' label).
 CELL = [*KEYS, "host_key"]
-
-
-def _host_key(frame: pd.DataFrame) -> pd.Series:
-    if "hostname" not in frame:
-        return pd.Series("", index=frame.index, dtype=object)
-    return frame["hostname"].astype(object).where(frame["hostname"].notna(), "")
 
 
 def rep_times(runs: pd.DataFrame) -> dict[tuple, list[float]]:
     """(workload, scheduler, threads, host) -> the time of each repetition that passed:
     the median of its timed sorts or frames."""
-    ok = runs[runs["status"] == "ok"].dropna(subset=["time_s"]).assign(host_key=lambda f: _host_key(f))
+    ok = runs[runs["status"] == "ok"].dropna(subset=["time_s"]).assign(host_key=lambda f: host_labels(f))
     per_rep = ok.groupby([*CELL, "rep"])["time_s"].median().reset_index()
     return {key: f["time_s"].tolist() for key, f in per_rep.groupby(CELL)}
 
@@ -127,12 +121,12 @@ def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.Dat
     failure = first_bad["failure"] if worst != "ok" else None
     if failure is not None and len(group) > 1:
         failure = f"repetition {_rep(first_bad)}: {failure}"
-    row = {**_key(group[0]), "hostname": host or None, "status": worst, "failure": failure,
+    row = {**_key(group[0]), "hostname": None if host == UNKNOWN_HOST else host, "status": worst, "failure": failure,
            "repetitions": len(group), "repetitions_ok": statuses.count("ok"),
            "started_unix": min(r.get("started_unix") or 0 for r in group),
            "elapsed_sec": sum(r["elapsed_sec"] for r in group)}
     mine = runs[(runs["workload"] == workload) & (runs["scheduler"] == scheduler) & (runs["threads"] == threads)
-                & (runs["status"] == "ok") & (_host_key(runs) == host)].dropna(subset=["time_s"])
+                & (runs["status"] == "ok") & (host_labels(runs) == host)].dropna(subset=["time_s"])
     per_rep = times_by_cell.get(key, []) if worst == "ok" else []
     times = mine["time_s"].tolist() if worst == "ok" else []
     lo, hi = stats.bootstrap_median_ci(per_rep, CONFIDENCE, seed=_seed("time", *key))
@@ -169,11 +163,11 @@ def _ratio(numerator: list[float] | None, denominator: list[float], scale: float
 def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame) -> pd.DataFrame:
     by_cell: dict[tuple, list[dict]] = {}
     for record in records:
-        host = record.get("provenance", {}).get("hostname") or ""
+        host = record.get("provenance", {}).get("hostname") or UNKNOWN_HOST
         by_cell.setdefault((*(record["cell"][k] for k in KEYS), host), []).append(record)
     times_by_cell = rep_times(runs)
     summary = pd.DataFrame([_cell_row(key, group, runs, workers, times_by_cell) for key, group in by_cell.items()])
-    summary["host_key"] = _host_key(summary)
+    summary["host_key"] = host_labels(summary)
     ok = {tuple(k) for k in summary.loc[summary["status"] == "ok", CELL].itertuples(index=False)}
     columns = {"speedup_vs_sequential": [], "speedup_vs_one_thread": [], "efficiency": []}
     for r in summary.itertuples():

@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
+from parbench.hosts import host_labels
 from parbench.progress import format_duration
 from parbench.provenance import SLURM_KEYS
 from parbench.studies.sigpar.plan import MODES, variant_of
@@ -101,7 +102,8 @@ def reps_table(records: list[dict], min_ops_per_worker: int = MIN_OPS_PER_WORKER
     operations per worker in the window)."""
     df = pd.DataFrame([cell_row(r) for r in records])
     df["run_position"] = df["started_unix"].rank(method="first").astype(int) - 1
-    df["few_ops"] = df["ops_per_worker"].map(lambda v: None if v is None or pd.isna(v) else bool(v < min_ops_per_worker))
+    df["few_ops"] = df["ops_per_worker"].map(
+        lambda v: None if v is None or pd.isna(v) else bool(v < min_ops_per_worker))
     return _sorted(df, [*KEYS, "rep"])
 
 
@@ -156,7 +158,7 @@ def add_efficiency(cells: pd.DataFrame, reps: pd.DataFrame | None = None) -> pd.
     cells = cells.copy()
     # a cell is compared with the 1-worker cell of its own machine (cells of one profile
     # can run on several SLURM nodes)
-    cells["host_key"] = _host_key(cells)
+    cells["host_key"] = host_labels(cells)
     ok = cells["status"] == "ok"
     base = cells[ok & (cells["workers"] == 1)].set_index([*GROUP, "host_key"])["ops_per_sec"]
     cells["scaling_efficiency"] = [
@@ -167,7 +169,7 @@ def add_efficiency(cells: pd.DataFrame, reps: pd.DataFrame | None = None) -> pd.
     lows, highs = [], []
     rates = {}
     if reps is not None:
-        good = reps[reps["status"] == "ok"].assign(host_key=lambda f: _host_key(f))
+        good = reps[reps["status"] == "ok"].assign(host_key=lambda f: host_labels(f))
         rates = {key: f["ops_per_sec"].dropna().tolist() for key, f in good.groupby([*KEYS, "host_key"])}
     for r in cells.itertuples():
         lo = hi = None
@@ -182,18 +184,12 @@ def add_efficiency(cells: pd.DataFrame, reps: pd.DataFrame | None = None) -> pd.
     return cells.drop(columns="host_key")
 
 
-def _host_key(frame: pd.DataFrame) -> pd.Series:
-    """The machine of each row ("" where no hostname was recorded)."""
-    if "hostname" not in frame:
-        return pd.Series("", index=frame.index, dtype=object)
-    return frame["hostname"].astype(object).where(frame["hostname"].notna(), "")
-
 
 def cells_table(records: list[dict], min_ops_per_worker: int = MIN_OPS_PER_WORKER) -> pd.DataFrame:
     """One row per cell, summarizing its repetitions (see the module's docstring)."""
     reps = reps_table(records, min_ops_per_worker)
     # one cell per machine it was measured on
-    groups = reps.assign(host_key=_host_key(reps)).groupby([*KEYS, "host_key"], sort=False)
+    groups = reps.assign(host_key=host_labels(reps)).groupby([*KEYS, "host_key"], sort=False)
     cells = pd.DataFrame([_summarize(f.drop(columns="host_key")) for _, f in groups])
     return _sorted(add_efficiency(cells, reps), KEYS)
 
