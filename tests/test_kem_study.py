@@ -271,6 +271,31 @@ def test_every_row_records_its_counter_and_never_calls_tsc_ticks_cycles(records)
     assert perf["median_cycles"] == 6 and pd.isna(perf["median_ns"]) and perf["counter_unit"] == "cycles"
 
 
+def test_the_median_carries_its_bootstrap_interval_over_the_calls(records):
+    cycles = aggregate.study_tables(*records, PROBE)["cycles"].set_index(["implementation", "operation"])
+    avx = cycles.loc[("libcrux-avx2", "encaps")]  # samples 42000 .. 42099
+    assert 42000 <= avx["median_ci_low_ticks"] < avx["median_ticks"] < avx["median_ci_high_ticks"] <= 42099
+    assert avx["median_ci_low_ns"] == pytest.approx(avx["median_ci_low_ticks"] * 0.5)
+    assert pd.isna(avx["median_ci_low_cycles"])  # TSC ticks are not core cycles
+    assert pd.isna(cycles.loc[("libcrux-neon", "encaps"), "median_ci_low_ticks"])  # unavailable: no interval
+
+
+def test_cells_whose_intervals_overlap_are_not_ranked(records):
+    cycles, sweep = copy.deepcopy(records)
+    # liboqs encaps within the AVX2 code's spread: the two cannot be told apart
+    cycles.append(cycles_record("liboqs", "ML-KEM-512", "encaps", [42010 + i for i in range(100)]))
+    cycles.append(cycles_record("liboqs", "ML-KEM-512", "decaps", [90000 + i for i in range(100)]))
+    parts = paper.fragments(paper_tables((cycles, sweep)), MACHINE)
+    text = parts["cycles"]
+    assert "1.00x (ML-KEM-512 encaps; 1.00–1.00x; not distinguishable on this machine)" in text
+    decaps = text[text.index("ML-KEM-512 decaps"):]
+    assert not decaps.split(")", 1)[0].endswith("not distinguishable on this machine")
+    assert "not distinguishable on this machine from liboqs's" in text  # the fastest encapsulation
+    seed = paper.seed_table_frame(paper_tables((cycles, sweep))["kem_cycles"],
+                                  paper_tables((cycles, sweep))["kem_percentiles"])
+    assert "95% CI" in seed.columns and seed["95% CI"].str.contains("–").all()
+
+
 def test_percentile_rows_follow_the_seed(records):
     pc = aggregate.study_tables(*records, PROBE)["percentiles"]
     one = pc[(pc["implementation"] == "libcrux-avx2") & (pc["operation"] == "decaps")]
@@ -327,7 +352,7 @@ def test_the_paper_names_the_counter_and_its_unit(records):
     assert "**TSC** counter" in parts["setup"] and "not core cycles" in parts["setup"]
     assert "PERF_CYCLES: perf_event_open: not supported" in parts["setup"]
     assert "libcrux-neon: NEON is an aarch64" in parts["setup"]
-    assert "2x (ML-KEM-512" in parts["cycles"] and "in TSC ticks" in parts["cycles"]
+    assert "2.00x (ML-KEM-512 keypair; 2.00–2.00x)" in parts["cycles"] and "in TSC ticks" in parts["cycles"]
     assert "core cycles" not in parts["cycles"]
     seed = parts["seed_table"]
     assert "{#tbl-kem-seed}" in seed and "ML-KEM-512 Benchmark Results" in seed and "libcrux-avx2" in seed

@@ -27,7 +27,8 @@ def run(smoke_checkout, smoke_run):
 def test_the_zoom_was_measured_and_checked(run):
     record = json.loads((run / fracsteal.RECORD.format(profile=PROFILE)).read_text())
     assert record["status"] == "ok", record["failure"]
-    assert record["fracsteal"]["verified"] and record["fracsteal"]["frame_count"] == 8
+    assert [r["rep"] for r in record["runs"]] == [0]  # smoke: one repetition, one round
+    assert record["runs"][0]["fracsteal"]["verified"] and record["runs"][0]["fracsteal"]["frame_count"] == 8
     assert record["provenance"]["config_hash"] and record["parameters"]["width"] == 320
     console = (run / fracsteal.CONSOLE.format(profile=PROFILE)).read_text()
     assert console.count("identical") == 8 and "Parallel version is" in console

@@ -44,6 +44,9 @@ def test_the_command_carries_the_profile_parameters():
     assert cmd[cmd.index("--width") + 1] == "200" and cmd[cmd.index("--save-frames") + 1] == "3"
     assert cmd[cmd.index("--threads") + 1] == str(max(cfg["sched"]["threads"]))
     assert cmd[cmd.index("--out") + 1] == "out" and cmd[cmd.index("--json") + 1] == "r.json"
+    # the rounds after the first write no frames
+    later = fracsteal.command(cfg, "bin", None, "r.json")
+    assert "--out" not in later and "--save-frames" not in later and later[-2:] == ["--json", "r.json"]
 
 
 def test_the_zoom_parameters_leave_the_cells_alone():
@@ -68,6 +71,11 @@ def test_estimate_and_header():
     assert lines[-1].startswith("Explorer zoom (fracsteal): seahorse_zoom_short.fss, 8 frames of 320x180 on "
                                 "ws_sync with 2 threads")
     assert "already measured" in plan.header(cfg, [])[-1]
+    # every round of the zoom counts
+    local = pbconfig.load("local")
+    one = local["sched"]["fracsteal"]["estimate_sec"]
+    assert fracsteal.estimate_sec(local) == pytest.approx(fracsteal.OVERHEAD_SEC + 3 * 24 * (one / 2 + one))
+    assert "each also rendered sequentially, 3 rounds;" in plan.header(local, [("sched_fracsteal_zoom", {})])[-1]
 
 
 @pytest.mark.parametrize("override, words", [
@@ -86,17 +94,25 @@ def test_bad_fracsteal_parameters_are_refused(override, words):
 
 # ---- table, summary, paper, figures on canned records ----------------------------------------
 
-def record(times, status="ok", images=(0, 2)):
-    frames = [{"frame": i, "line": 3, "command": "zoomto -0.7453 0.1127 0.0125 2", "center_x": -0.75,
-               "center_y": 0.01 * i, "view_width": 3.5 / (i + 1), "magnification": float(i + 1), "max_iter": 1000,
-               "scheme": "seahorse", "parallel_time_s": par, "sequential_time_s": seq, "identical": True,
-               "image": f"frame_{i:04d}.ppm" if i in images else None,
-               "counters": {"tasks_spawned": 40, "tasks_executed": 40, "steal_success": 5, "steal_fail_empty": 2,
-                            "steal_fail_race": 0}} for i, (par, seq) in enumerate(times)]
+def record(times, status="ok", images=(0, 2), rounds=None):
+    """A canned zoom record: `times` (parallel, sequential) per frame, in one round, or
+    `rounds`: such a list per round."""
+    def frames(times, rep):
+        return [{"frame": i, "line": 3, "command": "zoomto -0.7453 0.1127 0.0125 2", "center_x": -0.75,
+                 "center_y": 0.01 * i, "view_width": 3.5 / (i + 1), "magnification": float(i + 1), "max_iter": 1000,
+                 "scheme": "seahorse", "parallel_time_s": par, "sequential_time_s": seq, "identical": True,
+                 "image": f"frame_{i:04d}.ppm" if i in images and rep == 0 else None,
+                 "counters": {"tasks_spawned": 40, "tasks_executed": 40, "steal_success": 5, "steal_fail_empty": 2,
+                              "steal_fail_race": 0}} for i, (par, seq) in enumerate(times)]
+
+    rounds = rounds if rounds is not None else [times]
+    runs = [{"rep": rep, "fracsteal": {"frames": frames(t, rep)}, "console": [], "failure": None}
+            for rep, t in enumerate(rounds)] if status == "ok" else []
     return {"profile": "test", "status": status, "failure": None if status == "ok" else "exit 1: frame 1 differs",
             "parameters": {"script": "native/sched/fracsteal/scripts/x.fss", "width": 64, "height": 36,
-                           "max_iter": 1000, "threshold_pixels": 256, "threads": 4, "strip_frames": 2},
-            "fracsteal": {"frames": frames} if status == "ok" else None, "provenance": {"cpu_model": "cpu"}}
+                           "max_iter": 1000, "threshold_pixels": 256, "threads": 4, "strip_frames": 2,
+                           "repetitions": len(rounds)},
+            "runs": runs, "provenance": {"cpu_model": "cpu"}}
 
 
 TIMES = [(0.1, 0.3), (0.2, 0.5), (0.1, 0.5)]
@@ -112,6 +128,42 @@ def test_the_table_has_two_rows_per_frame():
     assert par["time_s"].tolist() == [0.1, 0.2, 0.1] and seq["time_s"].tolist() == [0.3, 0.5, 0.5]
     assert par["tasks_spawned"].tolist() == [40] * 3 and seq["tasks_spawned"].isna().all()
     assert table["cpu_model"].eq("cpu").all() and table["image"].notna().sum() == 4
+
+
+ROUNDS = [[(0.1, 0.3), (0.2, 0.5)], [(0.12, 0.32), (0.22, 0.55)], [(0.11, 0.31), (0.21, 0.52)]]
+
+
+def test_rounds_give_medians_with_intervals():
+    table = fracsteal_tables.frames_table(record(None, rounds=ROUNDS))
+    assert len(table) == 3 * 2 * 2 and sorted(table["rep"].unique().tolist()) == [0, 1, 2]
+    per = fracsteal_tables.speedups(table).set_index("frame")
+    assert per.loc[0, "parallel_time_s"] == pytest.approx(0.11) and per.loc[1, "sequential_time_s"] == 0.52
+    assert 0.1 <= per.loc[0, "parallel_time_s_ci_low"] <= 0.11 <= per.loc[0, "parallel_time_s_ci_high"] <= 0.12
+    assert per.loc[0, "ratio"] == pytest.approx(0.31 / 0.11)
+    assert per.loc[0, "ratio_ci_low"] < per.loc[0, "ratio"] < per.loc[0, "ratio_ci_high"]
+    s = fracsteal_tables.summary(table)
+    assert s["rounds"] == 3 and s["frames"] == 2
+    # the seed's summary per round (median over the frames), then the median over rounds
+    assert s["parallel_median_s"] == pytest.approx(0.16) and s["sequential_median_s"] == pytest.approx(0.415)
+    lo, hi = s["ratio_ci"]
+    assert lo < s["ratio"] < hi
+    # one round: no interval
+    one = fracsteal_tables.summary(fracsteal_tables.frames_table(record(TIMES)))
+    assert one["rounds"] == 1 and one["ratio_ci"] == (None, None)
+    assert fracsteal_tables.speedups(fracsteal_tables.frames_table(record(TIMES)))["ratio_ci_low"].isna().all()
+
+
+def test_the_paper_gives_intervals_and_flags_a_tie():
+    machine = {"profile": "test"}
+    text = paper.fracsteal(fracsteal_tables.frames_table(record(None, rounds=ROUNDS)), machine)
+    assert "each the median of 3 rounds of the zoom with its 95% interval" in text
+    assert "a frame took 0.16 (" in text and "times as fast, faster than the sequential one" in text
+    tie = [[(0.3, 0.25)], [(0.3, 0.35)], [(0.3, 0.3)]]  # sequential as fast, within the rounds' spread
+    text = paper.fracsteal(fracsteal_tables.frames_table(record(None, rounds=tie)), machine)
+    assert "not distinguishable on this machine from the sequential one" in text
+    spec = json.dumps(figures.fracsteal_times(fracsteal_tables.frames_table(record(None, rounds=ROUNDS)), {})
+                      .to_dict())
+    assert "errorbar" in spec and "median of 3 rounds" in spec
 
 
 def test_a_failed_zoom_is_one_row_of_nulls():
@@ -191,21 +243,27 @@ def test_a_real_zoom_job_and_its_table(headless, tmp_path):
     come from the checkout), then `parbench sched-fracsteal-aggregate`."""
     env = dict(os.environ, PARBENCH_ROOT=str(REPO))
     overrides = ["sched.fracsteal.width=64", "sched.fracsteal.height=36", "sched.fracsteal.strip_frames=3",
-                 "sched.fracsteal.threshold_pixels=128"]
+                 "sched.fracsteal.threshold_pixels=128", "sched.repetitions=2"]
     proc = subprocess.run([sys.executable, "-m", "parbench", "sched-fracsteal", "--profile", "smoke", "--binary",
                            str(headless), *overrides], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "  fracsteal  zoom: seahorse_zoom_short.fss, 8 frames of 64x36, ws_sync with 2 threads"
+    assert lines[0] == ("  fracsteal  zoom: seahorse_zoom_short.fss, 8 frames of 64x36, ws_sync with 2 threads, "
+                        "2 rounds")
+    # the seed's summary lines, per round
+    assert "  fracsteal  round 1 of 2:" in lines and "  fracsteal  round 2 of 2:" in lines
+    assert sum(line.startswith("  fracsteal  Parallel version is ") for line in lines) == 2
     assert lines[-1].startswith("  fracsteal  Parallel version is ")
     rec = json.loads((tmp_path / fracsteal.RECORD.format(profile="smoke")).read_text())
-    assert rec["status"] == "ok" and rec["fracsteal"]["verified"] is True
+    assert rec["status"] == "ok" and [r["rep"] for r in rec["runs"]] == [0, 1]
+    assert all(r["fracsteal"]["verified"] is True and len(r["fracsteal"]["frames"]) == 8 for r in rec["runs"])
     assert rec["parameters"]["width"] == 64 and rec["script_text"].startswith("# seahorse_zoom_short.fss")
     assert rec["provenance"]["config_hash"]
-    assert len(rec["fracsteal"]["frames"]) == 8
+    # the first round writes the strip's frames, the second none
+    assert "--out" in rec["runs"][0]["command"] and "--out" not in rec["runs"][1]["command"]
     console = (tmp_path / fracsteal.CONSOLE.format(profile="smoke")).read_text().splitlines()
-    assert sum(line.startswith("frame ") for line in console) == 8
+    assert sum(line.startswith("frame ") for line in console) == 2 * 8 and "# round 2 of 2" in console
     w, h, _ = read_ppm(tmp_path / fracsteal.STRIP.format(profile="smoke"))
     assert (w, h) == (3 * 64 + 2 * fracsteal.STRIP_GAP, 36)
     frames_dir = tmp_path / fracsteal.FRAMES_DIR.format(profile="smoke")
@@ -219,6 +277,7 @@ def test_a_real_zoom_job_and_its_table(headless, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     table = pd.read_parquet(out / "sched_fracsteal_frames.parquet")
-    assert len(table) == 16 and table["verified"].all() and (table["time_s"] > 0).all()
-    assert table["time_s"].nunique() == 16  # measured, not a constant
+    assert len(table) == 2 * 16 and table["verified"].all() and (table["time_s"] > 0).all()
+    assert table["time_s"].nunique() > 16  # measured, not a constant
+    assert table.groupby("rep").size().tolist() == [16, 16]
     assert "frames, median" in proc.stdout

@@ -3,7 +3,9 @@
 Tables (Parquet; schema in docs/data.md):
 - counters:    one row per cycle counter of the HAL: available or why not, and which one
                the cells used;
-- cycles:      one row per cycles cell (implementation, parameter set, operation);
+- cycles:      one row per cycles cell (implementation, parameter set, operation), its
+               median with the 95% percentile-bootstrap interval of the median over the
+               cell's timed calls (`median_ci_low/high_*`);
 - percentiles: one row per cell and percentile of the seed's table;
 - samples:     one row per timed call;
 - throughput_reps: one row per repetition of a thread-sweep point (`rep`);
@@ -84,6 +86,10 @@ def cycles_row(record: dict) -> dict:
     ok = record["status"] == "ok" and samples
     med = result.get("median") if ok else None
     cycles, ns = _converted(med, counter)
+    # The interval resamples the cell's calls (as Criterion bootstraps its samples): the
+    # cycles cells are measured once, their 1,000 calls being the seed's sample.
+    ci_low, ci_high = bootstrap_median_ci(samples) if ok else (None, None)
+    (low_cycles, low_ns), (high_cycles, high_ns) = _converted(ci_low, counter), _converted(ci_high, counter)
     checks = result.get("checks") or {}
     return {
         **_key(record), **_library(result),
@@ -97,6 +103,9 @@ def cycles_row(record: dict) -> dict:
         "min_ticks": min(samples) if ok else None,
         "max_ticks": max(samples) if ok else None,
         "median_cycles": cycles, "median_ns": ns,
+        "median_ci_low_ticks": ci_low, "median_ci_high_ticks": ci_high,
+        "median_ci_low_cycles": low_cycles, "median_ci_high_cycles": high_cycles,
+        "median_ci_low_ns": low_ns, "median_ci_high_ns": high_ns,
         **{c: checks.get(c) for c in CHECKS}, "call_errors": checks.get("errors"),
         "elapsed_sec": record["elapsed_sec"], **_provenance(record),
     }

@@ -46,23 +46,33 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
     data = data.merge(spread.reset_index(), on=["implementation", "parameter_set", "operation"], how="left")
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
     ops = [o for o in OPERATION_ORDER if o in set(data["operation"])]
-    base = alt.Chart(data).encode(
+    for col in ("median_ci_low_ticks", "median_ci_high_ticks"):  # tables written before the interval
+        if col not in data:
+            data[col] = float("nan")
+    # where each bar stands; only the bars take the implementation's colour
+    place = alt.Chart(data).encode(
         x=alt.X("parameter_set:N", sort=sets, title=None, axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("implementation:N", sort=IMPLEMENTATION_ORDER),
-        color=implementation_color(data),
     )
-    bars = base.mark_bar().encode(
-        y=alt.Y("median_ticks:Q", title=f"median per call, {unit_title(data)}"),
+    y_title = f"median per call, {unit_title(data)}"
+    bars = place.mark_bar().encode(
+        y=alt.Y("median_ticks:Q", title=y_title), color=implementation_color(data),
         tooltip=["implementation", "parameter_set", "operation", alt.Tooltip("median_ticks:Q", format=",.0f"),
+                 alt.Tooltip("median_ci_low_ticks:Q", title="95% CI low", format=",.0f"),
+                 alt.Tooltip("median_ci_high_ticks:Q", title="95% CI high", format=",.0f"),
                  alt.Tooltip("p10:Q", format=",.0f"), alt.Tooltip("p90:Q", format=",.0f"),
                  alt.Tooltip("median_ns:Q", title="median ns", format=",.0f"), "counter", "counter_unit"])
-    whiskers = base.mark_rule(color="#222222").encode(y="p10:Q", y2="p90:Q")
-    return (alt.layer(bars, whiskers).properties(width=alt.Step(14), height=220)
+    whiskers = place.mark_rule(color="#9a9a9a").encode(y=alt.Y("p10:Q", title=y_title), y2="p90:Q")
+    # the interval of the median: a short black bar with caps, over the grey whisker
+    interval = place.transform_filter("isValid(datum.median_ci_low_ticks)").mark_errorbar(
+        ticks=alt.MarkConfig(size=9), color="#000000", thickness=2).encode(
+        y=alt.Y("median_ci_low_ticks:Q", title=y_title), y2="median_ci_high_ticks:Q")
+    return (alt.layer(bars, whiskers, interval).properties(width=alt.Step(14), height=220)
             .facet(column=alt.Column("operation:N", sort=ops, title=None))
             .resolve_scale(x="independent")
             .properties(title=alt.TitleParams(
-                "Cycles per operation by parameter set and implementation (median; whiskers: 10th to 90th "
-                "percentile)", subtitle=counter_note(data))))
+                "Cycles per operation by parameter set and implementation (median, black: its 95% bootstrap "
+                "interval over the calls; grey whiskers: 10th to 90th percentile)", subtitle=counter_note(data))))
 
 
 def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:

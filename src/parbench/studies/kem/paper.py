@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.format import figure, fmt_ci, fmt_num, fmt_pct, join, md_table
-from parbench.stats import distinguishable
+from parbench.paper.format import figure, fmt_ci, fmt_interval, fmt_num, fmt_pct, join, md_table
+from parbench.stats import distinguishable, ratio_interval
 from parbench.studies.kem import published
 from parbench.studies.kem.aggregate import IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER, seed_name
 
@@ -37,6 +37,29 @@ def _unit(frame: pd.DataFrame) -> str:
 def _median(ok: pd.DataFrame, imp: str, pset: str, op: str):
     row = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset) & (ok["operation"] == op)]
     return row["median_ticks"].iloc[0] if len(row) else None
+
+
+def _interval(ok: pd.DataFrame, imp: str, pset: str, op: str) -> tuple:
+    """The 95% bootstrap interval of a cell's median (over its calls): (low, high), or
+    (None, None) where the table has none."""
+    row = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset) & (ok["operation"] == op)]
+    if not len(row) or "median_ci_low_ticks" not in row or pd.isna(row["median_ci_low_ticks"].iloc[0]):
+        return None, None
+    return float(row["median_ci_low_ticks"].iloc[0]), float(row["median_ci_high_ticks"].iloc[0])
+
+
+def _ratio(ok: pd.DataFrame, num: tuple[str, str, str], den: tuple[str, str, str], where: str) -> str:
+    """median(num) / median(den) as `2.1x (where; 2.0–2.2x)`: the bounds from both medians'
+    intervals, and a flag where the two cells cannot be told apart."""
+    ia, ib = _interval(ok, *num), _interval(ok, *den)
+    bounds = fmt_interval(*ratio_interval(ia, ib), fmt=_two_places)
+    notes = [where] + ([f"{bounds}x"] if bounds else []) + (
+        [] if distinguishable(ia, ib) else ["not distinguishable on this machine"])
+    return f"{_two_places(_median(ok, *num) / _median(ok, *den))}x ({'; '.join(notes)})"
+
+
+def _two_places(ratio: float) -> str:
+    return f"{ratio:.2f}"
 
 
 def seed_implementation(ok: pd.DataFrame) -> str | None:
@@ -113,7 +136,8 @@ def cycles_part(cycles: pd.DataFrame, machine: dict) -> str:
     ok = _ok(cycles)
     unit = _unit(ok) if len(ok) else "counter ticks"
     fig = figure(profile, "kem_cycles", f"Median {unit} per call of each operation, by parameter set and "
-                 "implementation; whiskers from the 10th to the 90th percentile.", "fig-kem-cycles")
+                 "implementation, with its 95% bootstrap interval over the cell's calls (black); grey whiskers "
+                 "from the 10th to the 90th percentile.", "fig-kem-cycles")
     if ok.empty:
         return join(fig, "No cycles cell passed its checks.")
     sentences = []
@@ -128,15 +152,20 @@ def cycles_part(cycles: pd.DataFrame, machine: dict) -> str:
                     ratios.append((pset, op, slow / fast))
         if ratios:
             lo, hi = min(ratios, key=lambda r: r[2]), max(ratios, key=lambda r: r[2])
+
+            def vs_portable(ratio: tuple) -> str:
+                pset, op, _ = ratio
+                return _ratio(ok, ("libcrux-portable", pset, op), (simd, pset, op), f"{pset} {op}")
+
             sentences.append(
-                f"The {simd.removeprefix('libcrux-').upper()} code of libcrux-ml-kem was "
-                f"{fmt_num(lo[2])}x ({lo[0]} {lo[1]}) to {fmt_num(hi[2])}x ({hi[0]} {hi[1]}) faster than its "
-                f"portable code, in {unit}.")
+                f"The {simd.removeprefix('libcrux-').upper()} code of libcrux-ml-kem was {vs_portable(lo)} to "
+                f"{vs_portable(hi)} faster than its portable code, in {unit} (the bounds come from both medians' "
+                f"95% intervals).")
     if simd and "liboqs" in set(ok["implementation"]):
         parts = []
         for pset in [s for s in SET_ORDER if s in set(ml["parameter_set"])]:
-            enc = [(op, _median(ok, "liboqs", pset, op), _median(ok, simd, pset, op)) for op in ("encaps", "decaps")]
-            parts += [f"{pset} {op} {fmt_num(oqs / lc)}x" for op, oqs, lc in enc if oqs and lc]
+            parts += [_ratio(ok, ("liboqs", pset, op), (simd, pset, op), f"{pset} {op}")
+                      for op in ("encaps", "decaps") if _median(ok, "liboqs", pset, op) and _median(ok, simd, pset, op)]
         if parts:
             sentences.append(f"liboqs needed, in {unit} per call relative to {simd}: " + ", ".join(parts)
                              + " (below 1: liboqs faster).")
@@ -144,9 +173,14 @@ def cycles_part(cycles: pd.DataFrame, machine: dict) -> str:
         best = ml[(ml["parameter_set"] == pset) & (ml["operation"] == "encaps")].sort_values("median_ticks")
         if len(best):
             r = best.iloc[0]
+            mine = _interval(ok, r["implementation"], pset, "encaps")
+            ties = [o for o in best["implementation"].iloc[1:]
+                    if not distinguishable(mine, _interval(ok, o, pset, "encaps"))]
             sentences.append(f"The fastest {pset} encapsulation was {r['implementation']}'s, "
-                             f"{fmt_num(r['median_ticks'])} {unit}"
-                             + (f" ({fmt_num(r['median_ns'] / 1000)} µs)" if pd.notna(r["median_ns"]) else "") + ".")
+                             f"{fmt_ci(r['median_ticks'], *mine)} {unit}"
+                             + (f" ({fmt_num(r['median_ns'] / 1000)} µs)" if pd.notna(r["median_ns"]) else "")
+                             + (f"; not distinguishable on this machine from {', '.join(ties)}'s" if ties else "")
+                             + ".")
     keygen, derive = _median(ok, "x25519", "X25519", "keypair"), _median(ok, "x25519", "X25519", "derive")
     if keygen and derive:
         text = (f"X25519 through OpenSSL took {fmt_num(keygen)} {unit} per key generation and {fmt_num(derive)} per "
@@ -181,12 +215,19 @@ def seed_choice(cycles: pd.DataFrame) -> tuple[str | None, str | None]:
     return imp, sets[0] if sets else None
 
 
+def _whole(value: float) -> str:
+    return f"{round(value):,}"
+
+
 def seed_table_frame(cycles: pd.DataFrame, percentiles: pd.DataFrame) -> pd.DataFrame:
     imp, pset = seed_choice(cycles)
     if imp is None or pset is None:
         return pd.DataFrame({"operation": []})
     rows = seed_rows(cycles, percentiles, imp, pset)
-    return pd.DataFrame([{"operation": op, "median": f"{med:,}", **{f"p{p}": f"{v:,}" for p, v in pcts.items()}}
+    ok = _ok(cycles)
+    return pd.DataFrame([{"operation": op, "median": f"{med:,}",
+                          "95% CI": fmt_interval(*_interval(ok, imp, pset, op), fmt=_whole) or "–",
+                          **{f"p{p}": f"{v:,}" for p, v in pcts.items()}}
                          for op, med, pcts in rows])
 
 
@@ -209,8 +250,8 @@ def seed_table(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -
         f"@tbl-kem-seed holds the same numbers. The seed's blocks for every implementation and parameter set are "
         f"in `data/processed/{machine['profile']}/kem_seed_results.txt`.",
         md_table(seed_table_frame(cycles, percentiles),
-                 f"{pset} Benchmark Results of {imp}: median and percentiles per call, in {unit} "
-                 f"({row['counter']}).", "tbl-kem-seed"),
+                 f"{pset} Benchmark Results of {imp}: median (with its 95% bootstrap interval over the "
+                 f"calls) and percentiles per call, in {unit} ({row['counter']}).", "tbl-kem-seed"),
     )
 
 

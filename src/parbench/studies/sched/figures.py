@@ -3,9 +3,9 @@
 explorer zoom's strip of frames (`sched_fracsteal_strip`, a PPM) and the machine record.
 Only cells with status "ok" are drawn. A point is the median over the cell's repetitions;
 its bar or band, the 95% bootstrap interval (none with a single repetition). The
-explorer's zoom is measured once and drawn frame by frame. Cells from several machines
-(SLURM nodes) are told apart by host (parbench.hosts): point shape and a line each, or
-panels of their own."""
+explorer's zoom is replayed once per repetition and drawn frame by frame, with intervals
+from its rounds. Cells from several machines (SLURM nodes) are told apart by host
+(parbench.hosts): point shape and a line each, or panels of their own."""
 
 from __future__ import annotations
 
@@ -175,7 +175,9 @@ def _zoom_frames(frames: pd.DataFrame) -> pd.DataFrame:
 
     ok = ok_rows(frames)
     per = speedups(ok)
-    views = ok[ok["scheduler"] == "ws_sync"][["frame", "command", "magnification", "image", "threads"]]
+    # the view of each frame, from the round that saved the images (the first)
+    views = (ok[ok["scheduler"] == "ws_sync"].sort_values("rep")
+             .drop_duplicates("frame")[["frame", "command", "magnification", "image", "threads"]])
     return views.merge(per, on="frame").sort_values("frame")
 
 
@@ -213,23 +215,35 @@ def fracsteal_times(frames: pd.DataFrame, machine: dict) -> alt.Chart:
         return note("The explorer's frame times", "not drawn: the zoom failed its check")
     per = _zoom_frames(frames)
     threads = int(per["threads"].iloc[0])
-    long = pd.concat([per.assign(scheduler="ws_sync", time_s=per["parallel_time_s"]),
-                      per.assign(scheduler="sequential", time_s=per["sequential_time_s"])])
+    rounds = int(frames["rep"].nunique()) if "rep" in frames else 1
+    long = pd.concat([per.assign(scheduler=name, time_s=per[f"{col}_time_s"], ci_low=per[f"{col}_time_s_ci_low"],
+                                 ci_high=per[f"{col}_time_s_ci_high"])
+                      for name, col in (("ws_sync", "parallel"), ("sequential", "sequential"))])
     tooltip = ["frame", "command", alt.Tooltip("magnification:Q", format=".3g"),
                alt.Tooltip("parallel_time_s:Q", format=".4f"), alt.Tooltip("sequential_time_s:Q", format=".4f"),
-               alt.Tooltip("ratio:Q", format=".2f")]
+               alt.Tooltip("ratio:Q", format=".2f"),
+               alt.Tooltip("ratio_ci_low:Q", title="ratio 95% CI low", format=".2f"),
+               alt.Tooltip("ratio_ci_high:Q", title="ratio 95% CI high", format=".2f")]
     # ordinal frames: the points above and the bars below share their places
     x = alt.X("frame:O", title="frame of the zoom", axis=alt.Axis(labelAngle=0))
     color = alt.Color("scheduler:N", title="render", sort=["ws_sync", "sequential"],
                       scale=alt.Scale(domain=["ws_sync", "sequential"], range=["#72b7b2", "#444444"]))
-    times = alt.Chart(long).mark_line(point=True).encode(
-        x=x, y=alt.Y("time_s:Q", title="frame time, s"), color=color, tooltip=tooltip
-    ).properties(width=520, height=200, title=f"Frame time: ws_sync with {threads} threads against the "
-                                              f"sequential render")
+    how = (f"median of {rounds} rounds, bars: its 95% interval" if rounds > 1 else "one round")
+    line = alt.Chart(long).mark_line(point=True).encode(
+        x=x, y=alt.Y("time_s:Q", title="frame time, s"), color=color, tooltip=tooltip)
+    # the bars are drawn only where there is an interval (two rounds or more)
+    bars = alt.Chart(long).transform_filter("isValid(datum.ci_low)").mark_errorbar(ticks=True).encode(
+        x=x, y=alt.Y("ci_low:Q", title="frame time, s"), y2="ci_high:Q", color=color)
+    times = alt.layer(line, bars).properties(
+        width=520, height=200, title=f"Frame time: ws_sync with {threads} threads against the sequential render "
+                                     f"({how})")
     ratio = alt.Chart(per).mark_bar(color="#72b7b2", width=alt.RelativeBandSize(0.6)).encode(
         x=x, y=alt.Y("ratio:Q", title="sequential / parallel"), tooltip=tooltip)
+    ratio_bars = alt.Chart(per).transform_filter("isValid(datum.ratio_ci_low)").mark_errorbar(
+        ticks=True, color="#222222").encode(x=x, y=alt.Y("ratio_ci_low:Q", title="sequential / parallel"),
+                                            y2="ratio_ci_high:Q")
     one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#444444").encode(y="one:Q")
-    return alt.vconcat(times, alt.layer(ratio, one).properties(
+    return alt.vconcat(times, alt.layer(ratio, ratio_bars, one).properties(
         width=520, height=110, title="How many times faster each frame rendered in parallel (dashed: as fast)"))
 
 

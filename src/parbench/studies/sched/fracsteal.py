@@ -3,8 +3,11 @@
 One job replays a script of moves and zooms (`sched.fracsteal.script`) with the headless
 build, which renders every frame in parallel on one persistent `ws_sync` scheduler (one
 wait per frame) and then sequentially, compares the two byte for byte and times both.
-Its frame times are the table `sched_fracsteal_frames`; a strip of its frames and the
-parallel/sequential frame-time ratio are in the paper's sched section.
+The job replays the whole zoom `sched.repetitions` times, one round after the other, so
+that every frame is timed once per round and drift of the machine hits all frames alike;
+the first round writes the frames of the strip. Its frame times are the table
+`sched_fracsteal_frames`; a strip of its frames and the parallel/sequential frame-time
+ratio, with intervals from the rounds, are in the paper's sched section.
 
 This module holds the layout (paths), what decides the measurement (parameters), the
 command, the time estimate and the header line; `fracsteal_cell` runs it and
@@ -66,15 +69,17 @@ def parameters(cfg: dict) -> dict:
     fs = cfg["sched"]["fracsteal"]
     return {"script": fs["script"], "width": fs["width"], "height": fs["height"], "max_iter": fs["max_iter"],
             "threshold_pixels": fs["threshold_pixels"], "threads": threads(cfg),
-            "strip_frames": fs["strip_frames"]}
+            "strip_frames": fs["strip_frames"], "repetitions": cfg["sched"]["repetitions"]}
 
 
-def command(cfg: dict, binary: str, out_dir: str, json_path: str) -> list[str]:
+def command(cfg: dict, binary: str, out_dir: str | None, json_path: str) -> list[str]:
+    """One replay of the zoom; with `out_dir`, it also writes the strip's frames."""
     p = parameters(cfg)
+    frames = ["--out", str(out_dir), "--save-frames", str(p["strip_frames"])] if out_dir is not None else []
     return [str(binary), "--script", str(project.root() / p["script"]), "--width", str(p["width"]),
             "--height", str(p["height"]), "--max-iter", str(p["max_iter"]),
             "--threshold", str(p["threshold_pixels"]), "--threads", str(p["threads"]),
-            "--out", str(out_dir), "--save-frames", str(p["strip_frames"]), "--json", str(json_path)]
+            *frames, "--json", str(json_path)]
 
 
 FRAME_COMMANDS = {"frame", "move", "drag", "zoom"}
@@ -103,10 +108,11 @@ def frame_count(cfg: dict) -> int:
 
 
 def estimate_sec(cfg: dict) -> float:
-    """Seconds of the zoom job: each frame rendered in parallel (linear speedup assumed)
-    and once sequentially, at the profile's mean sequential frame time."""
+    """Seconds of the zoom job: in each repetition, each frame rendered in parallel
+    (linear speedup assumed) and once sequentially, at the profile's mean sequential
+    frame time."""
     one = cfg["sched"]["fracsteal"]["estimate_sec"]
-    return OVERHEAD_SEC + frame_count(cfg) * (one / threads(cfg) + one)
+    return OVERHEAD_SEC + cfg["sched"]["repetitions"] * frame_count(cfg) * (one / threads(cfg) + one)
 
 
 def job_seconds() -> dict:
@@ -117,9 +123,10 @@ def job_seconds() -> dict:
 def header_line(cfg: dict, jobs: list[tuple[str, dict]]) -> str:
     p = parameters(cfg)
     todo = any(name == "sched_fracsteal_zoom" for name, _ in jobs)
+    reps = p["repetitions"]
     return (f"Explorer zoom (fracsteal): {Path(p['script']).name}, {frame_count(cfg)} frames of "
             f"{p['width']}x{p['height']} on ws_sync with {p['threads']} threads, each also rendered "
-            f"sequentially; " + (f"~{format_duration(estimate_sec(cfg))}" if todo else "already measured"))
+            f"sequentially{f', {reps} rounds' if reps > 1 else ''}; " + (f"~{format_duration(estimate_sec(cfg))}" if todo else "already measured"))
 
 
 def config_errors(cfg: dict) -> list[str]:

@@ -172,22 +172,30 @@ def fracsteal(frames: pd.DataFrame, machine: dict) -> str:
                    f"synchronizing work stealing with {threads}; under each, its magnification and its parallel "
                    f"and sequential frame times.", "fig-sched-fracsteal-strip"),
             figure(profile, "sched_fracsteal_times", "Frame time of every frame of the zoom, in parallel "
-                   "(synchronizing work stealing) and sequentially, and their ratio.", "fig-sched-fracsteal-times")]
+                   "(synchronizing work stealing) and sequentially, and their ratio: medians over the rounds of "
+                   "the zoom, bars their 95% bootstrap intervals.", "fig-sched-fracsteal-times")]
     if s is None:
         failure = frames["failure"].dropna()
         return join(*figs, "The explorer's zoom failed its check and is not drawn: "
                            f"{failure.iloc[0] if len(failure) else 'it was not measured'}.")
-    verdict = "faster than" if s["ratio"] > 1 else "no faster than"
+    lo, hi = s["ratio_ci"]
+    if lo is not None and lo <= 1 <= hi:
+        verdict = "not distinguishable on this machine from"
+    else:
+        verdict = "faster than" if s["ratio"] > 1 else "no faster than"
     checked = ("Every frame was byte-identical to its sequential render." if s["all_identical"]
                else "Some frames differed from their sequential render.")
+    rounds = (f"medians over the frames, each the median of {s['rounds']} rounds of the zoom with its 95% "
+              f"interval" if s["rounds"] > 1 else "medians over the frames, one round of the zoom")
     return join(*figs, f"fracsteal replayed `{s['script'].rsplit('/', 1)[-1]}`: {s['frames']} frames of "
                        f"{s['width']}x{s['height']} pixels, from the whole set to {fmt_num(s['magnification_max'])} "
                        f"times closer. With synchronizing work stealing on {s['threads']} threads a frame took "
-                       f"{fmt_num(s['parallel_median_s'])} s against {fmt_num(s['sequential_median_s'])} s for the "
-                       f"sequential render (medians over the frames): the parallel render was "
-                       f"{fmt_num(s['ratio'])} times as fast, {verdict} the sequential one (per frame from "
-                       f"{fmt_num(s['ratio_min'])} to {fmt_num(s['ratio_max'])} times; @fig-sched-fracsteal-strip, "
-                       f"@fig-sched-fracsteal-times). {checked}")
+                       f"{fmt_ci(s['parallel_median_s'], *s['parallel_median_s_ci'])} s against "
+                       f"{fmt_ci(s['sequential_median_s'], *s['sequential_median_s_ci'])} s for the sequential "
+                       f"render ({rounds}): the parallel render was "
+                       f"{fmt_ci(s['ratio'], *s['ratio_ci'])} times as fast, {verdict} the sequential one (per "
+                       f"frame from {fmt_num(s['ratio_min'])} to {fmt_num(s['ratio_max'])} times; "
+                       f"@fig-sched-fracsteal-strip, @fig-sched-fracsteal-times). {checked}")
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
