@@ -195,7 +195,10 @@ def test_one_thread_renders_the_same_frames(headless: Path, tmp_path: Path, tour
 @pytest.mark.parametrize(("args", "expected"), [
     (["--threads", "0"], "--threads must be >= 1 (got 0)"),
     (["--threads", "300"], "--threads must be <= 256 (got 300)"),
-    (["--width", "wide"], "--width must be an integer (got 'wide')"),
+    (["--width", "wide"], "--width must be a non-negative integer (got 'wide')"),
+    (["--width=wide"], "--width must be a non-negative integer (got 'wide')"),
+    (["--scheme="], "--scheme must not be empty"),
+    (["--save-frames", "2"], "--save-frames needs --script"),
     (["--width", "20000"], "--width must be <= 16384 (got 20000)"),
     (["--max-iter", "0"], "--max-iter must be >= 1 (got 0)"),
     (["--threshold", "-4"], "--threshold must be >= 1 (got -4)"),

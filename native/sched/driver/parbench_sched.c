@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "pbs.h"
+#include "pbs_cli.h"
 #include "pbs_json.h"
 #include "pbs_mandel.h"
 #include "pbs_peers.h"
@@ -34,7 +35,7 @@
 #define PROG "parbench-sched"
 #define SCHEMA "parbench-sched/1"
 
-enum { EXIT_VERIFY = 1, EXIT_USAGE = 2, EXIT_NO_PEER = 3 };
+enum { EXIT_VERIFY = 1, EXIT_USAGE = PBS_CLI_EXIT_USAGE, EXIT_NO_PEER = 3 };
 
 #define MAX_SIZE 4294967296ull  /* quicksort elements: 2^32 (16 GiB of input) */
 #define MAX_SIDE 65536u         /* mandelbrot width / height */
@@ -76,19 +77,6 @@ static const char usage_text[] =
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void die_usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs(PROG ": ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\n" PROG ": see '" PROG " --help'\n", stderr);
-    exit(EXIT_USAGE);
-}
-
 static void die_run(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 static void die_run(const char *fmt, ...)
@@ -121,95 +109,6 @@ static void print_time(unsigned threads, double seconds)
 {
     printf("[%02u] Time taken: %.6f seconds\n", threads, seconds);
     fflush(stdout);
-}
-
-/* ---- option parsing ------------------------------------------------------- */
-
-typedef enum opt_kind { OPT_UINT, OPT_STR } opt_kind;
-
-typedef struct opt_spec {
-    const char *name; /* without the leading "--" */
-    opt_kind kind;
-    uint64_t min, max; /* OPT_UINT: allowed range */
-    bool required;
-    bool seen;
-    uint64_t u;
-    const char *s;
-} opt_spec;
-
-static void parse_uint_value(opt_spec *o, const char *text)
-{
-    const char *p = text;
-    while (*p == ' ')
-        p++;
-    if (*p == '-') {
-        /* A negative number: say what is allowed rather than "not a number". */
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (end != p && *end == '\0' && errno == 0)
-            die_usage("--%s must be >= %llu (got %lld)", o->name,
-                      (unsigned long long)o->min, v);
-        die_usage("--%s must be a non-negative integer (got '%s')", o->name, text);
-    }
-    if (*p < '0' || *p > '9')
-        die_usage("--%s must be a non-negative integer (got '%s')", o->name, text);
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (*end != '\0')
-        die_usage("--%s must be a non-negative integer (got '%s')", o->name, text);
-    if (errno == ERANGE)
-        die_usage("--%s must be <= %llu (got %s)", o->name, (unsigned long long)o->max,
-                  text);
-    if (v < o->min)
-        die_usage("--%s must be >= %llu (got %llu)", o->name, (unsigned long long)o->min,
-                  v);
-    if (v > o->max)
-        die_usage("--%s must be <= %llu (got %llu)", o->name, (unsigned long long)o->max,
-                  v);
-    o->u = v;
-}
-
-static opt_spec *find_opt(opt_spec *opts, size_t n, const char *name, size_t len)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
-            return &opts[i];
-    return NULL;
-}
-
-static void parse_opts(const char *cmd, int argc, char **argv, opt_spec *opts, size_t n)
-{
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strncmp(arg, "--", 2) != 0)
-            die_usage("unexpected argument '%s' for %s", arg, cmd);
-        const char *name = arg + 2;
-        const char *eq = strchr(name, '=');
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        opt_spec *o = find_opt(opts, n, name, len);
-        if (o == NULL)
-            die_usage("unknown option '--%.*s' for %s", (int)len, name, cmd);
-        const char *value;
-        if (eq != NULL) {
-            value = eq + 1;
-        } else {
-            if (i + 1 >= argc)
-                die_usage("--%s needs a value", o->name);
-            value = argv[++i];
-        }
-        if (o->kind == OPT_UINT)
-            parse_uint_value(o, value);
-        else if (*value == '\0')
-            die_usage("--%s must not be empty", o->name);
-        else
-            o->s = value;
-        o->seen = true;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (opts[i].required && !opts[i].seen)
-            die_usage("%s needs --%s", cmd, opts[i].name);
 }
 
 /* ---- schedulers ----------------------------------------------------------- */
@@ -245,10 +144,10 @@ static sched_sel parse_scheduler(const char *name, bool allow_peers)
         return sel;
     }
     if (allow_peers)
-        die_usage("--scheduler must be one of sequential, lifo, ws, ws_sync, openmp, tbb "
+        pbs_cli_die_usage("--scheduler must be one of sequential, lifo, ws, ws_sync, openmp, tbb "
                   "(got '%s')",
                   name);
-    die_usage("--scheduler must be one of sequential, lifo, ws, ws_sync for mandelbrot "
+    pbs_cli_die_usage("--scheduler must be one of sequential, lifo, ws, ws_sync for mandelbrot "
               "(got '%s')",
               name);
 }
@@ -272,10 +171,10 @@ static void check_common(const sched_sel *sel, uint64_t threads, uint64_t bmin,
                          uint64_t bmax)
 {
     if (sel->choice == SCHED_SEQUENTIAL && threads != 1)
-        die_usage("--threads must be 1 for --scheduler sequential (got %llu)",
+        pbs_cli_die_usage("--threads must be 1 for --scheduler sequential (got %llu)",
                   (unsigned long long)threads);
     if (bmax < bmin)
-        die_usage("--backoff-max-ns must be >= --backoff-min-ns (%llu) (got %llu)",
+        pbs_cli_die_usage("--backoff-max-ns must be >= --backoff-min-ns (%llu) (got %llu)",
                   (unsigned long long)bmin, (unsigned long long)bmax);
 }
 
@@ -290,7 +189,7 @@ static pbs_sched *create_pbs(const sched_sel *sel, unsigned threads, uint64_t bm
     char msg[PBS_MSG_LEN];
     int rc = pbs_create(&s, &cfg, msg, sizeof msg);
     if (rc == PBS_EINVAL)
-        die_usage("%s", msg);
+        pbs_cli_die_usage("%s", msg);
     if (rc != PBS_OK)
         die_run("cannot create the %s scheduler: %s", sel->name, msg);
     return s;
@@ -381,21 +280,21 @@ typedef struct qs_rep {
 
 static int cmd_quicksort(int argc, char **argv)
 {
-    opt_spec opts[] = {
-        {"scheduler", OPT_STR, 0, 0, true, false, 0, NULL},
-        {"threads", OPT_UINT, 1, PBS_MAX_THREADS, true, false, 0, NULL},
-        {"size", OPT_UINT, 1, MAX_SIZE, true, false, 0, NULL},
-        {"cutoff", OPT_UINT, 1, MAX_SIZE, false, false, PBS_QS_DEFAULT_CUTOFF, NULL},
-        {"seed", OPT_UINT, 0, UINT64_MAX, false, false, 42, NULL},
-        {"reps", OPT_UINT, 1, MAX_REPS, false, false, 1, NULL},
-        {"backoff-min-ns", OPT_UINT, 1, PBS_BACKOFF_LIMIT_NS, false, false,
+    pbs_cli_opt opts[] = {
+        {"scheduler", PBS_CLI_STR, 0, 0, true, false, 0, NULL},
+        {"threads", PBS_CLI_UINT, 1, PBS_MAX_THREADS, true, false, 0, NULL},
+        {"size", PBS_CLI_UINT, 1, MAX_SIZE, true, false, 0, NULL},
+        {"cutoff", PBS_CLI_UINT, 1, MAX_SIZE, false, false, PBS_QS_DEFAULT_CUTOFF, NULL},
+        {"seed", PBS_CLI_UINT, 0, UINT64_MAX, false, false, 42, NULL},
+        {"reps", PBS_CLI_UINT, 1, MAX_REPS, false, false, 1, NULL},
+        {"backoff-min-ns", PBS_CLI_UINT, 1, PBS_BACKOFF_LIMIT_NS, false, false,
          PBS_DEFAULT_BACKOFF_MIN_NS, NULL},
-        {"backoff-max-ns", OPT_UINT, 1, PBS_BACKOFF_LIMIT_NS, false, false,
+        {"backoff-max-ns", PBS_CLI_UINT, 1, PBS_BACKOFF_LIMIT_NS, false, false,
          PBS_DEFAULT_BACKOFF_MAX_NS, NULL},
-        {"json", OPT_STR, 0, 0, false, false, 0, NULL},
+        {"json", PBS_CLI_STR, 0, 0, false, false, 0, NULL},
     };
     const size_t nopts = sizeof opts / sizeof opts[0];
-    parse_opts("quicksort", argc, argv, opts, nopts);
+    pbs_cli_parse("quicksort", argc, argv, opts, nopts);
     sched_sel sel = parse_scheduler(opts[0].s, true);
     unsigned threads = (unsigned)opts[1].u;
     size_t n = (size_t)opts[2].u;
@@ -538,25 +437,25 @@ typedef struct mb_frame {
 
 static int cmd_mandelbrot(int argc, char **argv)
 {
-    opt_spec opts[] = {
-        {"scheduler", OPT_STR, 0, 0, true, false, 0, NULL},
-        {"threads", OPT_UINT, 1, PBS_MAX_THREADS, true, false, 0, NULL},
-        {"width", OPT_UINT, 1, MAX_SIDE, true, false, 0, NULL},
-        {"height", OPT_UINT, 1, MAX_SIDE, true, false, 0, NULL},
-        {"threshold", OPT_UINT, 1, MAX_PIXELS, false, false, PBS_MANDEL_DEFAULT_THRESHOLD,
+    pbs_cli_opt opts[] = {
+        {"scheduler", PBS_CLI_STR, 0, 0, true, false, 0, NULL},
+        {"threads", PBS_CLI_UINT, 1, PBS_MAX_THREADS, true, false, 0, NULL},
+        {"width", PBS_CLI_UINT, 1, MAX_SIDE, true, false, 0, NULL},
+        {"height", PBS_CLI_UINT, 1, MAX_SIDE, true, false, 0, NULL},
+        {"threshold", PBS_CLI_UINT, 1, MAX_PIXELS, false, false, PBS_MANDEL_DEFAULT_THRESHOLD,
          NULL},
-        {"max-iter", OPT_UINT, 1, MAX_ITER, false, false, PBS_MANDEL_DEFAULT_MAX_ITER,
+        {"max-iter", PBS_CLI_UINT, 1, MAX_ITER, false, false, PBS_MANDEL_DEFAULT_MAX_ITER,
          NULL},
-        {"frames", OPT_UINT, 1, MAX_REPS, false, false, 1, NULL},
-        {"image", OPT_STR, 0, 0, false, false, 0, NULL},
-        {"backoff-min-ns", OPT_UINT, 1, PBS_BACKOFF_LIMIT_NS, false, false,
+        {"frames", PBS_CLI_UINT, 1, MAX_REPS, false, false, 1, NULL},
+        {"image", PBS_CLI_STR, 0, 0, false, false, 0, NULL},
+        {"backoff-min-ns", PBS_CLI_UINT, 1, PBS_BACKOFF_LIMIT_NS, false, false,
          PBS_DEFAULT_BACKOFF_MIN_NS, NULL},
-        {"backoff-max-ns", OPT_UINT, 1, PBS_BACKOFF_LIMIT_NS, false, false,
+        {"backoff-max-ns", PBS_CLI_UINT, 1, PBS_BACKOFF_LIMIT_NS, false, false,
          PBS_DEFAULT_BACKOFF_MAX_NS, NULL},
-        {"json", OPT_STR, 0, 0, false, false, 0, NULL},
+        {"json", PBS_CLI_STR, 0, 0, false, false, 0, NULL},
     };
     const size_t nopts = sizeof opts / sizeof opts[0];
-    parse_opts("mandelbrot", argc, argv, opts, nopts);
+    pbs_cli_parse("mandelbrot", argc, argv, opts, nopts);
     sched_sel sel = parse_scheduler(opts[0].s, false);
     unsigned threads = (unsigned)opts[1].u;
     unsigned width = (unsigned)opts[2].u, height = (unsigned)opts[3].u;
@@ -568,7 +467,7 @@ static int cmd_mandelbrot(int argc, char **argv)
     const char *json_path = opts[10].s;
     check_common(&sel, threads, bmin, bmax);
     if ((uint64_t)width * height > MAX_PIXELS)
-        die_usage("--width * --height must be <= %llu pixels (got %llu)",
+        pbs_cli_die_usage("--width * --height must be <= %llu pixels (got %llu)",
                   (unsigned long long)MAX_PIXELS, (unsigned long long)width * height);
 
     FILE *jf = open_json(json_path); /* fail before the run, not after it */
@@ -689,7 +588,7 @@ static int cmd_peers(int argc, char **argv)
 {
     (void)argv;
     if (argc > 0)
-        die_usage("peers takes no arguments");
+        pbs_cli_die_usage("peers takes no arguments");
     pbs_json j;
     pbs_json_init(&j, stdout);
     pbs_json_begin_object(&j, NULL);
@@ -707,6 +606,7 @@ static int cmd_peers(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    pbs_cli_init(PROG);
     if (argc < 2) {
         fputs(usage_text, stderr);
         return EXIT_USAGE;
@@ -728,5 +628,5 @@ int main(int argc, char **argv)
         return cmd_mandelbrot(argc - 2, argv + 2);
     if (strcmp(cmd, "peers") == 0)
         return cmd_peers(argc - 2, argv + 2);
-    die_usage("unknown command '%s' (expected quicksort, mandelbrot or peers)", cmd);
+    pbs_cli_die_usage("unknown command '%s' (expected quicksort, mandelbrot or peers)", cmd);
 }

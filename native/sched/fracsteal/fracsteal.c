@@ -16,8 +16,6 @@
  * could not be carried out (memory, threads, files, no display); 2 bad arguments or
  * script; 3 a window was asked of a build without SDL2.
  */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +27,7 @@
 #include "fs_scheme.h"
 #include "fs_view.h"
 #include "pbs.h"
+#include "pbs_cli.h"
 #include "pbs_mandel.h"
 
 #if FS_WITH_SDL2
@@ -39,7 +38,7 @@
 #define FS_MAX_SIDE 16384u
 #define FS_MAX_PIXELS (1ull << 26) /* 64 Mi pixels: two frames of 192 MiB */
 
-enum { FS_EXIT_RUN = 1, FS_EXIT_USAGE = 2, FS_EXIT_NO_WINDOW = 3 };
+enum { FS_EXIT_RUN = 1, FS_EXIT_USAGE = PBS_CLI_EXIT_USAGE, FS_EXIT_NO_WINDOW = 3 };
 
 static void fs_usage(FILE *f)
 {
@@ -82,36 +81,6 @@ static void fs_usage(FILE *f)
           f);
 }
 
-static void fs_die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void fs_die_usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs(FS_PROG ": ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\n" FS_PROG ": see '" FS_PROG " --help'\n", stderr);
-    exit(FS_EXIT_USAGE);
-}
-
-static unsigned long long fs_uint(const char *name, const char *text, unsigned long long lo,
-                                  unsigned long long hi)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (end == text || *end != '\0')
-        fs_die_usage("--%s must be an integer (got '%s')", name, text);
-    if (errno == ERANGE)
-        fs_die_usage("--%s must be between %llu and %llu (got %s)", name, lo, hi, text);
-    if (v < (long long)lo)
-        fs_die_usage("--%s must be >= %llu (got %lld)", name, lo, v);
-    if ((unsigned long long)v > hi)
-        fs_die_usage("--%s must be <= %llu (got %lld)", name, hi, v);
-    return (unsigned long long)v;
-}
-
 static unsigned fs_default_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -122,77 +91,62 @@ static unsigned fs_default_threads(void)
 
 int main(int argc, char **argv)
 {
-    fs_headless_opts o = {
-        .script_path = NULL,
-        .out_dir = NULL,
-        .json_path = NULL,
-        .save_frames = -1,
-        .threads = fs_default_threads(),
-        .width = 960,
-        .height = 540,
-        .max_iter = PBS_MANDEL_DEFAULT_MAX_ITER,
-        .scheme = 0,
-        .threshold = PBS_MANDEL_DEFAULT_THRESHOLD,
-    };
-    const char *scripted_only = NULL;
+    pbs_cli_init(FS_PROG);
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fs_usage(stdout);
             return 0;
         }
-        if (strncmp(arg, "--", 2) != 0)
-            fs_die_usage("unexpected argument '%s'", arg);
-        const char *name = arg + 2, *eq = strchr(name, '=');
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        char key[32];
-        if (len >= sizeof key)
-            fs_die_usage("unknown option '--%.*s'", (int)len, name);
-        memcpy(key, name, len);
-        key[len] = '\0';
-        const char *value;
-        if (eq != NULL) {
-            value = eq + 1;
-        } else {
-            if (i + 1 >= argc)
-                fs_die_usage("--%s needs a value", key);
-            value = argv[++i];
-        }
-        if (strcmp(key, "width") == 0)
-            o.width = (unsigned)fs_uint(key, value, 1, FS_MAX_SIDE);
-        else if (strcmp(key, "height") == 0)
-            o.height = (unsigned)fs_uint(key, value, 1, FS_MAX_SIDE);
-        else if (strcmp(key, "threads") == 0)
-            o.threads = (unsigned)fs_uint(key, value, 1, PBS_MAX_THREADS);
-        else if (strcmp(key, "max-iter") == 0)
-            o.max_iter = (unsigned)fs_uint(key, value, 1, FS_MAX_ITER);
-        else if (strcmp(key, "threshold") == 0)
-            o.threshold = (size_t)fs_uint(key, value, 1, FS_MAX_PIXELS);
-        else if (strcmp(key, "scheme") == 0) {
-            int k = fs_scheme_parse(value);
-            if (k < 0)
-                fs_die_usage("--scheme must be one of seahorse, ember, glacier, orchid, mono "
-                             "(got '%s')",
-                             value);
-            o.scheme = (unsigned)k;
-        } else if (strcmp(key, "script") == 0)
-            o.script_path = value;
-        else if (strcmp(key, "out") == 0)
-            o.out_dir = value, scripted_only = "--out";
-        else if (strcmp(key, "json") == 0)
-            o.json_path = value, scripted_only = "--json";
-        else if (strcmp(key, "save-frames") == 0)
-            o.save_frames = (long)fs_uint(key, value, 0, 1000000), scripted_only = "--save-frames";
-        else
-            fs_die_usage("unknown option '--%s'", key);
     }
+    /* u: the default where the option is not given */
+    pbs_cli_opt opts[] = {
+        {"width", PBS_CLI_UINT, 1, FS_MAX_SIDE, false, false, 960, NULL},
+        {"height", PBS_CLI_UINT, 1, FS_MAX_SIDE, false, false, 540, NULL},
+        {"threads", PBS_CLI_UINT, 1, PBS_MAX_THREADS, false, false, fs_default_threads(), NULL},
+        {"max-iter", PBS_CLI_UINT, 1, FS_MAX_ITER, false, false, PBS_MANDEL_DEFAULT_MAX_ITER, NULL},
+        {"threshold", PBS_CLI_UINT, 1, FS_MAX_PIXELS, false, false, PBS_MANDEL_DEFAULT_THRESHOLD,
+         NULL},
+        {"scheme", PBS_CLI_STR, 0, 0, false, false, 0, NULL},
+        {"script", PBS_CLI_STR, 0, 0, false, false, 0, NULL},
+        /* the scripted mode's own options: refused without --script */
+        {"out", PBS_CLI_STR, 0, 0, false, false, 0, NULL},
+        {"json", PBS_CLI_STR, 0, 0, false, false, 0, NULL},
+        {"save-frames", PBS_CLI_UINT, 0, 1000000, false, false, 0, NULL},
+    };
+    const size_t nopts = sizeof opts / sizeof opts[0];
+    pbs_cli_parse(NULL, argc - 1, argv + 1, opts, nopts);
+    fs_headless_opts o = {
+        .width = (unsigned)opts[0].u,
+        .height = (unsigned)opts[1].u,
+        .threads = (unsigned)opts[2].u,
+        .max_iter = (unsigned)opts[3].u,
+        .threshold = (size_t)opts[4].u,
+        .scheme = 0,
+        .script_path = opts[6].s,
+        .out_dir = opts[7].s,
+        .json_path = opts[8].s,
+        .save_frames = opts[9].seen ? (long)opts[9].u : -1,
+    };
+    if (opts[5].seen) {
+        int k = fs_scheme_parse(opts[5].s);
+        if (k < 0)
+            pbs_cli_die_usage("--scheme must be one of seahorse, ember, glacier, orchid, mono "
+                              "(got '%s')",
+                              opts[5].s);
+        o.scheme = (unsigned)k;
+    }
+    const char *scripted_only = NULL;
+    for (size_t i = 7; i < nopts; i++)
+        if (opts[i].seen)
+            scripted_only = opts[i].name;
     if ((unsigned long long)o.width * o.height > FS_MAX_PIXELS)
-        fs_die_usage("--width * --height must be <= %llu pixels (got %llu)",
-                     (unsigned long long)FS_MAX_PIXELS, (unsigned long long)o.width * o.height);
+        pbs_cli_die_usage("--width * --height must be <= %llu pixels (got %llu)",
+                          (unsigned long long)FS_MAX_PIXELS,
+                          (unsigned long long)o.width * o.height);
     if (o.script_path != NULL)
         return fs_headless_run(&o);
     if (scripted_only != NULL)
-        fs_die_usage("%s needs --script (it belongs to the scripted mode)", scripted_only);
+        pbs_cli_die_usage("--%s needs --script (it belongs to the scripted mode)", scripted_only);
 #if FS_WITH_SDL2
     fs_window_opts w = {o.width, o.height, o.threads, o.max_iter, o.scheme, o.threshold};
     return fs_window_run(&w);
