@@ -330,6 +330,7 @@ def test_medians_intervals_speedups_and_ratios(records):
     assert thr["efficiency"] == pytest.approx(0.20 / 0.105 / 2)
     assert (thr["efficiency_ci_low"], thr["efficiency_ci_high"]) == pytest.approx((0.10 / 0.11, 0.10 / 0.10))
     assert thr["cpu_sec_per_wall_sec"] == pytest.approx(1.9)
+    assert (thr["cpu_sec_per_wall_sec_ci_low"], thr["cpu_sec_per_wall_sec_ci_high"]) == pytest.approx((1.9, 1.9))
     jy = s.loc[("jython", "multithread_cpu", "threads", 2)]
     assert jy["ratio_vs_baseline"] == pytest.approx(0.16 / 0.12) and jy["ratio_text"] == "1.3x slower"
     assert jy["ratio_ci_low"] <= jy["ratio_vs_baseline"] <= jy["ratio_ci_high"]
@@ -373,7 +374,7 @@ def test_a_single_launch_has_medians_but_no_intervals(records):
     s = tables(one)["summary"]
     ok = s[s["status"] == "ok"]
     assert ok["median_wall_sec"].notna().all() and ok["median_wall_sec_ci_low"].isna().all()
-    assert ok["speedup_ci_low"].isna().all()
+    assert ok["speedup_ci_low"].isna().all() and ok["cpu_sec_per_wall_sec_ci_low"].isna().all()
     t = tables(one)
     setup = paper.setup(t["summary"], t["runtimes"], machine())
     assert "launched once" in setup

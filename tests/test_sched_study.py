@@ -1,12 +1,14 @@
 """The sched study's Python side: cell expansion, the driver command, aggregation
 (speedups, steal rates, task balance, the seed's console lines) and the image."""
 
+import json
+
 import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
 from parbench.figures import ppm
-from parbench.studies.sched import aggregate, plan
+from parbench.studies.sched import aggregate, figures, plan
 
 
 def test_cells_cover_schedulers_peers_and_the_sequential_baseline_once():
@@ -214,6 +216,30 @@ def test_speedups_carry_intervals_from_both_cells_repetitions(reps_records):
     # one repetition: a median, no interval
     single = aggregate.study_tables([r for r in reps_records if r["cell"]["rep"] == 0])["summary"]
     assert single["median_time_s_ci_low"].isna().all() and single["speedup_vs_sequential_ci_low"].isna().all()
+
+
+def test_steal_counts_and_tasks_per_thread_carry_intervals_from_the_repetitions():
+    recs = [rec for k, steals in enumerate([(10, 3, 1), (14, 2, 1), (12, 5, 1)])
+            for rec in repeated("quicksort", "ws", 2, [[4.0]], steals=steals, tasks=[40 + 10 * k, 60 - 10 * k])]
+    for k, rec in enumerate(recs):
+        rec["cell"]["rep"] = k
+    tables = aggregate.study_tables(recs)
+    cell = tables["summary"].iloc[0]
+    # each repetition's steals, summed over the 2 workers: 20, 28, 24
+    assert cell["steal_success"] == 24
+    assert 20 <= cell["steal_success_ci_low"] <= 24 <= cell["steal_success_ci_high"] <= 28
+    assert cell["steal_fail_race_ci_low"] == cell["steal_fail_race_ci_high"] == 2
+    spec = figures.steals(tables["summary"], {}).to_dict()
+    rows = [r for d in spec["datasets"].values() for r in d if "outcome" in r]
+    success = next(r for r in rows if r["outcome"] == "success")
+    assert (success["count"], success["ci_low"], success["ci_high"]) == (
+        cell["steal_success"], cell["steal_success_ci_low"], cell["steal_success_ci_high"])
+    assert "errorbar" in json.dumps(spec)
+    spec = figures.tasks(tables["summary"], tables["workers"], {}).to_dict()
+    rows = [r for d in spec["datasets"].values() for r in d if "thread" in r]
+    first = next(r for r in rows if r["thread"] == 1)
+    assert first["tasks_executed"] == 50 and first["ci_low"] == 40 and first["ci_high"] == 60
+    assert "errorbar" in json.dumps(spec)
 
 
 def test_a_failed_repetition_fails_its_cell_and_says_which(reps_records):

@@ -105,8 +105,14 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
     cpus = [run["cpu_sec"] for run in runs if run.get("cpu_sec") is not None]
     utilization = [run["cpu_sec"] / run["wall_sec"] for run in runs
                    if run.get("cpu_sec") is not None and run["wall_sec"] > 0]
+    # each launch's median CPU use, for the interval of the CPU use
+    util_per_launch = [stats.median([run["cpu_sec"] / run["wall_sec"] for run in p["runs"]]) for _, p in ok
+                       if p["runs"] and all(run.get("cpu_sec") is not None and run["wall_sec"] > 0
+                                            for run in p["runs"])]
     key = tuple(row[k] for k in KEYS)
     lo, hi = stats.bootstrap_median_ci(per_launch, confidence, seed=_seed("wall", *key))
+    util_lo, util_hi = (stats.bootstrap_median_ci(util_per_launch, confidence, seed=_seed("cpu", *key))
+                        if len(utilization) == len(times) and times else (None, None))
     worker = record["worker"]
     row.update(repetitions=len(launches), repetitions_ok=sum(p["status"] == "ok" for _, p in launches),
                runs=len(times), median_wall_sec=stats.median(per_launch) if per_launch else None,
@@ -114,6 +120,7 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
                min_wall_sec=min(times) if times else None, max_wall_sec=max(times) if times else None,
                median_cpu_sec=stats.median(cpus) if len(cpus) == len(times) and cpus else None,
                cpu_sec_per_wall_sec=stats.median(utilization) if len(utilization) == len(times) and times else None,
+               cpu_sec_per_wall_sec_ci_low=util_lo, cpu_sec_per_wall_sec_ci_high=util_hi,
                start_method=worker.get("start_method") if row["execution"] == "processes" else None,
                wall_clock=worker.get("wall_clock"), cpu_clock=worker.get("cpu_clock"),
                started_unix=min(r.get("started_unix") or 0 for r, _ in launches),
@@ -144,7 +151,8 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
             launch_times[key] = per_launch
     columns = ["study", "profile", *KEYS, "status", "failure", "chunks", "repetitions", "repetitions_ok", "runs",
                "median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high", "min_wall_sec",
-               "max_wall_sec", "median_cpu_sec", "cpu_sec_per_wall_sec", *RUNTIME_FACTS.values(), "start_method",
+               "max_wall_sec", "median_cpu_sec", "cpu_sec_per_wall_sec", "cpu_sec_per_wall_sec_ci_low",
+               "cpu_sec_per_wall_sec_ci_high", *RUNTIME_FACTS.values(), "start_method",
                "wall_clock", "cpu_clock", "started_unix", *PROVENANCE]
     summary = pd.DataFrame(rows, columns=columns)
     values: dict[str, list] = {name: [] for name in ("speedup", "efficiency", "ratio")}

@@ -115,21 +115,32 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     if s.empty:
         return note("CPU use", "no runtime could measure its CPU time in this run")
     s, top = _at_most_workers(s)
+    for col in ("cpu_sec_per_wall_sec_ci_low", "cpu_sec_per_wall_sec_ci_high"):  # tables from before intervals
+        if col not in s:
+            s = s.assign(**{col: float("nan")})
     runtimes = _runtime_order(s)
-    bars = alt.Chart(s).mark_bar().encode(
+    y_title = "CPU seconds per wall second (median)"
+    place = alt.Chart(s).encode(
         x=alt.X("runtime:N", sort=runtimes, title=None, axis=alt.Axis(labelAngle=-30)),
-        xOffset=alt.XOffset("execution:N", sort=["threads", "processes"]),
-        y=alt.Y("cpu_sec_per_wall_sec:Q", title="CPU seconds per wall second (median)"),
+        xOffset=alt.XOffset("execution:N", sort=["threads", "processes"]))
+    bars = place.mark_bar().encode(
+        y=alt.Y("cpu_sec_per_wall_sec:Q", title=y_title),
         color=alt.Color("execution:N", sort=["threads", "processes"], title="execution",
                         scale=alt.Scale(domain=EXECUTION_ORDER[1:], range=EXECUTION_COLOR.range[1:])),
         tooltip=["runtime", "workload", "execution", "workers",
                  alt.Tooltip("cpu_sec_per_wall_sec:Q", format=".2f", title="CPU s per wall s"),
+                 alt.Tooltip("cpu_sec_per_wall_sec_ci_low:Q", format=".2f", title="95% CI low"),
+                 alt.Tooltip("cpu_sec_per_wall_sec_ci_high:Q", format=".2f", title="95% CI high"),
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup")])
+    # the bars are drawn only where there is an interval (two launches or more)
+    whiskers = place.transform_filter("isValid(datum.cpu_sec_per_wall_sec_ci_low)").mark_errorbar(
+        color="#222222", thickness=1).encode(y=alt.Y("cpu_sec_per_wall_sec_ci_low:Q", title=y_title),
+                                             y2="cpu_sec_per_wall_sec_ci_high:Q")
     ceiling = alt.Chart(s).mark_rule(strokeDash=[4, 3], color="#999999").encode(y=alt.datum(top))
-    return (alt.layer(bars, ceiling, data=s).properties(width=alt.Step(16), height=180)
+    return (alt.layer(bars, whiskers, ceiling, data=s).properties(width=alt.Step(16), height=180)
             .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
             .properties(title=f"CPU use of threads and processes at {top} workers (1 = one core busy; dashed: "
-                              f"all {top} busy)"))
+                              f"all {top} busy; bars: 95% interval over the launches)"))
 
 
 # name -> (function, the tables it draws from)

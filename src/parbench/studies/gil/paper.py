@@ -293,7 +293,8 @@ def utilization(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) ->
     profile = machine["profile"]
     ok, top = _ok(summary), _top_workers(summary)
     fig = figure(profile, "gil_cpu_utilization", f"CPU seconds per wall second of threads and processes at {top} "
-                 "workers, per workload; 1 is one busy core.", "fig-gil-cpu")
+                 "workers, per workload; 1 is one busy core. Bars: 95% bootstrap intervals over the launches.",
+                 "fig-gil-cpu")
     if top is None:
         return join(fig)
     threads = ok[(ok["execution"] == "threads") & (ok["workers"] == top)].dropna(subset=["cpu_sec_per_wall_sec"])

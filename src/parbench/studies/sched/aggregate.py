@@ -136,6 +136,10 @@ def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.Dat
                min_time_s=min(times) if times else None, max_time_s=max(times) if times else None)
     for c in ("tasks_spawned", "tasks_executed", *COUNTERS):
         row[c] = mine[c].median() if len(times) and mine[c].notna().all() else None
+    for c in COUNTERS:  # the steal counts' intervals, from each repetition's median
+        per_rep_counts = mine.groupby("rep")[c].median().tolist() if row[c] is not None else []
+        row[f"{c}_ci_low"], row[f"{c}_ci_high"] = stats.bootstrap_median_ci(per_rep_counts, CONFIDENCE,
+                                                                            seed=_seed(c, *key))
     attempts = [row[c] for c in COUNTERS]
     row["steal_success_rate"] = (row["steal_success"] / sum(attempts)
                                  if None not in attempts and sum(attempts) else None)

@@ -14,12 +14,15 @@ import pandas as pd
 
 from parbench.figures import note, ok_rows
 from parbench.hosts import HOST, host_encoding, several_hosts, split_by_host, with_host
-
+from parbench.stats import bootstrap_median_ci
 from parbench.studies.sched.plan import SCHEDULER_ORDER
 
 SCHEDULER_COLOR = alt.Color("scheduler:N", sort=SCHEDULER_ORDER, title="scheduler",
                             scale=alt.Scale(domain=SCHEDULER_ORDER,
                                             range=["#444444", "#e45756", "#4c78a8", "#72b7b2", "#f58518", "#b279a2"]))
+# the steal counters and how the figure names them
+OUTCOMES = {"steal_success": "success", "steal_fail_empty": "failed: victim empty",
+            "steal_fail_race": "failed: lost race"}
 
 
 def _thread_axis(frame: pd.DataFrame) -> alt.X:
@@ -124,38 +127,59 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     s = s[s["scheduler"].isin(["ws", "ws_sync"]) & (s["threads"] > 1)].dropna(subset=["steal_success"])
     if s.empty:
         return note("Steals", "no multi-threaded work-stealing cell in this run")
-    s = split_by_host(s, "workload")  # a row of panels per machine when several
-    long = s.melt(id_vars=["workload", "scheduler", "threads"],
-                  value_vars=["steal_success", "steal_fail_empty", "steal_fail_race"],
-                  var_name="outcome", value_name="count")
-    long["outcome"] = long["outcome"].map({"steal_success": "success", "steal_fail_empty": "failed: victim empty",
-                                           "steal_fail_race": "failed: lost race"})
-    return (alt.Chart(long).mark_bar().encode(
-        x=alt.X("threads:O", title="threads"), y=alt.Y("count:Q", title="steal attempts per run (median)"),
-        color=alt.Color("outcome:N", sort=["success", "failed: victim empty", "failed: lost race"],
-                        scale=alt.Scale(range=["#54a24b", "#bab0ac", "#e45756"])),
-        tooltip=["workload", "scheduler", "threads", "outcome", alt.Tooltip("count:Q", format=",.0f")])
-        .properties(width=alt.Step(22), height=180)
-        .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
-               row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
-        .resolve_scale(y="independent")
-        .properties(title="Steal attempts per run: successes and failures"))
+    s = split_by_host(_with_intervals(s, *OUTCOMES), "workload")  # a row of panels per machine when several
+    long = pd.concat([s[["workload", "scheduler", "threads"]].assign(
+        outcome=title, count=s[c], ci_low=s[f"{c}_ci_low"], ci_high=s[f"{c}_ci_high"])
+        for c, title in OUTCOMES.items()], ignore_index=True)
+    outcome_order = list(OUTCOMES.values())
+    place = alt.Chart(long).encode(x=alt.X("threads:O", title="threads", axis=alt.Axis(labelAngle=0)),
+                                   xOffset=alt.XOffset("outcome:N", sort=outcome_order))
+    bars = place.mark_bar().encode(
+        y=alt.Y("count:Q", title="steal attempts per run (median)"),
+        color=alt.Color("outcome:N", sort=outcome_order, scale=alt.Scale(range=["#54a24b", "#bab0ac", "#e45756"])),
+        tooltip=["workload", "scheduler", "threads", "outcome", alt.Tooltip("count:Q", format=",.0f"),
+                 alt.Tooltip("ci_low:Q", title="95% CI low", format=",.0f"),
+                 alt.Tooltip("ci_high:Q", title="95% CI high", format=",.0f")])
+    # the bars are drawn only where there is an interval (two repetitions or more)
+    interval = place.transform_filter("isValid(datum.ci_low)").mark_errorbar(ticks=True, color="#222222").encode(
+        y=alt.Y("ci_low:Q", title="steal attempts per run (median)"), y2="ci_high:Q")
+    return (alt.layer(bars, interval).properties(width=alt.Step(12), height=180)
+            .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
+                   row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
+            .resolve_scale(y="independent")
+            .properties(title="Steal attempts per run: successes and failures (median of the repetitions, "
+                              "bars: 95% interval)"))
 
 
 def tasks(summary: pd.DataFrame, workers: pd.DataFrame, machine: dict) -> alt.Chart:
     if workers.empty:
         return note("Tasks per thread", "no per-thread counters in this run")
     top = workers[workers["threads"] == workers["threads"].max()]
-    per = top.groupby(["workload", "scheduler", "worker"], as_index=False)["tasks_executed"].median()
-    per["thread"] = per["worker"] + 1
-    return (alt.Chart(per).mark_bar().encode(
-        x=alt.X("thread:O", title="thread"), y=alt.Y("tasks_executed:Q", title="tasks executed per run (median)"),
-        color=SCHEDULER_COLOR, tooltip=["workload", "scheduler", "thread", alt.Tooltip("tasks_executed:Q", format=",.0f")])
-        .properties(width=alt.Step(18), height=160)
-        .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
-               row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
-        .resolve_scale(y="independent")
-        .properties(title=f"Task distribution across threads at {int(top['threads'].max())} threads"))
+    if "rep" not in top:  # a table from before repetitions: one repetition
+        top = top.assign(rep=0)
+    # each repetition's median per thread, then their median and its interval
+    per_rep = top.groupby(["workload", "scheduler", "worker", "rep"], as_index=False)["tasks_executed"].median()
+    rows = []
+    for (workload, scheduler, worker), f in per_rep.groupby(["workload", "scheduler", "worker"]):
+        lo, hi = bootstrap_median_ci(f["tasks_executed"].tolist())
+        rows.append({"workload": workload, "scheduler": scheduler, "thread": int(worker) + 1,
+                     "tasks_executed": f["tasks_executed"].median(), "ci_low": lo, "ci_high": hi})
+    per = pd.DataFrame(rows).astype({"ci_low": float, "ci_high": float})
+    x = alt.X("thread:O", title="thread", axis=alt.Axis(labelAngle=0))
+    y_title = "tasks executed per run (median)"
+    bars = alt.Chart(per).mark_bar().encode(
+        x=x, y=alt.Y("tasks_executed:Q", title=y_title), color=SCHEDULER_COLOR,
+        tooltip=["workload", "scheduler", "thread", alt.Tooltip("tasks_executed:Q", format=",.0f"),
+                 alt.Tooltip("ci_low:Q", title="95% CI low", format=",.0f"),
+                 alt.Tooltip("ci_high:Q", title="95% CI high", format=",.0f")])
+    interval = alt.Chart(per).transform_filter("isValid(datum.ci_low)").mark_errorbar(
+        ticks=True, color="#222222").encode(x=x, y=alt.Y("ci_low:Q", title=y_title), y2="ci_high:Q")
+    return (alt.layer(bars, interval).properties(width=alt.Step(18), height=160)
+            .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
+                   row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
+            .resolve_scale(y="independent")
+            .properties(title=f"Task distribution across threads at {int(top['threads'].max())} threads (median of "
+                              f"the repetitions, bars: 95% interval)"))
 
 
 def mandelbrot_image(image_path: str, machine: dict) -> alt.Chart:

@@ -126,18 +126,26 @@ def speedup(ok: pd.DataFrame, machine: dict) -> str:
                                             f"({r['scheduler']})" for _, r in best.iterrows()) + ".")
 
 
+def _steals(r) -> str:
+    """A cell's successful steals per run with their interval (none in a table from
+    before the steal intervals)."""
+    return fmt_ci(r.steal_success, getattr(r, "steal_success_ci_low", None), getattr(r, "steal_success_ci_high", None))
+
+
 def steals(ok: pd.DataFrame, machine: dict) -> str:
     profile, tmax = machine["profile"], int(ok["threads"].max())
     figs = [figure(profile, "sched_steals", "Steal attempts per run: successes, failures on an empty victim and "
-                   "lost races.", "fig-sched-steals"),
-            figure(profile, "sched_tasks", f"Tasks executed by each thread at {tmax} threads.", "fig-sched-tasks")]
+                   "lost races (medians over the repetitions, bars their 95% bootstrap intervals).",
+                   "fig-sched-steals"),
+            figure(profile, "sched_tasks", f"Tasks executed by each thread at {tmax} threads (medians over the "
+                   "repetitions, bars their 95% bootstrap intervals).", "fig-sched-tasks")]
     st = ok[ok["scheduler"].isin(["ws", "ws_sync"]) & (ok["threads"] == tmax)].dropna(subset=["steal_success_rate"])
     if st.empty:
         return join(*figs, "@fig-sched-steals and @fig-sched-tasks need more than one thread.")
     parts = []
     for workload, f in st.groupby("workload", sort=False):
         parts.append(f"on {workload}, " + " and ".join(
-            f"{SCHEDULER_NAMES[r.scheduler]} stole {fmt_num(r.steal_success)} tasks per run "
+            f"{SCHEDULER_NAMES[r.scheduler]} stole {_steals(r)} tasks per run "
             f"({fmt_pct(r.steal_success_rate)} of its attempts"
             + (f"; tasks per thread varied by {fmt_pct(r.task_share_cv)}" if r.task_share_cv is not None
                and not pd.isna(r.task_share_cv) else "") + ")" for r in f.itertuples()))
