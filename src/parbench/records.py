@@ -4,10 +4,13 @@
 - `keep_history`: every finished measurement is also copied into a timestamped folder
   that Snakemake never deletes, so rerunning a cell replaces its outputs but not the
   earlier measurement.
+- `failed_in_run`: a cell's record, when this run wrote it and its checks failed (what
+  the end of a run lists).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -40,3 +43,13 @@ def keep_history(folder: Path, outputs) -> tuple[Path, list[Path]]:
     for path in outputs:
         shutil.copy2(path, dest / Path(path).name)
     return dest, earlier
+
+
+def failed_in_run(path, run_id: str | None) -> dict | None:
+    """The record at `path` if run `run_id` wrote it and its status is "failed"; None when
+    there is no record, an earlier run wrote it, or it passed."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text())
+    return record if record.get("run_id") == run_id and record["status"] == "failed" else None

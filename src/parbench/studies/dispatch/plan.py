@@ -12,12 +12,11 @@ then every system again, each repetition shuffled).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from parbench import paths
 from parbench.progress import format_duration
+from parbench.records import failed_in_run
 
 MODES = ("local", "pull", "push", "push-naive")
 PEERS = ("processpool", "dask", "celery", "ray")
@@ -145,15 +144,8 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
 
 
 def failures(cfg: dict, run_id: str | None) -> list[str]:
-    lines = []
-    for cell in cells(cfg):
-        path = Path(cell.record(cfg["profile"]))
-        if not path.exists():
-            continue
-        record = json.loads(path.read_text())
-        if record.get("run_id") == run_id and record["status"] == "failed":
-            lines.append(f"FAILED: {cell.label}: {record['failure']}")
-    return lines
+    return [f"FAILED: {cell.label}: {record['failure']}" for cell in cells(cfg)
+            if (record := failed_in_run(cell.record(cfg["profile"]), run_id))]
 
 
 def config_errors(cfg: dict) -> list[str]:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.progress import format_duration
+from parbench.records import failed_in_run
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
 
@@ -199,15 +200,8 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
 
 def failures(cfg: dict, run_id: str | None) -> list[str]:
     """Cells of run `run_id` with a point whose chunk results were wrong."""
-    lines = []
-    for cell in cells(cfg):
-        path = Path(cell.outputs(cfg["profile"])["record"])
-        if not path.exists():
-            continue
-        record = json.loads(path.read_text())
-        if record.get("run_id") == run_id and record["status"] == "failed":
-            lines.append(f"FAILED: gil {cell.label}: {record['failure']}")
-    return lines
+    return [f"FAILED: gil {cell.label}: {record['failure']}" for cell in cells(cfg)
+            if (record := failed_in_run(cell.outputs(cfg["profile"])["record"], run_id))]
 
 
 def config_errors(cfg: dict) -> list[str]:

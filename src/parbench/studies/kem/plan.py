@@ -21,13 +21,13 @@ which one the cells will use; a forced counter the machine lacks stops the run t
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from parbench import paths
 from parbench.progress import format_duration
+from parbench.records import failed_in_run
 
 # Raw layout under data/raw/<profile>/.
 RAW = paths.RAW + "/kem"
@@ -346,16 +346,9 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
 
 def failures(cfg: dict, run_id: str | None) -> list[str]:
     """Cells of run `run_id` whose checks failed, with the command that measures them again."""
-    lines = []
-    for cell in cells(cfg):
-        path = Path(cell.record(cfg["profile"]))
-        if not path.exists():
-            continue
-        record = json.loads(path.read_text())
-        if record.get("run_id") == run_id and record["status"] == "failed":
-            lines.append(f"FAILED: kem {cell.label}: {record['failure']} (measure it again: snakemake report "
-                         f"--configfile conf/{cfg['profile']}.yaml --forcerun {path})")
-    return lines
+    return [f"FAILED: kem {cell.label}: {record['failure']} (measure it again: snakemake report "
+            f"--configfile conf/{cfg['profile']}.yaml --forcerun {cell.record(cfg['profile'])})"
+            for cell in cells(cfg) if (record := failed_in_run(cell.record(cfg["profile"]), run_id))]
 
 
 def config_errors(cfg: dict) -> list[str]:

@@ -16,12 +16,12 @@ command, the time estimate and the header line; `fracsteal_cell` runs it and
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from parbench import paths, project
 from parbench.progress import format_duration
+from parbench.records import failed_in_run
 
 SOURCE_DIR = "native/sched/fracsteal"
 SCRIPTS_DIR = SOURCE_DIR + "/scripts"
@@ -140,13 +140,8 @@ def config_errors(cfg: dict) -> list[str]:
 
 
 def failures(cfg: dict, run_id: str | None) -> list[str]:
-    path = Path(RECORD.format(profile=cfg["profile"]))
-    if not path.exists():
-        return []
-    record = json.loads(path.read_text())
-    if record.get("run_id") == run_id and record["status"] == "failed":
-        return [f"FAILED: sched fracsteal zoom: {record['failure']}"]
-    return []
+    record = failed_in_run(RECORD.format(profile=cfg["profile"]), run_id)
+    return [f"FAILED: sched fracsteal zoom: {record['failure']}"] if record else []
 
 
 def strip_scale(width: int) -> int:

@@ -11,12 +11,11 @@ Beside the cells, one job replays the fracsteal explorer's zoom (`fracsteal.py`)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from parbench import paths
 from parbench.progress import format_duration
+from parbench.records import failed_in_run
 from parbench.studies.sched import fracsteal
 
 # One folder per workload, one record per (scheduler, threads), under data/raw/<profile>/.
@@ -161,15 +160,9 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
 
 def failures(cfg: dict, run_id: str | None) -> list[str]:
     """Cells of run `run_id` whose sort or frames failed verification."""
-    lines = []
-    for cell in cells(cfg):
-        path = Path(cell.outputs(cfg["profile"])["record"])
-        if not path.exists():
-            continue
-        record = json.loads(path.read_text())
-        if record.get("run_id") == run_id and record["status"] == "failed":
-            lines.append(f"FAILED: sched {cell.label}: {record['failure']}")
-    return lines + fracsteal.failures(cfg, run_id)
+    cell_lines = [f"FAILED: sched {cell.label}: {record['failure']}" for cell in cells(cfg)
+                  if (record := failed_in_run(cell.outputs(cfg["profile"])["record"], run_id))]
+    return cell_lines + fracsteal.failures(cfg, run_id)
 
 
 def config_errors(cfg: dict) -> list[str]:
