@@ -28,6 +28,11 @@ def format_duration(seconds: float) -> str:
     return f"{s}s"
 
 
+def cells_to_measure(todo: int, total: int, seconds: float) -> str:
+    """A study's header line: the cells this run measures, of how many, and how long."""
+    return f"Cells to measure: {todo} of {total} ({total - todo} already measured), ~{format_duration(seconds)}"
+
+
 def run_id() -> str | None:
     """The id of the pipeline run this process belongs to (None when run by hand)."""
     return os.environ.get(RUN_ID_ENV)

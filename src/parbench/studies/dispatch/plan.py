@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parbench import paths
-from parbench.progress import format_duration
+from parbench.progress import cells_to_measure
 from parbench.records import failed_in_run
 
 MODES = ("local", "pull", "push", "push-naive")
@@ -138,8 +138,7 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"Saturation: {sat['tasks']:,} no-op tasks at {sat['workers'] or 'no'} workers, "
         f"{', '.join(sat['submissions'])}, {sat['runs']} run(s)",
         f"Each system {dc['repetitions']} time(s), a fresh platform or cluster each time, interleaved",
-        f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
-        f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}",
+        cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)),
     ]
 
 

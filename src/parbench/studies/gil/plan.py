@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 
 from parbench import paths
-from parbench.progress import format_duration
+from parbench.progress import cells_to_measure
 from parbench.records import failed_in_run
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
@@ -193,8 +193,7 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"per point per launch",
     ]
     lines += [f"warning: gil: runtime {r.name} is not measured: {r.reason}" for r in all_runtimes if not r.found]
-    lines.append(f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
-                 f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}")
+    lines.append(cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)))
     return lines
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parbench import paths
-from parbench.progress import format_duration
+from parbench.progress import cells_to_measure
 from parbench.records import failed_in_run
 
 # Raw layout under data/raw/<profile>/.
@@ -334,13 +334,12 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"Implementations: {', '.join(kc['implementations'])}; levels: {sorted(kc['levels'])}; "
         f"operations: {', '.join(kc['operations'])}; iterations per cell: {kc['iterations']:,}",
         f"Cycle counter: {requested or 'the best available'}"
-        + (f" (CYCLE_COUNTER from the environment)" if kc["cycle_counter"] == "auto" and requested else ""),
+        + (" (CYCLE_COUNTER from the environment)" if kc["cycle_counter"] == "auto" and requested else ""),
         f"Thread sweep: {', '.join(tc['implementations']) or 'none'} {sorted(tc['levels'])} "
         f"{'/'.join(tc['operations'])} at threads {sorted(tc['threads'])}, "
         f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window, each point {kc['repetitions']} time(s), "
         f"interleaved",
-        f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
-        f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}",
+        cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)),
     ]
 
 

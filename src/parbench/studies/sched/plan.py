@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parbench import paths
-from parbench.progress import format_duration
+from parbench.progress import cells_to_measure
 from parbench.records import failed_in_run
 from parbench.studies.sched import fracsteal
 
@@ -152,8 +152,7 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"Schedulers: sequential, {', '.join(sc['schedulers'])}; peers: {', '.join(sc['peers']) or 'none'}",
         f"Thread counts: {sorted(sc['threads'])}; each cell {sc['repetitions']} time(s), interleaved; "
         f"per repetition {sc['runs_per_cell']} sort(s) or {sc['mandelbrot']['frames']} frame(s)",
-        f"Cells to measure: {len(todo)} of {total} ({total - len(todo)} already measured), "
-        f"~{format_duration(sum(cell_estimate_sec(cfg, c) for c in todo))}",
+        cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)),
         fracsteal.header_line(cfg, jobs),
     ]
 
