@@ -14,3 +14,13 @@ def test_failed_in_run_names_only_this_runs_failures(tmp_path):
     assert failed_in_run(path, "run-1") is None  # passed
     path.write_text(json.dumps({"run_id": "run-1", "status": "failed", "failure": "tampered signature verified"}))
     assert failed_in_run(str(path), "run-1")["failure"] == "tampered signature verified"
+
+
+def test_write_atomic_writes_text_and_bytes_whole(tmp_path):
+    from parbench.records import write_atomic
+
+    write_atomic(tmp_path / "a" / "t.txt", "héllo\n")
+    write_atomic(tmp_path / "a" / "b.ppm", b"P6\n1 1\n255\n\xff\x00\x80")
+    assert (tmp_path / "a" / "t.txt").read_text() == "héllo\n"
+    assert (tmp_path / "a" / "b.ppm").read_bytes() == b"P6\n1 1\n255\n\xff\x00\x80"
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b.ppm", "t.txt"]  # no temporary left

@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write `text` (or bytes) to `path` through a temporary file and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
+    with open(tmp, "wb" if isinstance(text, bytes) else "w") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())

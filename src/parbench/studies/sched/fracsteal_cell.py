@@ -23,7 +23,6 @@ bug of the configuration and stops the job with fracsteal's message.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -125,12 +124,6 @@ def strip_image(frames: list[Path], scale: int, gap: int) -> tuple[int, int, byt
     return strip.shape[1], strip.shape[0], strip.tobytes()
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def write_outputs(record: dict, profile: str) -> dict[str, Path]:
     out = {"record": Path(fracsteal.RECORD.format(profile=profile)),
            "console": Path(fracsteal.CONSOLE.format(profile=profile)),
@@ -140,9 +133,9 @@ def write_outputs(record: dict, profile: str) -> dict[str, Path]:
     saved = [frames_dir / f["image"] for f in (first or {}).get("frames", []) if f.get("image")]
     if record["status"] == "ok" and saved:
         w, h, rgb = strip_image(saved, fracsteal.strip_scale(record["parameters"]["width"]), fracsteal.STRIP_GAP)
-        write_bytes_atomic(out["strip"], b"P6\n%d %d\n255\n" % (w, h) + rgb)
+        write_atomic(out["strip"], b"P6\n%d %d\n255\n" % (w, h) + rgb)
     else:  # nothing to show: a 1x1 white image keeps the file the pipeline expects
-        write_bytes_atomic(out["strip"], b"P6\n1 1\n255\n\xff\xff\xff")
+        write_atomic(out["strip"], b"P6\n1 1\n255\n\xff\xff\xff")
     console = console_lines(record)
     write_atomic(out["console"], "\n".join(console) + ("\n" if console else ""))
     write_atomic(out["record"], json.dumps(record, indent=1) + "\n")
