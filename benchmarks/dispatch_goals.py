@@ -28,14 +28,8 @@ import statistics
 import sys
 import time
 
+from parbench.cli import positive_int
 from parbench.studies.dispatch import peers, sweep, workloads
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1 (got {value})")
-    return value
 
 
 def parse_args(argv=None) -> argparse.Namespace:

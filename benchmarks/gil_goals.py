@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from parbench import config as pbconfig  # noqa: E402
+from parbench.cli import positive_int  # noqa: E402
 from parbench import stats  # noqa: E402
 from parbench.studies.gil import plan, run_cell  # noqa: E402
 
@@ -49,13 +50,6 @@ GOALS = [
     ("cpython", "multithread_hashlib", ">= 1.8: hashlib releases the GIL", lambda s: s >= 1.8),
     ("jython", "multithread_cpu_scaled", ">= 1.7: JVM threads, no GIL", lambda s: s >= 1.7),
 ]
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1 (got {value})")
-    return value
 
 
 def parse_args(argv=None) -> argparse.Namespace:

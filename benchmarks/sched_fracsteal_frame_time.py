@@ -28,18 +28,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from parbench.cli import positive_int
+
 REPO = Path(__file__).resolve().parents[1]
 FRACSTEAL_DIR = REPO / "native" / "sched" / "fracsteal"
 DEFAULT_OUT_DIR = REPO / "native" / "build" / "sched"
 SCRIPT = FRACSTEAL_DIR / "scripts" / "seahorse_zoom.fss"
 SEED = {"parallel_s": 0.08, "sequential_s": 0.3}
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1 (got {value})")
-    return value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

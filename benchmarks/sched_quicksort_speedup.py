@@ -31,17 +31,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from parbench.cli import positive_int
+
 REPO = Path(__file__).resolve().parents[1]
 SCHED_DIR = REPO / "native" / "sched"
 DEFAULT_BUILD_DIR = REPO / "native" / "build" / "sched"
 SEED_SIZE = 104_857_600  # the seed's N: 10 * 10 Mi elements
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1 (got {value})")
-    return value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -34,6 +34,14 @@ def commands() -> dict[str, str]:
     return out
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1, else argparse's error naming the value."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (got {value})")
+    return value
+
+
 def check_choice(command: str, name: str, value, allowed) -> None:
     """Stop before any work when `--name value` is not one of `allowed`, saying which are."""
     if value not in allowed:
