@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 
 from parbench.cli import positive_int
 from parbench.studies.dispatch import peers, sweep, workloads
@@ -142,7 +141,7 @@ def main(argv=None) -> int:
         print(f"   {name:<38} {spread(r)}", flush=True)
     ours = statistics.median(batched["platform (push, POST /execute_batch)"])
     others = {n: statistics.median(r) for n, r in batched.items() if not n.startswith("platform")}
-    print(f"   platform ahead of " + ", ".join(others) + ": "
+    print("   platform ahead of " + ", ".join(others) + ": "
           + verdict(all(ours > v for v in others.values())) + "\n")
     return 0
 

@@ -121,7 +121,7 @@ def main() -> int:
         print(f"{label}: native runner {statistics.median(a):,.1f} ops/s, {their_name} {statistics.median(b):,.1f} "
               f"ops/s, ratio {ratio:.3f} (goal >= {GOAL_RATIO}: {'ok' if ratio >= GOAL_RATIO else 'BELOW GOAL'})")
     print()
-    print(f"threading scaling efficiency at 2 workers, sign (median ops(2) / (2 x median ops(1))):")
+    print("threading scaling efficiency at 2 workers, sign (median ops(2) / (2 x median ops(1))):")
     print(f"{'algorithm':<12} {'openssl-cffi':>13} {'pyca':>8}")
     for name in ("ECDSA-P256", "Ed25519"):
         eff = {}

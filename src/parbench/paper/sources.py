@@ -9,8 +9,6 @@ ran on, from the studies' tables (parbench.hosts); nothing is typed by hand.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from parbench import hosts, paths, studies
@@ -71,7 +69,7 @@ def run_section(machine: dict, tables: dict[str, pd.DataFrame] | None = None) ->
                                                      for s in measured) + "."]
     if others:
         lines += ["", "Not measured by this profile: " + "; ".join(f"{s.title.lower()} (`{s.name}`)" for s in others)
-                  + f". Add them to `studies` to measure them."]
+                  + ". Add them to `studies` to measure them."]
     return "\n".join(lines)
 
 

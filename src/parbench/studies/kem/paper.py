@@ -15,7 +15,7 @@ import pandas as pd
 from parbench.paper.format import figure, fmt_ci, fmt_interval, fmt_num, fmt_pct, join, md_table
 from parbench.stats import distinguishable, ratio_interval
 from parbench.studies.kem import published
-from parbench.studies.kem.aggregate import IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER, seed_name
+from parbench.studies.kem.aggregate import OPERATION_ORDER, SET_ORDER, seed_name
 
 TABLES = ["kem_counters", "kem_cycles", "kem_percentiles", "kem_throughput"]
 FRAGMENTS = ["setup", "cycles", "seed_table", "distribution", "throughput", "published"]
