@@ -24,6 +24,17 @@ from parbench.native import liboqs
 
 REPO = Path(__file__).resolve().parents[1]
 
+# What a sanitizer or UBSan prints when it finds something
+SANITIZER_TEXT = ("ThreadSanitizer", "AddressSanitizer", "LeakSanitizer", "runtime error")
+
+
+def assert_clean(proc: subprocess.CompletedProcess, what: str) -> None:
+    """A native build or run (`what`) exited 0 and no sanitizer reported anything."""
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{what} failed (exit {proc.returncode}):\n{output[-6000:]}"
+    for text in SANITIZER_TEXT:
+        assert text not in output, f"{what}: '{text}' in the output:\n{output[-6000:]}"
+
 
 def pytest_configure(config):
     # Some tests press Ctrl+C (SIGINT) on the pipeline and on cells. A shell that starts the

@@ -23,6 +23,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import assert_clean
 
 REPO = Path(__file__).resolve().parents[1]
 FRACSTEAL_DIR = REPO / "native" / "sched" / "fracsteal"
@@ -38,19 +39,11 @@ pytestmark = [
 FRAME_LINE = re.compile(
     r"^frame (\d+): parallel (\d+\.\d{6}) s on (\d+) threads?, sequential (\d+\.\d{6}) s \((\d+\.\d\d)x, "
     r"identical\); view (\S+) (\S+) (\S+), (\d+) iterations, scheme (\w+)$")
-SANITIZER_TEXT = ("ThreadSanitizer", "AddressSanitizer", "LeakSanitizer", "runtime error")
 
 
 def make(out_dir: Path, target: str, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run(["make", "-j2", "-C", str(FRACSTEAL_DIR), f"OUT_DIR={out_dir}", *extra, target],
                           capture_output=True, text=True, timeout=timeout)
-
-
-def assert_clean(proc: subprocess.CompletedProcess, what: str) -> None:
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{what} failed (exit {proc.returncode}):\n{output[-6000:]}"
-    for text in SANITIZER_TEXT:
-        assert text not in output, f"{what}: '{text}' in the output:\n{output[-6000:]}"
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import assert_clean
 
 REPO = Path(__file__).resolve().parents[1]
 SCHED_DIR = REPO / "native" / "sched"
@@ -30,7 +31,6 @@ pytestmark = [
 ]
 
 TIME_LINE = re.compile(r"^\[(\d{2})\] Time taken: \d+\.\d{6} seconds$")
-SANITIZER_TEXT = ("ThreadSanitizer", "AddressSanitizer", "LeakSanitizer", "runtime error")
 PBS_SCHEDULERS = ("lifo", "ws", "ws_sync")
 
 
@@ -39,13 +39,6 @@ def make(build_dir: Path, target: str, *extra: str, timeout: float = 600) -> sub
         ["make", "-j2", "-C", str(SCHED_DIR), f"BUILD_DIR={build_dir}", *extra, target],
         capture_output=True, text=True, timeout=timeout,
     )
-
-
-def assert_clean(proc: subprocess.CompletedProcess, what: str) -> None:
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{what} failed (exit {proc.returncode}):\n{output[-6000:]}"
-    for text in SANITIZER_TEXT:
-        assert text not in output, f"{what}: '{text}' in the output:\n{output[-6000:]}"
 
 
 @pytest.fixture(scope="module")
