@@ -8,6 +8,7 @@ service, started and stopped by `launcher.Platform`.
   `pull`, `push`, `push-naive`);
 - `worker`: a process with a pool of N processes that runs tasks for the dispatcher;
 - `executor`: what a pool process runs (a chunk of tasks, timed and checked);
+- `lifecycle`: how the dispatcher and a worker run their loops until told to stop;
 - `serialization`, `protocol`: cloudpickle for functions, arguments and results; msgpack
   for the platform's own messages;
 - `launcher`: redis-server, the gateway, the dispatcher and the workers as one process

@@ -46,6 +46,7 @@ import time
 from dataclasses import dataclass, field
 
 from parbench.studies.dispatch.platform import executor, protocol
+from parbench.studies.dispatch.platform.lifecycle import run_until_stopped
 from parbench.studies.dispatch.platform.store import COMPLETED, FAILED, QUEUED, Store
 
 MODES = ("local", "pull", "push", "push-naive")
@@ -374,13 +375,7 @@ class Dispatcher:
         await self.subscribed.wait()
         if ready_callback:
             await ready_callback(self)
-        stop = asyncio.create_task(self.stopping.wait())
-        done, _ = await asyncio.wait([*tasks, stop], return_when=asyncio.FIRST_COMPLETED)
-        for task in tasks:
-            task.cancel()
-        for task in done:
-            if task is not stop and task.exception():
-                raise task.exception()
+        await run_until_stopped(self.stopping, tasks)
 
     def describe(self) -> dict:
         return {"mode": self.settings.mode, "pid": os.getpid()}

@@ -30,6 +30,7 @@ import sys
 import time
 
 from parbench.studies.dispatch.platform import executor, protocol
+from parbench.studies.dispatch.platform.lifecycle import run_until_stopped
 
 MODES = ("pull", "push", "push-naive")
 STOP_GRACE_SEC = 5.0
@@ -124,7 +125,7 @@ class Worker:
                     last_heartbeat = time.monotonic()
 
         tasks = [asyncio.create_task(receive()), asyncio.create_task(send_results())]
-        await self.until_stopped(tasks)
+        await run_until_stopped(self.stopping, tasks)
         await self.drain()
         results, self.results = self.results, []
         if results:
@@ -155,7 +156,7 @@ class Worker:
                 await asyncio.sleep(self.interval)
                 await sock.send(self.message(protocol.HEARTBEAT))
 
-        await self.until_stopped([asyncio.create_task(receive()), asyncio.create_task(heartbeat())])
+        await run_until_stopped(self.stopping, [asyncio.create_task(receive()), asyncio.create_task(heartbeat())])
         sock.close(linger=0)
 
     # --- pull -------------------------------------------------------------------------
@@ -202,15 +203,6 @@ class Worker:
         bye.close(linger=0)
 
     # --- life -----------------------------------------------------------------------------
-    async def until_stopped(self, tasks) -> None:
-        stop = asyncio.create_task(self.stopping.wait())
-        done, _ = await asyncio.wait([*tasks, stop], return_when=asyncio.FIRST_COMPLETED)
-        for task in tasks:
-            task.cancel()
-        for task in done:
-            if task is not stop and task.exception():
-                raise task.exception()
-
     async def run(self) -> None:
         if self.mode != "push-naive":
             # SIGTERM (how the harness stops a worker) is a graceful stop; Ctrl+C (SIGINT,
