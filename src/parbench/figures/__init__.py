@@ -42,6 +42,14 @@ def ok_rows(frame):
     return frame[frame["status"] == "ok"].copy()
 
 
+def with_columns(frame, *names: str):
+    """The frame with every column of `names`, null (NaN) where a table written before
+    that column was added lacks it (e.g. the intervals of a table from before
+    repetitions)."""
+    missing = {name: float("nan") for name in names if name not in frame}
+    return frame.assign(**missing) if missing else frame
+
+
 def note(title: str, text: str) -> alt.Chart:
     """A chart that says, in words, why there is nothing to draw."""
     import pandas as pd

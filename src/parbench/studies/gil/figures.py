@@ -8,7 +8,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import note, ok_rows
+from parbench.figures import note, ok_rows, with_columns
 from parbench.studies.gil import workloads as wl
 
 EXECUTION_ORDER = ["sequential", "threads", "processes"]
@@ -115,9 +115,7 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     if s.empty:
         return note("CPU use", "no runtime could measure its CPU time in this run")
     s, top = _at_most_workers(s)
-    for col in ("cpu_sec_per_wall_sec_ci_low", "cpu_sec_per_wall_sec_ci_high"):  # tables from before intervals
-        if col not in s:
-            s = s.assign(**{col: float("nan")})
+    s = with_columns(s, "cpu_sec_per_wall_sec_ci_low", "cpu_sec_per_wall_sec_ci_high")  # old tables
     runtimes = _runtime_order(s)
     y_title = "CPU seconds per wall second (median)"
     place = alt.Chart(s).encode(

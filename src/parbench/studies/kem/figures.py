@@ -7,7 +7,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import note, ok_rows
+from parbench.figures import note, ok_rows, with_columns
 from parbench.studies.kem.aggregate import IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER
 
 COLORS = dict(zip(IMPLEMENTATION_ORDER, ["#e45756", "#4c78a8", "#72b7b2", "#f58518", "#444444"]))
@@ -46,9 +46,7 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
     data = data.merge(spread.reset_index(), on=["implementation", "parameter_set", "operation"], how="left")
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
     ops = [o for o in OPERATION_ORDER if o in set(data["operation"])]
-    for col in ("median_ci_low_ticks", "median_ci_high_ticks"):  # tables written before the interval
-        if col not in data:
-            data[col] = float("nan")
+    data = with_columns(data, "median_ci_low_ticks", "median_ci_high_ticks")  # tables from before the interval
     # where each bar stands; only the bars take the implementation's colour
     place = alt.Chart(data).encode(
         x=alt.X("parameter_set:N", sort=sets, title=None, axis=alt.Axis(labelAngle=0)),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import note, ok_rows
+from parbench.figures import note, ok_rows, with_columns
 from parbench.hosts import HOST, host_encoding, several_hosts, split_by_host, with_host
 from parbench.stats import bootstrap_median_ci
 from parbench.studies.sched.plan import SCHEDULER_ORDER
@@ -34,11 +34,7 @@ def _thread_axis(frame: pd.DataFrame) -> alt.X:
 def _with_intervals(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
     """The frame with `<column>_ci_low/_ci_high` for each column (null where a table from
     before repetitions has none)."""
-    for c in columns:
-        for b in (f"{c}_ci_low", f"{c}_ci_high"):
-            if b not in frame:
-                frame = frame.assign(**{b: float("nan")})
-    return frame
+    return with_columns(frame, *(f"{c}_ci_{bound}" for c in columns for bound in ("low", "high")))
 
 
 def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: str, title: str,
