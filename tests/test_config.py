@@ -124,3 +124,10 @@ def test_profile_file_must_be_in_conf(tmp_path):
 def test_bad_types_are_named():
     msg = error("sigpar.duration_sec=long")
     assert "sigpar.duration_sec" in msg and "'long'" in msg
+
+
+def test_a_command_stops_on_a_bad_profile_naming_itself_and_the_allowed_ones():
+    with pytest.raises(SystemExit) as info:
+        pbconfig.load_for_command("sched-cell", "nosuch")
+    assert str(info.value).startswith("parbench sched-cell: unknown profile 'nosuch'; allowed: local, m4, smoke")
+    assert pbconfig.load_for_command("sched-cell", "smoke")["profile"] == "smoke"

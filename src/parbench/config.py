@@ -251,3 +251,12 @@ def load(profile: str = DEFAULT_PROFILE, overrides: list[str] | tuple[str, ...] 
     cfg = compose(profile, overrides, conf_dir)
     source = f"config (profile {profile!r}" + (f", overrides {list(overrides)}" if overrides else "") + ")"
     return validate(cfg, source)
+
+
+def load_for_command(command: str, profile: str, overrides: list[str] | tuple[str, ...] = ()) -> dict:
+    """`load` for the `parbench <command>` subcommands: a bad profile or override stops the
+    command with the reason, before any work."""
+    try:
+        return load(profile, overrides)
+    except ConfigError as exc:
+        raise SystemExit(f"parbench {command}: {exc}") from None

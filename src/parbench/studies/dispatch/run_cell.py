@@ -154,10 +154,7 @@ def main(args) -> int:
     from parbench import config as pbconfig
 
     check_choice("dispatch-cell", "system", args.system, plan.SYSTEMS)
-    try:
-        cfg = pbconfig.load(args.profile, args.overrides)
-    except pbconfig.ConfigError as exc:
-        raise SystemExit(f"parbench dispatch-cell: {exc}") from None
+    cfg = pbconfig.load_for_command("dispatch-cell", args.profile, args.overrides)
     if args.rep < 0:
         raise SystemExit(f"parbench dispatch-cell: --rep must be >= 0 (got {args.rep})")
     cell = DispatchCell(args.system, args.rep)

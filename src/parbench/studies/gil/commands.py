@@ -19,10 +19,7 @@ def study(args) -> int:
     from parbench.records import write_atomic
     from parbench.studies.gil import aggregate, runtimes
 
-    try:
-        cfg = pbconfig.load(args.profile, args.overrides)
-    except pbconfig.ConfigError as exc:
-        raise SystemExit(f"parbench gil-aggregate: {exc}") from None
+    cfg = pbconfig.load_for_command("gil-aggregate", args.profile, args.overrides)
     gc = cfg["gil"]
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -234,10 +234,7 @@ def history_folder(profile: str, cell: GilCell) -> Path:
 def main(args) -> int:
     from parbench import config as pbconfig
 
-    try:
-        cfg = pbconfig.load(args.profile, args.overrides)
-    except pbconfig.ConfigError as exc:
-        raise SystemExit(f"parbench gil-cell: {exc}") from None
+    cfg = pbconfig.load_for_command("gil-cell", args.profile, args.overrides)
     gc = cfg["gil"]
     if args.runtime not in gc["measure"]:
         raise SystemExit(f"parbench gil-cell: --runtime {args.runtime!r} is not measured by this config; "

@@ -61,15 +61,6 @@ def run_binary(cmd: list[str], env: dict) -> dict:
         return json.loads(out.read_text())
 
 
-def _load_config(command: str, args):
-    from parbench import config as pbconfig
-
-    try:
-        return pbconfig.load(args.profile, args.overrides)
-    except pbconfig.ConfigError as exc:
-        raise SystemExit(f"parbench {command}: {exc}") from None
-
-
 def _check_binary(command: str, binary: str) -> None:
     if not Path(binary).exists():
         raise SystemExit(f"parbench {command}: the binary {binary} is not built; build it with "
@@ -80,9 +71,10 @@ def _check_binary(command: str, binary: str) -> None:
 # --- counters --------------------------------------------------------------------------------
 
 def counters(args) -> int:
+    from parbench import config as pbconfig
     from parbench import provenance
 
-    cfg = _load_config("kem-counters", args)
+    cfg = pbconfig.load_for_command("kem-counters", args.profile, args.overrides)
     _check_binary("kem-counters", args.binary)
     env = plan.binary_environment(cfg)
     proc = subprocess.run([args.binary, "counters"], capture_output=True, text=True, env=env)
@@ -162,7 +154,9 @@ def progress_line(record: dict, repetitions: int = 1) -> str:
 
 
 def _run(command: str, args, cell) -> int:
-    cfg = _load_config(command, args)
+    from parbench import config as pbconfig
+
+    cfg = pbconfig.load_for_command(command, args.profile, args.overrides)
     _check_binary(command, args.binary)
     if cell.implementation == "liboqs" and not args.liboqs:
         raise SystemExit(f"parbench {command}: the liboqs implementation needs --liboqs DIR "

@@ -148,10 +148,7 @@ def main(args) -> int:
     if not Path(args.binary).exists():
         raise SystemExit(f"parbench sched-fracsteal: {args.binary} is not built; build it with "
                          f"`snakemake -c1 sched_fracsteal_headless` (or make -C {fracsteal.SOURCE_DIR} headless)")
-    try:
-        cfg = pbconfig.load(args.profile, args.overrides)
-    except pbconfig.ConfigError as exc:
-        raise SystemExit(f"parbench sched-fracsteal: {exc}") from None
+    cfg = pbconfig.load_for_command("sched-fracsteal", args.profile, args.overrides)
     profile = cfg["profile"]
     params = fracsteal.parameters(cfg)
     head = "  fracsteal "

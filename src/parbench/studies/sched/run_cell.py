@@ -107,10 +107,7 @@ def main(args) -> int:
     if not Path(args.driver).exists():
         raise SystemExit(f"parbench sched-cell: the driver {args.driver} is not built; build it with "
                          f"`snakemake -c1 sched_build` (or make -C native/sched)")
-    try:
-        cfg = pbconfig.load(args.profile, args.overrides)
-    except pbconfig.ConfigError as exc:
-        raise SystemExit(f"parbench sched-cell: {exc}") from None
+    cfg = pbconfig.load_for_command("sched-cell", args.profile, args.overrides)
     cell = SchedCell(args.workload, args.scheduler, args.threads, args.rep)
     stem = args.out_stem or cell.stem(cfg["profile"])
     Path(stem).parent.mkdir(parents=True, exist_ok=True)

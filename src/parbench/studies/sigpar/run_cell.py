@@ -101,10 +101,7 @@ def main(args) -> int:
     check_choice("sigpar-cell", "mode", args.mode, plan.MODES)
     if args.workers < 1:
         raise SystemExit(f"parbench sigpar-cell: --workers must be >= 1 (got {args.workers})")
-    try:
-        cfg = pbconfig.load(args.profile, args.overrides)
-    except pbconfig.ConfigError as exc:
-        raise SystemExit(f"parbench sigpar-cell: {exc}") from None
+    cfg = pbconfig.load_for_command("sigpar-cell", args.profile, args.overrides)
     if args.rep < 0:
         raise SystemExit(f"parbench sigpar-cell: --rep must be >= 0 (got {args.rep})")
     cell = Cell.of(args.algorithm, args.operation, args.mode, args.workers, args.backend, args.rep)
