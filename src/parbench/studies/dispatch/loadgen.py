@@ -80,15 +80,23 @@ async def _run_tasks(base_url, token, function_id, payloads, submission, concurr
     outcome = RunOutcome(observations, 0.0, 0.0)
     async with aiohttp.ClientSession(base_url, headers=headers, connector=connector, timeout=timeout) as session:
 
+        async def answer(obs: Observation, request) -> dict | None:
+            """One request of a task, counted on it: the gateway's answer, or None (with the
+            gateway's error on the task) when it refused."""
+            async with request as resp:
+                obs.requests += 1
+                obs.http_status = resp.status
+                doc = await resp.json()
+            if resp.status != 200:
+                obs.error = doc.get("error")
+                return None
+            return doc
+
         async def follow_up(obs: Observation) -> None:
             """A task the wait did not cover: ask for its result until it is finished."""
             while obs.status not in ("COMPLETED", "FAILED"):
-                async with session.get(f"/result/{obs.task_id}", params={"wait_sec": str(wait_sec)}) as resp:
-                    obs.requests += 1
-                    obs.http_status = resp.status
-                    doc = await resp.json()
-                if resp.status != 200:
-                    obs.error = doc.get("error")
+                doc = await answer(obs, session.get(f"/result/{obs.task_id}", params={"wait_sec": str(wait_sec)}))
+                if doc is None:
                     return
                 obs.status, obs.result, obs.error = doc["status"], doc.get("result"), doc.get("error")
             obs.t_seen = time.monotonic()
@@ -97,12 +105,8 @@ async def _run_tasks(base_url, token, function_id, payloads, submission, concurr
             async with semaphore:
                 obs.t_submitted = time.monotonic()
                 body = {"function_id": function_id, "payload": payloads[obs.index], "wait_sec": wait_sec}
-                async with session.post("/execute_function", json=body) as resp:
-                    obs.requests += 1
-                    obs.http_status = resp.status
-                    doc = await resp.json()
-                if resp.status != 200:
-                    obs.error = doc.get("error")
+                doc = await answer(obs, session.post("/execute_function", json=body))
+                if doc is None:
                     return
                 obs.task_id, obs.status = doc["task_id"], doc["status"]
                 obs.result, obs.error = doc.get("result"), doc.get("error")
