@@ -179,15 +179,18 @@ def summarize_control(launches: list[dict]) -> dict:
 
 def read_against_control(jython_speedup: float, control: dict, goal: float = JYTHON_GOAL) -> str:
     """What the control says about Jython's speedup (the median of its launches' speedups,
-    as the control's is), in one sentence."""
+    as the control's is), in one sentence. Jython counts as below plain Java only when it
+    is below the lower bound of the boxed control's interval (or below its median when
+    there is no interval)."""
     primitive, boxed = control["primitive"]["speedup"], control["boxed"]["speedup"]
+    boxed_low = control["boxed"].get("bounds", (None, None))[0]
     if jython_speedup >= goal:
         return (f"Jython gained {jython_speedup:.2f}x per launch, at or above the goal; plain Java gained "
                 f"{primitive:.2f}x allocating nothing and {boxed:.2f}x doing Jython's allocations")
     if primitive < goal:
         return (f"plain Java threads that allocate nothing gained only {primitive:.2f}x here in this run: "
                 f"the machine caps this goal below {goal}, whatever Jython does")
-    if jython_speedup < boxed:
+    if jython_speedup < (boxed if boxed_low is None else boxed_low):
         return (f"plain Java doing Jython's allocations gained {boxed:.2f}x and Jython {jython_speedup:.2f}x: "
                 f"the rest of the shortfall is Jython's own")
     return (f"Jython gained as much as plain Java doing its allocations ({boxed:.2f}x), less than the "

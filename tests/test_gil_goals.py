@@ -44,8 +44,9 @@ def test_summarize_control_takes_the_median_of_the_launches_speedups():
     assert goals.summarize_control(runs[:1])["primitive"]["bounds"] == (None, None)
 
 
-def control(primitive, boxed):
-    return {"java_version": "17", "primitive": {"speedup": primitive}, "boxed": {"speedup": boxed}}
+def control(primitive, boxed, boxed_bounds=(None, None)):
+    return {"java_version": "17", "primitive": {"speedup": primitive, "bounds": (None, None)},
+            "boxed": {"speedup": boxed, "bounds": boxed_bounds}}
 
 
 @pytest.mark.parametrize("jython, primitive, boxed, says", [
@@ -56,6 +57,13 @@ def control(primitive, boxed):
 ])
 def test_the_reading_names_what_caps_the_jython_speedup(jython, primitive, boxed, says):
     assert says in goals.read_against_control(jython, control(primitive, boxed))
+
+
+def test_jython_is_below_plain_java_only_below_the_boxed_interval():
+    inside = goals.read_against_control(1.52, control(1.74, 1.54, (1.08, 1.71)))
+    assert "as much as plain Java" in inside
+    below = goals.read_against_control(1.05, control(1.74, 1.54, (1.08, 1.71)))
+    assert "Jython's own" in below
 
 
 def test_control_java_reports_why_it_cannot_run(tmp_path):
