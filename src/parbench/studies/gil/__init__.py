@@ -27,5 +27,8 @@ STUDY = Study(
                       "measured", required=False),
         SystemPackage("jython", "jython", "the Jython runtime (JVM threads, no GIL); without it Jython is listed "
                       "as not measured", required=False),
+        SystemPackage("default-jdk-headless", "javac", "a JDK, for the plain-Java control that "
+                      "benchmarks/gil_goals.py measures beside Jython (java runs its source file); without it "
+                      "the control is reported as not measured and its tests skip", required=False),
     ),
 )
