@@ -10,8 +10,8 @@
 
 Each goal is `--launches` launches of the runtime's interpreter running the study's worker
 script (the same code the pipeline's cells run, with the local profile's workloads),
-sequential and 2 threads, warm-up runs first, then `--reps` repetitions alternating
-between the two. A JIT (the JVM under Jython) compiles differently in every launch, so one
+sequential and 2 threads, warm-up runs first (under Jython, more while the JVM's JIT is
+still compiling: `gil.jit_quiet`), then `--reps` repetitions alternating between the two. A JIT (the JVM under Jython) compiles differently in every launch, so one
 launch says little: each launch gives its median sequential and threaded time, and the
 speedup is the median over launches of the sequential medians over that of the threaded
 ones; the bracket is its 95% percentile-bootstrap interval from the launches (with one
@@ -97,7 +97,10 @@ def measure(cfg: dict, runtime: str, workload: str, reps: int, threads: int) -> 
     cpu = {e: [r["cpu_sec"] / r["wall_sec"] for r in by[e]["runs"] if r["cpu_sec"] is not None] for e in by}
     lo_s, hi_s, _ = stats.median_ci(walls["sequential"], 0.95)
     lo_t, hi_t, _ = stats.median_ci(walls["threads"], 0.95)
+    jits = [r["jit_sec"] for e in by for r in by[e]["runs"] if r.get("jit_sec") is not None]
     return {"seq": stats.median(walls["sequential"]), "thr": stats.median(walls["threads"]),
+            "warmup_rounds": record["worker"].get("warmup_rounds"), "jit_quiet": record["worker"].get("jit_quiet"),
+            "jit_ms": sum(jits) * 1e3 if jits else None,
             "bounds": stats.ratio_interval((lo_s, hi_s), (lo_t, hi_t)),
             "cpu_seq": stats.median(cpu["sequential"]), "cpu_thr": stats.median(cpu["threads"]),
             "version": f"{record['runtime']['implementation']} {record['runtime']['version']}",
@@ -119,7 +122,9 @@ def measure_launches(cfg: dict, runtime: str, workload: str, reps: int, threads:
             "speedup": stats.median(seq) / stats.median(thr), "bounds": bounds,
             "per_launch": [m["seq"] / m["thr"] for m in each],
             "cpu_seq": stats.median([m["cpu_seq"] for m in each]), "cpu_thr": stats.median([m["cpu_thr"] for m in each]),
-            "version": each[0]["version"], "host_version": each[0]["host_version"]}
+            "version": each[0]["version"], "host_version": each[0]["host_version"],
+            "warmup_rounds": [m["warmup_rounds"] for m in each], "jit_quiet": [m["jit_quiet"] for m in each],
+            "jit_ms": [m["jit_ms"] for m in each]}
 
 
 # --- the JVM control ------------------------------------------------------------------------------
@@ -252,6 +257,11 @@ def main(argv=None) -> int:
               f"{bounds:>14} {m['cpu_seq']:>11.2f} {m['cpu_thr']:>5.2f}  {expectation}: {verdict} ({m['version']})")
         if args.launches > 1:
             print(f"{'':<10} per launch: " + ", ".join(f"{x:.2f}x" for x in m["per_launch"]))
+        if any(ms is not None for ms in m["jit_ms"]):
+            print(f"{'':<10} JIT: warm-up rounds per launch " + ", ".join(
+                f"{r}{'' if q else ' (still busy)'}" for r, q in zip(m["warmup_rounds"], m["jit_quiet"]))
+                + "; compiling overlapped by all timed runs, ms per launch: "
+                + ", ".join("n/a" if ms is None else f"{ms:.0f}" for ms in m["jit_ms"]))
         if control_runs:
             print_control(summarize_control(control_runs), m)
         elif control_why:

@@ -495,3 +495,90 @@ def test_runtimes_whose_intervals_overlap_are_not_ranked(records):
     at = (wide["runtime"] == "cpython") & (wide["workload"] == "multithread_hashlib") & (wide["execution"] == "threads")
     wide.loc[at, ["speedup_ci_low", "speedup_ci_high"]] = (0.9, 2.5)
     assert "not distinguishable from no gain on this machine" in paper.speedup(wide, t["runtimes"], machine())
+
+
+# --- the JIT's warm-up (worker version 2) -------------------------------------------------------
+
+JIT_SPEC = {"workload": "multithread_cpu_scaled", "kind": "sum_range", "chunks": 2, "params": {"n": 200, "repeat": 1},
+            "configs": [["sequential", 1], ["threads", 2]], "warmup_runs": 2, "repetitions": 2,
+            "jit_quiet": {"fraction": 0.5, "max_warmup_runs": 6}}
+
+
+def busy_jit(calls_busy):
+    """A JIT clock that adds 10 s of compiling per reading for the first `calls_busy`
+    readings, then stands still (each run reads it twice)."""
+    readings = []
+
+    def clock():
+        readings.append(None)
+        return 10.0 * min(len(readings), calls_busy)
+    return "fake", clock
+
+
+def test_the_warm_up_goes_on_while_the_jit_is_busy_and_stops_when_it_is_quiet():
+    worker = load_worker()
+    # busy for the first 3 rounds (2 points x 2 readings per round), quiet from the 4th
+    out = worker.measure(JIT_SPEC, jit_clock=busy_jit(12))
+    assert out["warmup_rounds"] == 4 and out["jit_quiet"] is True and out["jit_clock"] == "fake"
+    seq = out["configs"][0]
+    assert [r["rep"] for r in seq["warmup"]] == [0, 1, 2, 3] and len(seq["runs"]) == 2
+    assert [r["jit_sec"] for r in seq["warmup"]] == [10.0, 10.0, 10.0, 0.0]
+    assert all(r["jit_sec"] == 0.0 for r in seq["runs"])
+    assert all(r["results"] == [sum(range(200))] * 2 for r in seq["warmup"] + seq["runs"])
+
+
+def test_the_warm_up_stops_at_its_cap_and_says_the_jit_never_went_quiet():
+    out = load_worker().measure(JIT_SPEC, jit_clock=busy_jit(10 ** 6))
+    assert out["warmup_rounds"] == 6 and out["jit_quiet"] is False
+    assert all(len(c["warmup"]) == 6 for c in out["configs"])
+
+
+def test_without_a_jit_clock_the_warm_up_is_the_fixed_number_of_rounds():
+    out = load_worker().measure(JIT_SPEC, jit_clock=(None, None))
+    assert out["warmup_rounds"] == 2 and out["jit_quiet"] is None and out["jit_clock"] is None
+    assert all(r["jit_sec"] is None for c in out["configs"] for r in c["warmup"] + c["runs"])
+    # and without jit_quiet in the spec, a clock only records
+    fixed = load_worker().measure(dict(JIT_SPEC, jit_quiet=None), jit_clock=busy_jit(10 ** 6))
+    assert fixed["warmup_rounds"] == 2 and fixed["jit_quiet"] is None
+
+
+def test_a_round_is_busy_when_its_compiling_exceeds_the_fraction_of_its_wall_time():
+    worker = load_worker()
+    runs = [{"wall_sec": 0.1, "jit_sec": 0.004}, {"wall_sec": 0.1, "jit_sec": 0.0}]
+    assert worker.jit_still_busy(runs, 0.01) and not worker.jit_still_busy(runs, 0.05)
+    assert not worker.jit_still_busy([{"wall_sec": 0.1, "jit_sec": None}], 0.01)
+
+
+def test_a_point_may_have_more_warm_ups_up_to_the_cap_but_not_beyond():
+    spec = dict(SPEC, jit_quiet={"fraction": 0.02, "max_warmup_runs": 3})
+    pt = {"execution": "threads", "workers": 2, "status": "ok", "reason": None,
+          "warmup": [run(i, 0.1) for i in range(3)], "runs": [run(0, 0.1), run(1, 0.1)]}
+    assert check_point(pt, spec, 7)["status"] == "ok"
+    pt["warmup"].append(run(3, 0.1))
+    assert check_point(pt, spec, 7)["failure"] == "4 warmup instead of 1 to 3"
+    assert check_point(dict(pt, warmup=[]), spec, 7)["failure"] == "0 warmup instead of 1 to 3"
+
+
+def test_the_summary_and_the_paper_say_how_the_jit_warm_up_ended(records):
+    jy = [r for r in records if r["cell"]["runtime"] == "jython" and r["status"] == "ok"]
+    for k, rec in enumerate(jy):
+        rec["worker"] = dict(rec["worker"], jit_clock="CompilationMXBean.getTotalCompilationTime",
+                             warmup_rounds=10 + k, jit_quiet=k != 0)
+        for p in rec["points"]:
+            p["runs"] = [dict(r, jit_sec=0.002) for r in p["runs"]]
+    t = tables(records)
+    s = t["summary"].set_index(["runtime", "workload", "execution", "workers"])
+    seq = s.loc[("jython", "multithread_cpu", "sequential", 1)]
+    assert seq["median_jit_sec"] == pytest.approx(0.002) and seq["median_warmup_rounds"] == 11
+    assert seq["jit_quiet_launches"] == 2
+    cpy = s.loc[("cpython", "multithread_cpu", "sequential", 1)]
+    assert pd.isna(cpy["jit_clock"]) and pd.isna(cpy["median_jit_sec"]) and pd.isna(cpy["jit_quiet_launches"])
+    assert t["runs"]["jit_sec"].notna().any()
+    cfg = machine()["config"]["gil"]
+    line = paper.jit_warmup(t["summary"], cfg["jit_quiet"])
+    assert "(CompilationMXBean.getTotalCompilationTime)" in line and "at most 40 rounds" in line
+    assert "jython ran a median of 11 warm-up round(s), ended with its JIT quiet in 2 of 3 launches" in line
+    assert "a median of 2 ms of compiling" in line
+    assert "`gil.jit_quiet` is off" in paper.jit_warmup(t["summary"], None)
+    assert paper.jit_warmup(tables([r for r in records if r["cell"]["runtime"] == "cpython"])["summary"],
+                            cfg["jit_quiet"]) == ""

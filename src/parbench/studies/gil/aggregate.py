@@ -81,10 +81,11 @@ def run_rows(record: dict) -> list[dict]:
         runs = [("warmup", r) for r in point["warmup"]] + [("timed", r) for r in point["runs"]]
         base.update(rep=_rep(record), started_unix=record.get("started_unix"))
         if point["status"] != "ok" or not runs:
-            rows.append(dict(base, phase=None, run=None, wall_sec=None, cpu_sec=None))
+            rows.append(dict(base, phase=None, run=None, wall_sec=None, cpu_sec=None, jit_sec=None))
             continue
         for phase, run in runs:
-            rows.append(dict(base, phase=phase, run=run["rep"], wall_sec=run["wall_sec"], cpu_sec=run["cpu_sec"]))
+            rows.append(dict(base, phase=phase, run=run["rep"], wall_sec=run["wall_sec"], cpu_sec=run["cpu_sec"],
+                             jit_sec=run.get("jit_sec")))
     return rows
 
 
@@ -114,6 +115,13 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
     util_lo, util_hi = (stats.bootstrap_median_ci(util_per_launch, confidence, seed=_seed("cpu", *key))
                         if len(utilization) == len(times) and times else (None, None))
     worker = record["worker"]
+    # the JIT (where the runtime tells its compile time): what the timed runs overlapped,
+    # and how the warm-up ended in each launch
+    jits = [run.get("jit_sec") for run in runs]
+    timed_jit = stats.median(jits) if jits and None not in jits else None
+    workers_of = [r["worker"] for r, _ in ok]
+    has_jit_clock = bool(workers_of) and all(w.get("jit_clock") for w in workers_of)
+    rounds = [w["warmup_rounds"] for w in workers_of if w.get("warmup_rounds") is not None]
     row.update(repetitions=len(launches), repetitions_ok=sum(p["status"] == "ok" for _, p in launches),
                runs=len(times), median_wall_sec=stats.median(per_launch) if per_launch else None,
                median_wall_sec_ci_low=lo, median_wall_sec_ci_high=hi,
@@ -123,6 +131,9 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
                cpu_sec_per_wall_sec_ci_low=util_lo, cpu_sec_per_wall_sec_ci_high=util_hi,
                start_method=worker.get("start_method") if row["execution"] == "processes" else None,
                wall_clock=worker.get("wall_clock"), cpu_clock=worker.get("cpu_clock"),
+               jit_clock=worker.get("jit_clock"), median_jit_sec=timed_jit if has_jit_clock else None,
+               median_warmup_rounds=stats.median(rounds) if rounds else None,
+               jit_quiet_launches=sum(bool(w.get("jit_quiet")) for w in workers_of) if has_jit_clock else None,
                started_unix=min(r.get("started_unix") or 0 for r, _ in launches),
                **{c: record.get("provenance", {}).get(c) for c in PROVENANCE})
     return row, per_launch
@@ -153,7 +164,8 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
                "median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high", "min_wall_sec",
                "max_wall_sec", "median_cpu_sec", "cpu_sec_per_wall_sec", "cpu_sec_per_wall_sec_ci_low",
                "cpu_sec_per_wall_sec_ci_high", *RUNTIME_FACTS.values(), "start_method",
-               "wall_clock", "cpu_clock", "started_unix", *PROVENANCE]
+               "wall_clock", "cpu_clock", "jit_clock", "median_jit_sec", "median_warmup_rounds",
+               "jit_quiet_launches", "started_unix", *PROVENANCE]
     summary = pd.DataFrame(rows, columns=columns)
     values: dict[str, list] = {name: [] for name in ("speedup", "efficiency", "ratio")}
     for r in summary.itertuples():
@@ -240,7 +252,7 @@ def study_tables(records: list[dict], resolutions: list[dict], confidence: float
     runs = pd.DataFrame([row for r in records for row in run_rows(r)],
                         columns=["study", "profile", *KEYS, "status", "failure", "chunks",
                                  *RUNTIME_FACTS.values(), "rep", "started_unix", "phase", "run", "wall_sec",
-                                 "cpu_sec"])
+                                 "cpu_sec", "jit_sec"])
     # the order the repetitions ran in (0-based, by start time; all rows of one launch share it)
     runs["run_position"] = (runs["started_unix"].rank(method="dense") - 1).astype("Int64")
     return {"runs": runs, "summary": summary_table(records, confidence, baseline),

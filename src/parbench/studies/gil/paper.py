@@ -96,6 +96,35 @@ def _has_gil(runtimes: pd.DataFrame) -> dict:
 
 # --- fragments --------------------------------------------------------------------------------
 
+def jit_warmup(summary: pd.DataFrame, quiet: dict | None) -> str:
+    """How the warm-up of the runtimes that tell their JIT's compile time ended, and how
+    much compiling their timed runs still overlapped ('' when none tells)."""
+    if "jit_clock" not in summary:
+        return ""
+    ok = summary[(summary["status"] == "ok") & summary["jit_clock"].notna()]
+    if not len(ok):
+        return ""
+    said = []
+    for runtime, rows in ok.groupby("runtime", sort=False):
+        rounds = stats.median(rows["median_warmup_rounds"].dropna().tolist())
+        jit_ms = stats.median((rows["median_jit_sec"].dropna() * 1e3).tolist())
+        cells = rows.drop_duplicates("workload")  # one launch measures every point of its workload
+        launches = int(cells["repetitions_ok"].sum())
+        quiet_launches = int(cells["jit_quiet_launches"].fillna(0).sum())
+        said.append(f"{runtime} ran a median of {fmt_num(rounds)} warm-up round(s), ended with its JIT quiet in "
+                    f"{quiet_launches} of {launches} launches, and its timed runs overlapped a median of "
+                    f"{fmt_num(jit_ms)} ms of compiling")
+    if quiet:
+        rule = (f"the warm-up went on while the JIT was busy: another round of every point as long as the last one "
+                f"overlapped more compiling than {fmt_pct(quiet['fraction'])} of its wall time, at most "
+                f"{quiet['max_warmup_runs']} rounds (compiling during a timed run takes a core from the threads, "
+                f"not from a sequential run)")
+    else:
+        rule = "the warm-up ran its fixed number of rounds (`gil.jit_quiet` is off)"
+    return (f"Where a runtime tells how long its JIT has compiled ({', '.join(sorted(set(ok['jit_clock'])))}), "
+            f"{rule}. " + "; ".join(said) + ".")
+
+
 def setup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
     cfg = machine["config"]["gil"]
     loads = cfg["workloads"]
@@ -122,6 +151,9 @@ def setup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
                     if r["warmup_runs"] is not None and n in set(runtimes["runtime"]))
         + f") and then {cfg['runs_per_cell']} timed run(s), round-robin over the points, in one launch of the "
         f"interpreter; a launch's time for a point is the median of its runs.")
+    jit_line = jit_warmup(summary, cfg.get("jit_quiet"))
+    if jit_line:
+        parts.append(jit_line)
     reps = int(summary["repetitions"].max()) if "repetitions" in summary and len(summary) else 1
     if reps > 1:
         parts.append(f"Each cell (runtime and workload) was launched {reps} times, interleaved: every cell once, then "

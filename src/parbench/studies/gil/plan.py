@@ -121,6 +121,7 @@ def worker_spec(cfg: dict, runtime: str, workload: str, repetitions: int | None 
             "params": wl.params_of(workload, section),
             "configs": [list(c) for c in (config_points or configs(cfg))],
             "warmup_runs": warmup_runs(cfg, runtime) if warmups is None else warmups,
+            "jit_quiet": gc["jit_quiet"],
             "repetitions": gc["runs_per_cell"] if repetitions is None else repetitions}
 
 

@@ -103,8 +103,12 @@ def check_point(point: dict, spec: dict, expected) -> dict:
         out["status"] = "failed"
         out["failure"] = "raised: " + " ".join(str(point.get("reason", "")).strip().splitlines()[-2:])
         return out
-    for phase, wanted in (("warmup", spec["warmup_runs"]), ("runs", spec["repetitions"])):
-        if len(out[phase]) != wanted:
+    quiet = spec.get("jit_quiet")
+    most_warmups = max(spec["warmup_runs"], quiet["max_warmup_runs"]) if quiet else spec["warmup_runs"]
+    for phase, fewest, most in (("warmup", spec["warmup_runs"], most_warmups),
+                                ("runs", spec["repetitions"], spec["repetitions"])):
+        if not fewest <= len(out[phase]) <= most:
+            wanted = fewest if fewest == most else f"{fewest} to {most}"
             out["status"], out["failure"] = "failed", f"{len(out[phase])} {phase} instead of {wanted}"
             return out
         for run in out[phase]:
@@ -215,7 +219,8 @@ def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
         "command": result["command"],
         "exit_code": result["exit_code"],
         "stderr_tail": result["stderr"],
-        "worker": {k: (output or {}).get(k) for k in ("worker_version", "wall_clock", "cpu_clock", "start_method")},
+        "worker": {k: (output or {}).get(k) for k in ("worker_version", "wall_clock", "cpu_clock", "jit_clock",
+                                                      "warmup_rounds", "jit_quiet", "start_method")},
         "expected_chunk": expected,
         "points": points,
         "started_unix": started,

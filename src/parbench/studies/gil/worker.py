@@ -28,6 +28,16 @@ this is where a JIT compiles the loops), then the repetitions run round-robin ov
 configurations (repetition 1 of each, then repetition 2, ...), so that a burst of load
 from elsewhere on the machine hits every configuration alike.
 
+Where the runtime says how long its JIT has spent compiling (the JVM's
+CompilationMXBean, under Jython), every run records the compile seconds it overlapped
+(`jit_sec`), and the warm-up goes on past `warmup_runs` while the JIT is still busy: with
+"jit_quiet": {"fraction": F, "max_warmup_runs": M} in SPEC, another warm-up round (every
+configuration once more) follows as long as the last round's compile seconds exceed F of
+its wall seconds, up to M rounds in all. Compiling that still overlaps a timed run takes a
+core from the threads, not from the sequential run (which leaves the other core to the
+compiler), so it would be charged to the threads. OUT says how many rounds ran and
+whether the JIT went quiet.
+
 OUT (JSON) holds what the interpreter is (implementation, version, GIL), the clocks used,
 and per configuration its status ("ok", "unavailable" with the reason when the runtime
 lacks what it needs, e.g. Jython has no multiprocessing, "error" with the exception) and
@@ -48,7 +58,7 @@ try:
 except NameError:  # Python 3
     xrange = range
 
-WORKER_VERSION = 1
+WORKER_VERSION = 2
 
 
 # --- clocks -------------------------------------------------------------------------------------
@@ -80,6 +90,19 @@ def _cpu_clock():
         import os
         os.times()
         return "os.times", lambda: sum(os.times()[:2])
+    except Exception:
+        return None, None
+
+
+def _jit_clock():
+    """(name, function returning the seconds this process's JIT has spent compiling) or
+    (None, None) when the runtime cannot tell (CPython has no JIT; PyPy does not say)."""
+    try:
+        from java.lang.management import ManagementFactory
+        bean = ManagementFactory.getCompilationMXBean()
+        if bean is None or not bean.isCompilationTimeMonitoringSupported():
+            return None, None
+        return "CompilationMXBean.getTotalCompilationTime", lambda: bean.getTotalCompilationTime() / 1e3
     except Exception:
         return None, None
 
@@ -322,7 +345,8 @@ def runtime_info():
 
 # --- measuring ----------------------------------------------------------------------------------
 
-def timed_run(execution, kind, params, chunks, workers, wall, cpu):
+def timed_run(execution, kind, params, chunks, workers, wall, cpu, jit=None):
+    jit0 = jit() if jit else None
     cpu0 = cpu() if cpu else None
     child0 = _children_cpu() if execution == "processes" else None
     t0 = wall()
@@ -334,12 +358,23 @@ def timed_run(execution, kind, params, chunks, workers, wall, cpu):
         if execution == "processes":
             child1 = _children_cpu()
             cpu_sec = None if child0 is None or child1 is None else cpu_sec + (child1 - child0)
-    return {"wall_sec": t1 - t0, "cpu_sec": cpu_sec, "results": results}
+    return {"wall_sec": t1 - t0, "cpu_sec": cpu_sec, "jit_sec": jit() - jit0 if jit else None, "results": results}
 
 
-def measure(spec):
+def jit_still_busy(round_runs, fraction):
+    """Whether a warm-up round's runs overlapped more JIT compiling than `fraction` of
+    their wall time (False when no run could tell)."""
+    walls = [r["wall_sec"] for r in round_runs]
+    jits = [r["jit_sec"] for r in round_runs if r.get("jit_sec") is not None]
+    return bool(jits) and sum(jits) > fraction * sum(walls)
+
+
+def measure(spec, jit_clock=None):
+    """Measure what SPEC asks; `jit_clock` (name, function) stands in for the runtime's
+    own (tests pass one)."""
     wall_name, wall = _wall_clock()
     cpu_name, cpu = _cpu_clock()
+    jit_name, jit = jit_clock or _jit_clock()
     kind, params, chunks = spec["kind"], spec["params"], spec["chunks"]
     configs = []
     for execution, workers in spec["configs"]:
@@ -350,23 +385,34 @@ def measure(spec):
 
     def run(config, into, rep):
         if config["status"] != "ok":
-            return
+            return None
         try:
-            out = timed_run(config["execution"], kind, params, chunks, config["workers"], wall, cpu)
+            out = timed_run(config["execution"], kind, params, chunks, config["workers"], wall, cpu, jit)
         except Exception:
             config["status"], config["reason"] = "error", traceback.format_exc()
-            return
+            return None
         out["rep"] = rep
         config[into].append(out)
+        return out
 
-    for w in xrange(spec["warmup_runs"]):
-        for config in configs:
-            run(config, "warmup", w)
+    quiet = spec.get("jit_quiet") if jit else None
+    most = max(spec["warmup_runs"], quiet["max_warmup_runs"]) if quiet else spec["warmup_runs"]
+    rounds, jit_quiet = 0, None
+    while rounds < most:
+        done = [run(config, "warmup", rounds) for config in configs]
+        rounds += 1
+        if rounds >= spec["warmup_runs"] and quiet:
+            jit_quiet = not jit_still_busy([r for r in done if r], quiet["fraction"])
+            if jit_quiet:
+                break
+        elif rounds >= spec["warmup_runs"]:
+            break
     for r in xrange(spec["repetitions"]):
         for config in configs:
             run(config, "runs", r)
     return {"worker_version": WORKER_VERSION, "workload": spec["workload"], "kind": kind,
-            "runtime": runtime_info(), "wall_clock": wall_name, "cpu_clock": cpu_name,
+            "runtime": runtime_info(), "wall_clock": wall_name, "cpu_clock": cpu_name, "jit_clock": jit_name,
+            "warmup_rounds": rounds, "jit_quiet": jit_quiet,
             "start_method": start_method(), "configs": configs}
 
 
