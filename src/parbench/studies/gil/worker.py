@@ -401,11 +401,12 @@ def measure(spec, jit_clock=None):
     while rounds < most:
         done = [run(config, "warmup", rounds) for config in configs]
         rounds += 1
-        if rounds >= spec["warmup_runs"] and quiet:
-            jit_quiet = not jit_still_busy([r for r in done if r], quiet["fraction"])
-            if jit_quiet:
-                break
-        elif rounds >= spec["warmup_runs"]:
+        if rounds < spec["warmup_runs"]:
+            continue
+        if not quiet:
+            break
+        jit_quiet = not jit_still_busy([r for r in done if r], quiet["fraction"])
+        if jit_quiet:
             break
     for r in xrange(spec["repetitions"]):
         for config in configs:
