@@ -14,9 +14,10 @@ sequential and 2 threads, warm-up runs first (under Jython, more while the JVM's
 still compiling: `gil.jit_quiet`), then `--reps` repetitions alternating between the two.
 A JIT (the JVM under Jython) compiles differently in every launch, so one launch says
 little: each launch gives its median sequential and threaded time, and the speedup is
-the median over launches of the sequential medians over that of the threaded ones; the bracket is its 95% percentile-bootstrap interval from the launches (with one
-launch, the bound from that launch's two medians' intervals). CPU seconds per wall second
-of the threaded runs say whether the threads ran at once. This is a benchmark, not a test: it
+the median over launches of the sequential medians over that of the threaded ones; the
+bracket is its 95% percentile-bootstrap interval from the launches (with one launch, the
+bound from that launch's two medians' intervals). CPU seconds per wall second of the
+threaded runs say whether the threads ran at once. This is a benchmark, not a test: it
 prints the figures, and exits 0 unless a run fails or returns a wrong result; a goal
 missed is printed as MISSED. On a shared machine, the other load caps every speedup:
 the script also prints how much CPU the sequential runs got.
