@@ -189,7 +189,7 @@ def read_against_control(jython_speedup: float, control: dict, goal: float = JYT
     is below the lower bound of the boxed control's interval (or below its median when
     there is no interval)."""
     primitive, boxed = control["primitive"]["speedup"], control["boxed"]["speedup"]
-    boxed_low = control["boxed"].get("bounds", (None, None))[0]
+    boxed_low = control["boxed"]["bounds"][0]
     if jython_speedup >= goal:
         return (f"Jython gained {jython_speedup:.2f}x per launch, at or above the goal; plain Java gained "
                 f"{primitive:.2f}x allocating nothing and {boxed:.2f}x doing Jython's allocations")
