@@ -103,6 +103,8 @@ def check_point(point: dict, spec: dict, expected) -> dict:
         out["status"] = "failed"
         out["failure"] = "raised: " + " ".join(str(point.get("reason", "")).strip().splitlines()[-2:])
         return out
+    # the warm-up rounds the worker may run (its `measure` computes the same bound; it
+    # cannot import this module, as the interpreters it runs under lack parbench)
     quiet = spec.get("jit_quiet")
     most_warmups = max(spec["warmup_runs"], quiet["max_warmup_runs"]) if quiet else spec["warmup_runs"]
     for phase, fewest, most in (("warmup", spec["warmup_runs"], most_warmups),

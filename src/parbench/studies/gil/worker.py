@@ -395,6 +395,7 @@ def measure(spec, jit_clock=None):
         config[into].append(out)
         return out
 
+    # at most this many warm-up rounds (run_cell.check_point checks the same bound)
     quiet = spec.get("jit_quiet") if jit else None
     most = max(spec["warmup_runs"], quiet["max_warmup_runs"]) if quiet else spec["warmup_runs"]
     rounds, jit_quiet = 0, None
