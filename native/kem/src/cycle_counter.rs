@@ -287,6 +287,17 @@ impl Selected {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Mutex, MutexGuard};
+
+    /// The active counter is process-wide HAL state, and cargo runs tests on parallel
+    /// threads: a probe in one test closes and reopens the counter another test is
+    /// reading. Every test that opens, probes or reads the real HAL holds this lock.
+    static HAL: Mutex<()> = Mutex::new(());
+
+    fn hal() -> MutexGuard<'static, ()> {
+        // a test that panicked while holding the lock leaves the HAL closed, not broken
+        HAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 
     fn only(avail: &'static [Counter]) -> impl Fn(Counter) -> Result<(), String> {
         move |c| {
@@ -338,6 +349,7 @@ mod tests {
 
     #[test]
     fn the_timer_is_always_available_and_advances() {
+        let _hal = hal();
         assert_eq!(probe(Counter::Timer), Ok(()));
         open(Counter::Timer).unwrap();
         let a = read();
@@ -348,6 +360,7 @@ mod tests {
 
     #[test]
     fn an_unavailable_counter_says_why() {
+        let _hal = hal();
         for (counter, status) in probe_all() {
             if let Err(why) = status {
                 assert!(!why.is_empty(), "{counter}: empty reason");
