@@ -345,9 +345,13 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
 
 def failures(cfg: dict, run_id: str | None) -> list[str]:
     """Cells of run `run_id` whose checks failed, with the command that measures them again."""
-    return [f"FAILED: kem {cell.label}: {record['failure']} (measure it again: snakemake report "
-            f"--configfile conf/{cfg['profile']}.yaml --forcerun {cell.record(cfg['profile'])})"
-            for cell in cells(cfg) if (record := failed_in_run(cell.record(cfg["profile"]), run_id))]
+    lines = []
+    for cell in cells(cfg):
+        path = cell.record(cfg["profile"])
+        if record := failed_in_run(path, run_id):
+            lines.append(f"FAILED: kem {cell.label}: {record['failure']} (measure it again: snakemake report "
+                         f"--configfile conf/{cfg['profile']}.yaml --forcerun {path})")
+    return lines
 
 
 def config_errors(cfg: dict) -> list[str]:
