@@ -120,7 +120,7 @@ def test_the_seed_files_are_there(checkout, full_run):
 def test_sched_cells_are_measured_and_verified(checkout, full_run):
     summary = pd.read_parquet(checkout / PROCESSED / "sched_summary.parquet")
     assert len(summary) == 2 * 5 + 1 + 3 * 2 + 1  # quicksort: 5 schedulers x 2 threads + sequential; mandelbrot
-    peers = summary["scheduler"].isin(["openmp", "tbb"])
+    peers = summary["scheduler"].isin(["openmp", "tbb", "tbb_parallel_sort"])
     assert (summary.loc[~peers, "status"] == "ok").all()
     assert summary.loc[peers, "status"].isin(["ok", "unavailable"]).all()  # a missing peer is noted
     ok = summary[summary["status"] == "ok"]

@@ -1,7 +1,10 @@
-"""The order cells run in: repeated cells interleaved, repetition by repetition, each
-repetition shuffled by the config's seed; the planned order kept with the seed."""
+"""The order cells run in: repeated cells interleaved, repetition by repetition, the cells
+of all studies shuffled together by the config's seed; the planned order kept with the
+seed; and, in the pipeline, no cell before every build is done."""
 
 import json
+
+import pytest
 
 from parbench import config as pbconfig
 from parbench import pipeline
@@ -59,3 +62,41 @@ def test_a_bad_seed_is_refused():
 
     with pytest.raises(pbconfig.ConfigError, match="run_order_seed"):
         pbconfig.load("smoke", ["run_order_seed=soon"])
+
+
+def _group(study, cell):
+    """What drift must not hit alone: a study, and within sigpar each mode and backend."""
+    if study == "sigpar":
+        return f"sigpar/{cell.mode}/{cell.backend}"
+    return study
+
+
+@pytest.mark.parametrize("profile", ["local", "m4"])
+def test_every_quarter_of_the_run_holds_cells_of_every_study_and_backend(profile):
+    """Drift of the machine over the run hits every study, mode and backend alike: each
+    quarter of the planned order holds cells of each of them (with the local profile's
+    three and the m4 profile's five repetitions)."""
+    order = pipeline.run_order(pbconfig.load(profile))
+    groups = {_group(s, c) for s, c in order}
+    n = len(order)
+    for q in range(4):
+        quarter = order[q * n // 4:(q + 1) * n // 4]
+        missing = groups - {_group(s, c) for s, c in quarter}
+        assert not missing, f"quarter {q + 1} of {n} cells lacks {sorted(missing)}"
+
+
+def test_every_cell_of_the_pipeline_waits_for_every_build():
+    """The rules: each measured job takes the builds barrier as an input, and the barrier
+    takes every build of the run."""
+    import re
+    from pathlib import Path
+
+    rules = Path(__file__).resolve().parents[1] / "workflow" / "rules"
+    measured = {"sigpar_cell", "sched_cell", "sched_fracsteal_zoom", "dispatch_cell", "kem_cell", "kem_throughput",
+                "kem_counters", "gil_cell", "machine_probe"}
+    for path in rules.glob("*.smk"):
+        for name, body in re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(), re.S | re.M):
+            if name in measured:
+                assert "builds=after_builds()" in body, f"{path.name}: rule {name} does not wait for the builds"
+                measured.discard(name)
+    assert not measured, f"rules not found: {measured}"

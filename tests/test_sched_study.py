@@ -139,6 +139,20 @@ def test_counters_steal_rate_and_task_balance(records):
     assert ws2["tasks_executed"] == 100
 
 
+def test_the_task_split_is_measured_run_by_run():
+    """Threads that swap a 90/10 split between runs average 50/50 over the runs: the
+    spread is the median of each run's, not the spread of the averages."""
+    rec = record("quicksort", "ws", 2, [4.0, 4.1, 4.2])
+    for run, split in zip(rec["driver"]["reps"], ([90, 10], [10, 90], [85, 15])):
+        run["counters"] = {"tasks_spawned": 100, "per_worker": [
+            {"worker": w, "tasks_executed": split[w], "steal_success": 1, "steal_fail_empty": 0,
+             "steal_fail_race": 0} for w in range(2)]}
+    s = aggregate.study_tables([record("quicksort", "sequential", 1, [8.0]), rec])["summary"]
+    ws2 = s.set_index(["scheduler", "threads"]).loc[("ws", 2)]
+    assert ws2["task_share_cv"] == pytest.approx(0.8)  # runs: 0.8, 0.8, 0.7
+    assert ws2["task_share_cv_ci_low"] == pytest.approx(0.7) and ws2["task_share_cv_ci_high"] == pytest.approx(0.8)
+
+
 def test_an_unavailable_peer_is_noted_not_measured(records):
     tables = aggregate.study_tables(records)
     tbb = tables["summary"].set_index("scheduler").loc["tbb"]

@@ -124,11 +124,14 @@ def test_a_profile_may_override_a_study_inline_and_wins_over_its_group(tmp_path)
     assert cfg["sigpar"]["warmup_sec"] == 1.0  # the rest from conf/sigpar/default.yaml
 
 
-def test_cells_run_study_by_study_in_registry_order():
+def test_the_cells_of_all_studies_run_shuffled_together():
     cfg = pbconfig.load("smoke")
     priorities = pipeline.cell_priorities(cfg)
     order = [key for key, _ in sorted(priorities.items(), key=lambda kv: -kv[1])]
-    assert [s for s, _ in order] == sorted((s for s, _ in order), key=NAMES.index)
+    studies_in_order = [s for s, _ in order]
+    assert set(studies_in_order) == set(NAMES)
+    # not study by study: some study's cells come both before and after another's
+    assert studies_in_order != sorted(studies_in_order, key=NAMES.index)
     one = pbconfig.load("smoke", ["studies=[sched]"])
     assert {s for s, _ in pipeline.cell_priorities(one)} == {"sched"}
 

@@ -22,6 +22,7 @@ SHARED_COMMANDS = {
     "system-deps": "parbench.system_deps",
     "resume-check": "parbench.locks",
     "report-run": "parbench.report_run",
+    "builds-done": "parbench.builds",
 }
 
 

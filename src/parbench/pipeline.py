@@ -118,28 +118,31 @@ def liboqs_ids(cfg: dict) -> list[str]:
     return sorted({i for study in studies.active(cfg) for i in study.liboqs_ids(cfg)})
 
 
-def _interleaved(study: str, cells: list, seed: int) -> list:
-    """A study's cells in the order they run. Cells that carry a repetition index (`rep`)
-    run repetition by repetition, every cell once and then every cell again, each
-    repetition in its own shuffled order drawn from `seed`, so that drift of the machine
-    (heat, other tenants) hits every cell alike instead of one algorithm or one worker
-    count. Other cells keep their plan's order."""
-    if not cells or not all(hasattr(c, "rep") for c in cells):
-        return list(cells)
-    order = []
-    for rep in sorted({c.rep for c in cells}):
-        batch = [c for c in cells if c.rep == rep]
-        random.Random(f"{seed}/{study}/{rep}").shuffle(batch)
-        order += batch
-    return order
+ORDER_RULE = ("repetition by repetition across every study of the run, each repetition's cells "
+              "shuffled together with random.Random(f'{seed}/{rep}')")
 
 
 def run_order(cfg: dict) -> list[tuple[str, object]]:
-    """(study name, cell) of every cell in the order the run measures them: the studies
-    in paper order, each one's cells interleaved by repetition (`run_order_seed`)."""
+    """(study name, cell) of every cell in the order the run measures them: repetition by
+    repetition (every cell of every study once, then every repeated cell again), each
+    repetition's cells of all studies shuffled together with a generator drawn from
+    `run_order_seed`. Drift of the machine (heat, other tenants) then hits every study,
+    mode, backend and worker count alike, instead of one study's or one backend's block.
+
+    A cell without a repetition index counts as repetition 0. The order holds in the run
+    only because every cell also waits for every build of the run (rule builds_done):
+    otherwise the cells that need no build would run first."""
     seed = cfg.get("run_order_seed", 0)
-    return [(study.name, cell) for study in studies.active(cfg)
-            for cell in _interleaved(study.name, study.cells(cfg), seed)]
+    by_rep: dict[int, list[tuple[str, object]]] = {}
+    for study in studies.active(cfg):
+        for cell in study.cells(cfg):
+            by_rep.setdefault(getattr(cell, "rep", 0), []).append((study.name, cell))
+    order = []
+    for rep in sorted(by_rep):
+        batch = by_rep[rep]
+        random.Random(f"{seed}/{rep}").shuffle(batch)
+        order += batch
+    return order
 
 
 def cell_priorities(cfg: dict) -> dict[tuple[str, object], int]:
@@ -159,7 +162,7 @@ def write_run_order(cfg: dict, jobs: list[tuple[str, dict]], run_id: str | None)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = run_id or time.strftime("%Y%m%dT%H%M%S")
     doc = {"run_id": run_id, "seed": cfg.get("run_order_seed", 0),
-           "rule": "repetition by repetition, each repetition's cells shuffled with random.Random(f'{seed}/{study}/{rep}')",
+           "rule": ORDER_RULE,
            "cells": [{"study": study, "cell": _plain_cell(cell)} for study, cell in order]}
     path = folder / f"{stamp}.json"
     records.write_atomic(path, json.dumps(doc, indent=1) + "\n")
@@ -205,8 +208,9 @@ def start_run(cfg: dict, jobs: list[tuple[str, dict]], overrides: list[str], out
         for line in study.header(cfg, jobs):
             p(line)
     p()
-    p(f"Repeated cells run repetition by repetition, each in a shuffled order (run_order_seed "
-      f"{cfg.get('run_order_seed', 0)}; the order is kept in {paths.RAW.format(profile=cfg['profile'])}/run_order/)")
+    p(f"Cells start once every build is done, then run repetition by repetition, the cells of all studies "
+      f"shuffled together (run_order_seed {cfg.get('run_order_seed', 0)}; the order is kept in "
+      f"{paths.RAW.format(profile=cfg['profile'])}/run_order/)")
     p(f"Estimated total time: ~{format_duration(estimate)} for {len(jobs)} jobs")
     for warning in capabilities.warnings(capabilities.probe(cfg["telemetry"])):
         p(f"warning: {warning}")

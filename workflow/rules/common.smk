@@ -45,8 +45,22 @@ LIBOQS_IDS = pipeline.liboqs_ids(PB)
 LIBOQS_DIR = paths.liboqs_build_dir(LIBOQS_IDS) if LIBOQS_IDS else None
 LIBOQS = f"{LIBOQS_DIR}/liboqs.json" if LIBOQS_DIR else None
 
-# Cells run in the studies' order, each study's in its plan's order: higher priority
-# first. Jobs every cell waits for (the machine probe, sweep tokens) go before them all.
+# Every build of the run: build.smk adds liboqs, each study's rules file its own native
+# code. Every measured job waits for all of them (rule builds_done, input BUILDS_DONE), so
+# that no cell shares the machine with a build and the cells follow the planned order.
+BUILDS = []
+BUILDS_DONE = f"{RAW}/builds.json"
+
+
+def after_builds():
+    """The input a measured job takes to start only once every build is done; ancient:
+    a rebuilt library alone does not measure the job again."""
+    return ancient(BUILDS_DONE)
+
+
+# Cells run in the planned order (parbench.pipeline.run_order: repetition by repetition,
+# the cells of all studies shuffled together): higher priority first. Jobs every cell
+# waits for (the builds, the machine probe, sweep tokens) go before them all.
 CELL_PRIORITY = pipeline.cell_priorities(PB)
 FIRST_PRIORITY = len(CELL_PRIORITY) + 2
 

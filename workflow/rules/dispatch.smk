@@ -16,6 +16,8 @@ rule dispatch_cell:
     # One repetition of one system through the whole protocol; it claims every core, so
     # cells run one at a time, and it stops everything it started (redis-server, gateway,
     # workers, clusters).
+    input:
+        builds=after_builds(),
     output:
         record=dispatch_plan.CELL.format(profile=PROFILE, system="{system}", rep="{rep}") + ".json",
     log:

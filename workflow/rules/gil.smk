@@ -21,6 +21,7 @@ rule gil_cell:
     # interleaved order of cell_priority (every cell once, then again).
     input:
         worker=gil_plan.WORKER_SOURCE,
+        builds=after_builds(),
     output:
         record=f"{GIL_STEM}.json",
     log:

@@ -50,11 +50,15 @@ rule kem_build:
         "&& cp {params.built} {output.binary}.tmp && mv {output.binary}.tmp {output.binary}) > {log} 2>&1"
 
 
+BUILDS.append(kem_plan.BINARY)
+
+
 rule kem_counters:
     # Which cycle counters this machine offers and the one the cells use; a forced
     # counter the machine lacks stops the run here, before any cell.
     input:
         binary=kem_plan.BINARY,
+        builds=after_builds(),
     output:
         KEM_COUNTERS,
     log:
@@ -76,6 +80,7 @@ rule kem_cell:
     # One cycles cell; it claims every core, so cells run one at a time.
     input:
         unpack(kem_plan.cycles_inputs(PROFILE, LIBOQS)),
+        builds=after_builds(),
     output:
         record=f"{KEM_CYCLES_STEM}.json",
     log:
@@ -101,6 +106,7 @@ rule kem_throughput:
     # One thread-sweep cell: operations per second on N threads.
     input:
         unpack(kem_plan.throughput_inputs(PROFILE, LIBOQS)),
+        builds=after_builds(),
     output:
         record=f"{KEM_THROUGHPUT_STEM}.json",
     log:

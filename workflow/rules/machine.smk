@@ -3,7 +3,10 @@
 
 
 rule machine_probe:
-    # What the machine is and which telemetry it offers, for the figures and the paper.
+    # What the machine is and which telemetry it offers, for the figures and the paper;
+    # after the builds: its CPU stability check describes the machine the cells run on.
+    input:
+        builds=after_builds(),
     output:
         MACHINE,
     log:

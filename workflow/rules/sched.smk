@@ -50,12 +50,16 @@ rule sched_build:
         "&& {output.driver} peers > {output.peers}) > {log} 2>&1"
 
 
+BUILDS.extend([sched_plan.DRIVER, sched_plan.PEERS_RECORD])
+
+
 rule sched_cell:
     # One repetition of a measured cell; it claims every core, so cells run one at a
     # time, in the interleaved order of cell_priority (every cell once, then again).
     input:
         driver=sched_plan.DRIVER,
         peers=sched_plan.PEERS_RECORD,
+        builds=after_builds(),
     output:
         record=f"{SCHED_STEM}.json",
         console=f"{SCHED_STEM}.txt",
@@ -138,12 +142,16 @@ rule sched_fracsteal_headless:
         "make -C native/sched/fracsteal OUT_DIR={params.out_dir} -j{threads} headless > {log} 2>&1"
 
 
+BUILDS.append(sched_fracsteal.HEADLESS)
+
+
 rule sched_fracsteal_zoom:
     # The explorer's zoom script, headless: every frame in parallel on ws_sync and
     # sequentially, timed and compared byte for byte. It claims every core.
     input:
         binary=sched_fracsteal.HEADLESS,
         script=PB["sched"]["fracsteal"]["script"],
+        builds=after_builds(),
     output:
         record=sched_fracsteal.RECORD.format(profile=PROFILE),
         console=sched_fracsteal.CONSOLE.format(profile=PROFILE),

@@ -28,14 +28,36 @@ wildcard_constraints:
     rep=r"\d+",
 
 
+rule sigpar_openssl:
+    # The OpenSSL pyca/cryptography ships (its wheels link it statically), built from the
+    # crates.io package openssl-src: the shim and the native runner link it, so that every
+    # backend of a classical algorithm runs the same OpenSSL. Where it cannot be built,
+    # its descriptor says why and the shim uses the system OpenSSL.
+    input:
+        lock="native/openssl/fetch/Cargo.lock",
+    output:
+        sigpar_plan.openssl(),
+    log:
+        f"{sigpar_plan.openssl_build()}/build.log",
+    params:
+        out=lambda wc, output: Path(output[0]).parent,
+        python=PYTHON,
+    threads: workflow.cores
+    conda:
+        CONDA_ENV
+    shell:
+        "{params.python} -m parbench.native.openssl --out {params.out} --jobs {threads} > {log} 2>&1"
+
+
 rule sigpar_shim:
-    # The crypto shim over the system OpenSSL and the run's liboqs: the cffi library of
-    # the openssl-cffi backend and the native runner of the native-threads mode. A
-    # machine without OpenSSL's headers gets a descriptor saying so; its cells are then
-    # recorded as unavailable, with that reason.
+    # The crypto shim over that OpenSSL and the run's liboqs: the cffi library of the
+    # openssl-cffi backend and the native runner of the native-threads mode. A machine
+    # without OpenSSL's headers gets a descriptor saying so; its cells are then recorded
+    # as unavailable, with that reason.
     input:
         sources=sigpar_plan.shim_sources(),
         liboqs=[LIBOQS] if LIBOQS else [],
+        openssl=sigpar_plan.openssl(),
     output:
         sigpar_plan.shim(LIBOQS),
     log:
@@ -43,13 +65,17 @@ rule sigpar_shim:
     params:
         out=lambda wc, output: Path(output[0]).parent,
         liboqs=lambda wc, input: f"--liboqs {Path(input.liboqs[0]).parent}" if input.liboqs else "",
+        openssl=lambda wc, input: Path(input.openssl).parent,
         python=PYTHON,
     threads: workflow.cores
     conda:
         CONDA_ENV
     shell:
         "{params.python} -m parbench.studies.sigpar.shim --out {params.out} --jobs {threads} {params.liboqs} "
-        "> {log} 2>&1"
+        "--openssl {params.openssl} > {log} 2>&1"
+
+
+BUILDS.append(sigpar_plan.shim(LIBOQS))
 
 
 rule sigpar_sweep_token:
@@ -73,6 +99,7 @@ rule sigpar_cell:
     # One measured cell; it claims every core, so cells run one at a time.
     input:
         unpack(lambda wc: sigpar_plan.cell_inputs(PROFILE, sigpar_plan.Cell.from_wildcards(wc), LIBOQS)),
+        builds=after_builds(),
     output:
         csv=f"{SIGPAR_STEM}.csv",
         system=f"{SIGPAR_STEM}_system.json",

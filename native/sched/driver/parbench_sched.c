@@ -45,14 +45,14 @@ enum { EXIT_VERIFY = 1, EXIT_USAGE = PBS_CLI_EXIT_USAGE, EXIT_NO_PEER = 3 };
 
 static const char usage_text[] =
     "usage:\n"
-    "  " PROG " quicksort  --scheduler {sequential,lifo,ws,ws_sync,openmp,tbb} --threads N\n"
+    "  " PROG " quicksort  --scheduler {sequential,lifo,ws,ws_sync,openmp,tbb,tbb_parallel_sort} --threads N\n"
     "                            --size N [--cutoff N] [--seed S] [--reps R]\n"
     "                            [--backoff-min-ns N] [--backoff-max-ns N] [--json PATH]\n"
     "  " PROG " mandelbrot --scheduler {sequential,lifo,ws,ws_sync} --threads N\n"
     "                            --width W --height H [--threshold PIXELS] [--max-iter I]\n"
     "                            [--frames F] [--image PATH.ppm]\n"
     "                            [--backoff-min-ns N] [--backoff-max-ns N] [--json PATH]\n"
-    "  " PROG " peers      print which peer runtimes (openmp, tbb) were built, as JSON\n"
+    "  " PROG " peers      print which peer runtimes (openmp, tbb, tbb_parallel_sort) were built, as JSON\n"
     "  " PROG " --help\n"
     "\n"
     "quicksort: sorts --size random 32-bit integers (SplitMix64, --seed, default 42;\n"
@@ -65,7 +65,9 @@ static const char usage_text[] =
     "  reference render. --image writes the last frame as binary PPM (P6).\n"
     "schedulers: sequential (one thread, --threads 1), lifo (shared stack), ws (work\n"
     "  stealing, workers per run), ws_sync (work stealing, persistent workers),\n"
-    "  openmp / tbb (peers, quicksort only, when built).\n"
+    "  openmp / tbb (peers: the same quicksort on OpenMP tasks / a TBB task_group),\n"
+    "  tbb_parallel_sort (tbb::parallel_sort, another algorithm: a reference); quicksort\n"
+    "  only, when built.\n"
     "backoff: idle thieves pause from --backoff-min-ns (default 1000) doubling up to\n"
     "  --backoff-max-ns (default 250000) nanoseconds.\n"
     "\n"
@@ -117,7 +119,8 @@ typedef enum sched_choice {
     SCHED_SEQUENTIAL,
     SCHED_PBS, /* lifo, ws, ws_sync */
     SCHED_OPENMP,
-    SCHED_TBB
+    SCHED_TBB,              /* the OpenMP peer's quicksort on a tbb::task_group */
+    SCHED_TBB_PARALLEL_SORT /* tbb::parallel_sort: a reference, another algorithm */
 } sched_choice;
 
 typedef struct sched_sel {
@@ -143,8 +146,13 @@ static sched_sel parse_scheduler(const char *name, bool allow_peers)
         sel.choice = SCHED_TBB;
         return sel;
     }
+    if (allow_peers && strcmp(name, "tbb_parallel_sort") == 0) {
+        sel.choice = SCHED_TBB_PARALLEL_SORT;
+        return sel;
+    }
     if (allow_peers)
-        pbs_cli_die_usage("--scheduler must be one of sequential, lifo, ws, ws_sync, openmp, tbb "
+        pbs_cli_die_usage("--scheduler must be one of sequential, lifo, ws, ws_sync, openmp, tbb, "
+                          "tbb_parallel_sort "
                   "(got '%s')",
                   name);
     pbs_cli_die_usage("--scheduler must be one of sequential, lifo, ws, ws_sync for mandelbrot "
@@ -160,9 +168,10 @@ static void check_peer_built(const sched_sel *sel)
                 pbs_peer_openmp_note());
         exit(EXIT_NO_PEER);
     }
-    if (sel->choice == SCHED_TBB && !pbs_peer_tbb_available()) {
-        fprintf(stderr, PROG ": scheduler 'tbb' is not available in this binary: %s\n",
-                pbs_peer_tbb_note());
+    if ((sel->choice == SCHED_TBB || sel->choice == SCHED_TBB_PARALLEL_SORT) &&
+        !pbs_peer_tbb_available()) {
+        fprintf(stderr, PROG ": scheduler '%s' is not available in this binary: %s\n",
+                sel->name, pbs_peer_tbb_note());
         exit(EXIT_NO_PEER);
     }
 }
@@ -267,6 +276,8 @@ static const char *peer_note(const sched_sel *sel)
         return pbs_peer_openmp_note();
     if (sel->choice == SCHED_TBB)
         return pbs_peer_tbb_note();
+    if (sel->choice == SCHED_TBB_PARALLEL_SORT)
+        return pbs_peer_tbb_sort_note();
     return NULL;
 }
 
@@ -324,7 +335,7 @@ static int cmd_quicksort(int argc, char **argv)
         r[rep].c = (counters){0};
         if (s != NULL)
             counters_snapshot(s, &before);
-        uint64_t omp_tasks = 0;
+        uint64_t peer_tasks = 0;
         int rc = 0;
         double t0 = now_s();
         switch (sel.choice) {
@@ -335,9 +346,12 @@ static int cmd_quicksort(int argc, char **argv)
             rc = pbs_qs_sort_parallel(s, work, n, cutoff);
             break;
         case SCHED_OPENMP:
-            rc = pbs_peer_openmp_quicksort(work, n, cutoff, threads, &omp_tasks);
+            rc = pbs_peer_openmp_quicksort(work, n, cutoff, threads, &peer_tasks);
             break;
         case SCHED_TBB:
+            rc = pbs_peer_tbb_quicksort(work, n, cutoff, threads, &peer_tasks);
+            break;
+        case SCHED_TBB_PARALLEL_SORT:
             rc = pbs_peer_tbb_sort(work, n, threads);
             break;
         }
@@ -368,9 +382,13 @@ static int cmd_quicksort(int argc, char **argv)
             break;
         case SCHED_OPENMP:
             r[rep].c.known_spawned = true;
-            r[rep].c.spawned = omp_tasks;
+            r[rep].c.spawned = peer_tasks;
             break;
         case SCHED_TBB:
+            r[rep].c.known_spawned = true;
+            r[rep].c.spawned = peer_tasks;
+            break;
+        case SCHED_TBB_PARALLEL_SORT:
             r[rep].c.known_spawned = false;
             break;
         }
@@ -599,6 +617,10 @@ static int cmd_peers(int argc, char **argv)
     pbs_json_begin_object(&j, "tbb");
     pbs_json_bool(&j, "available", pbs_peer_tbb_available());
     pbs_json_str(&j, "note", pbs_peer_tbb_note());
+    pbs_json_end_object(&j);
+    pbs_json_begin_object(&j, "tbb_parallel_sort");
+    pbs_json_bool(&j, "available", pbs_peer_tbb_available());
+    pbs_json_str(&j, "note", pbs_peer_tbb_sort_note());
     pbs_json_end_object(&j);
     pbs_json_end_object(&j);
     return 0;

@@ -14,6 +14,22 @@ const char *pbs_peer_tbb_note(void)
            PBS_PEER_TBB_PACKAGE " and rebuild";
 }
 
+const char *pbs_peer_tbb_sort_note(void)
+{
+    return pbs_peer_tbb_note();
+}
+
+int pbs_peer_tbb_quicksort(uint32_t *a, size_t n, size_t cutoff, unsigned threads,
+                           uint64_t *tasks_spawned)
+{
+    (void)a;
+    (void)n;
+    (void)cutoff;
+    (void)threads;
+    (void)tasks_spawned;
+    return -1;
+}
+
 int pbs_peer_tbb_sort(uint32_t *a, size_t n, unsigned threads)
 {
     (void)a;

@@ -6,8 +6,10 @@
  *   OpenMP  gcc -fopenmp; a plain OpenMP-task quicksort: sequential partition at
  *           every level (also the top one), one task per left part, the same
  *           sequential kernel and cutoff as the pbs quicksort.
- *   TBB     oneTBB's tbb::parallel_sort (C++, Debian package libtbb-dev, -ltbb);
- *           its own algorithm and grain size, no cutoff.
+ *   TBB     oneTBB (C++, Debian package libtbb-dev, -ltbb): the OpenMP peer's
+ *           quicksort on a tbb::task_group (the like-for-like peer), and
+ *           tbb::parallel_sort, another algorithm with its own grain size and no
+ *           cutoff, as a separately labelled reference.
  */
 #ifndef PBS_PEERS_H
 #define PBS_PEERS_H
@@ -33,7 +35,13 @@ int pbs_peer_openmp_quicksort(uint32_t *a, size_t n, size_t cutoff, unsigned thr
 
 bool pbs_peer_tbb_available(void);
 const char *pbs_peer_tbb_note(void);
-/* Sort a[0..n) with tbb::parallel_sort limited to `threads` threads.
+const char *pbs_peer_tbb_sort_note(void);
+/* Sort a[0..n) with the OpenMP peer's quicksort on a tbb::task_group in an arena of
+ * `threads` threads; *tasks_spawned receives the number of tasks created.
+ * 0 on success, -1 if not built or TBB failed. */
+int pbs_peer_tbb_quicksort(uint32_t *a, size_t n, size_t cutoff, unsigned threads,
+                           uint64_t *tasks_spawned);
+/* Sort a[0..n) with tbb::parallel_sort limited to `threads` threads (the reference).
  * 0 on success, -1 if not built or TBB failed. */
 int pbs_peer_tbb_sort(uint32_t *a, size_t n, unsigned threads);
 

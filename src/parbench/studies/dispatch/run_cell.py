@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from parbench.cli import check_choice
+from parbench.disturbance import measure_undisturbed
 from parbench.progress import progress_suffix, run_id
 from parbench.records import keep_history, write_atomic
 from parbench.studies.dispatch import plan
@@ -170,14 +171,18 @@ def main(args) -> int:
     from parbench.studies.dispatch import sweep
 
     sweep.interruptible()  # SIGTERM stops the cell like Ctrl+C: whatever it started is stopped
+
+    def save(record: dict) -> None:
+        write_atomic(out, json.dumps(record, separators=(",", ":")) + "\n")
+        keep_history(history_folder(cfg["profile"], cell), [out])
+
     try:
-        record = measure(cfg, cell)
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, cell.label)
     except KeyboardInterrupt:
         print(f"parbench dispatch-cell: {cell.label} interrupted; everything it started is stopped, "
               f"no output written", file=sys.stderr)
         return 130
-    write_atomic(out, json.dumps(record, separators=(",", ":")) + "\n")
-    keep_history(history_folder(cfg["profile"], cell), [out])
+    save(record)
     runs = [r for r in record["runs"] if r.get("phase") == "saturation" and r.get("status") == "ok"]
     best = {}
     for r in runs:

@@ -36,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from parbench.disturbance import measure_undisturbed
 from parbench.progress import progress_suffix, run_id
 from parbench.records import keep_history, write_atomic
 from parbench.studies.gil import plan
@@ -255,17 +256,21 @@ def main(args) -> int:
     stem = args.out_stem or cell.stem(cfg["profile"])
     # SIGTERM (Snakemake stopping a job) ends the cell as Ctrl+C does.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    path = Path(f"{stem}.json")
+
+    def save(record: dict) -> None:
+        write_atomic(path, json.dumps(record, indent=1) + "\n")
+        dest, earlier = keep_history(history_folder(cfg["profile"], cell), [path])
+        if earlier:
+            print(f"  note: replaced the measurement of {earlier[-1].name} for gil {cell.label}; every "
+                  f"measurement stays in {dest.parent}", file=sys.stderr)
+
     try:
-        record = measure(cfg, cell)
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, f"gil {cell.label}")
     except KeyboardInterrupt:
         print(f"parbench gil-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130
-    path = Path(f"{stem}.json")
-    write_atomic(path, json.dumps(record, indent=1) + "\n")
-    dest, earlier = keep_history(history_folder(cfg["profile"], cell), [path])
-    if earlier:
-        print(f"  note: replaced the measurement of {earlier[-1].name} for gil {cell.label}; every "
-              f"measurement stays in {dest.parent}", file=sys.stderr)
+    save(record)
     for warning in record["warnings"]:
         print(f"  warning: {warning}", file=sys.stderr)
     if record["status"] == "failed":

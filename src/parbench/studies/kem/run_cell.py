@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from parbench.cli import check_choice
+from parbench.disturbance import measure_undisturbed
 from parbench.progress import progress_suffix, run_id
 from parbench.records import keep_history, write_atomic
 from parbench.studies.kem import plan
@@ -162,15 +163,20 @@ def _run(command: str, args, cell) -> int:
         raise SystemExit(f"parbench {command}: the liboqs implementation needs --liboqs DIR "
                          f"(the pipeline's liboqs build: `snakemake -c1 liboqs`)")
     record_path = Path(args.out or cell.record(cfg["profile"]))
+
+    def save(record: dict) -> None:
+        write_atomic(record_path, json.dumps(record, indent=1) + "\n")
+        keep_history(cell.history(cfg["profile"]), [record_path])
+
     try:
-        record = measure(cfg, cell, args.binary, args.liboqs)
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell, args.binary, args.liboqs), save,
+                                     f"kem {cell.label}")
     except BinaryError as exc:
         raise SystemExit(f"parbench {command}: {cell.label}: {exc}") from None
     except KeyboardInterrupt:
         print(f"parbench {command}: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130
-    write_atomic(record_path, json.dumps(record, indent=1) + "\n")
-    keep_history(cell.history(cfg["profile"]), [record_path])
+    save(record)
     if record["status"] == "failed":
         print(f"\nERROR kem {cell.label} failed its checks: {record['failure']}\n"
               f"  recorded as failed in {record_path}", file=sys.stderr)

@@ -28,7 +28,8 @@ STUDY = Study(
     failures=plan.failures,
     system_packages=(
         SystemPackage("libtbb-dev", "/usr/include/tbb/parallel_sort.h",
-                      "the TBB peer (tbb::parallel_sort); without it TBB is recorded as unavailable",
+                      "the TBB peers (the quicksort on a task_group, tbb::parallel_sort); without it they are "
+                      "recorded as unavailable",
                       required=False),
         # the fracsteal explorer: its window and the test that drives it (the scripted
         # mode, which the pipeline runs, needs none of them)

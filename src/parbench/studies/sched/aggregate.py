@@ -145,12 +145,27 @@ def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.Dat
                                  if None not in attempts and sum(attempts) else None)
     w = workers[(workers["workload"] == workload) & (workers["scheduler"] == scheduler)
                 & (workers["threads"] == threads)]
-    if worst == "ok" and len(w) and threads > 1:
-        per_worker = w.groupby("worker")["tasks_executed"].mean()
-        row["task_share_cv"] = float(per_worker.std(ddof=0) / per_worker.mean()) if per_worker.mean() else None
-    else:
-        row["task_share_cv"] = None
+    cvs = task_share_cvs(w) if worst == "ok" and threads > 1 else []
+    row["task_share_cv"] = statistics.median(cvs) if cvs else None
+    row["task_share_cv_ci_low"], row["task_share_cv_ci_high"] = stats.bootstrap_median_ci(
+        cvs, CONFIDENCE, seed=_seed("task_share_cv", *key))
     return row
+
+
+def task_share_cvs(workers: pd.DataFrame) -> list[float]:
+    """How unevenly the threads shared the tasks, run by run: in each timed run (a
+    repetition's sort or frame), the coefficient of variation of the tasks each thread
+    executed (population standard deviation over the mean). A cell's spread is the
+    median of these, with its interval; averaging each thread's tasks over the runs
+    first would hide a split that changes from run to run."""
+    if workers.empty:
+        return []
+    cvs = []
+    for _, run in workers.groupby(["rep", "run"]):
+        tasks = run["tasks_executed"].dropna().astype(float)
+        if len(tasks) > 1 and tasks.mean() > 0:
+            cvs.append(float(tasks.std(ddof=0) / tasks.mean()))
+    return cvs
 
 
 def _ratio(numerator: list[float] | None, denominator: list[float], scale: float, *key):

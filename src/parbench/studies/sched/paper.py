@@ -20,7 +20,8 @@ REPORT_TABLES = ["sched_summary_table"]
 
 SCHEDULER_NAMES = {"sequential": "the sequential baseline", "lifo": "LIFO (one shared stack)",
                    "ws": "work stealing", "ws_sync": "synchronizing work stealing",
-                   "openmp": "OpenMP tasks", "tbb": "TBB parallel_sort"}
+                   "openmp": "OpenMP tasks", "tbb": "a TBB task_group",
+                   "tbb_parallel_sort": "TBB parallel_sort (another algorithm: a reference)"}
 
 
 def _ci(row, column: str) -> tuple:

@@ -31,8 +31,11 @@ PEERS_RECORD = BUILD + "/peers.json"
 BUILD_SEC = 20.0
 
 WORKLOADS = ("quicksort", "mandelbrot")
-SCHEDULER_ORDER = ["sequential", "lifo", "ws", "ws_sync", "openmp", "tbb"]
-PEERS = ("openmp", "tbb")
+SCHEDULER_ORDER = ["sequential", "lifo", "ws", "ws_sync", "openmp", "tbb", "tbb_parallel_sort"]
+# Peers of other runtimes: the same quicksort on OpenMP tasks and on a TBB task_group, and
+# tbb::parallel_sort, another algorithm, as a reference drawn and named apart.
+PEERS = ("openmp", "tbb", "tbb_parallel_sort")
+REFERENCES = ("tbb_parallel_sort",)
 
 
 @dataclass(frozen=True, order=True)

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from parbench.cli import check_choice
+from parbench.disturbance import measure_undisturbed
 from parbench.progress import progress_suffix, run_id
 from parbench.records import keep_history, write_atomic
 from parbench.studies.sched import plan
@@ -111,13 +112,18 @@ def main(args) -> int:
     cell = SchedCell(args.workload, args.scheduler, args.threads, args.rep)
     stem = args.out_stem or cell.stem(cfg["profile"])
     Path(stem).parent.mkdir(parents=True, exist_ok=True)
+
+    def save(record: dict) -> dict:
+        outputs = write_outputs(record, stem)
+        keep_history(history_folder(cfg["profile"], cell), outputs.values())
+        return outputs
+
     try:
-        record = measure(cfg, cell, args.driver)
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell, args.driver), save, f"sched {cell.label}")
     except KeyboardInterrupt:
         print(f"parbench sched-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130
-    outputs = write_outputs(record, stem)
-    keep_history(history_folder(cfg["profile"], cell), outputs.values())
+    outputs = save(record)
     if record["status"] == "failed":
         print(f"\nERROR sched {cell.label} failed its verification: {record['failure']}\n"
               f"  recorded as failed in {outputs['record']}", file=sys.stderr)
@@ -136,7 +142,7 @@ def add_arguments(parser) -> None:
     parser.set_defaults(func=main)
     parser.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
     parser.add_argument("--workload", required=True, help="quicksort or mandelbrot")
-    parser.add_argument("--scheduler", required=True, help="sequential, lifo, ws, ws_sync, openmp or tbb")
+    parser.add_argument("--scheduler", required=True, help="sequential, lifo, ws, ws_sync, openmp, tbb or tbb_parallel_sort")
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--rep", type=int, default=0, help="which repetition of the cell this is (from 0; default 0)")
     parser.add_argument("--driver", default=plan.DRIVER, help="the parbench-sched binary")

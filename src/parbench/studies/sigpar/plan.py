@@ -54,6 +54,22 @@ def shim(liboqs: str | None) -> str:
     """The shim's descriptor for a liboqs build."""
     return shim_build(liboqs) + "/shim.json"
 
+
+# The OpenSSL pyca/cryptography ships, built for the shim (parbench.native.openssl): its
+# descriptor, and what it is built from.
+OPENSSL_BUILD = "native/build/openssl/{version}"
+
+
+def openssl_build() -> str:
+    from parbench.native.openssl import OPENSSL_VERSION
+
+    return OPENSSL_BUILD.format(version=OPENSSL_VERSION)
+
+
+def openssl() -> str:
+    return openssl_build() + "/openssl.json"
+
+
 PYTHON_MODES = ("threading", "multiprocess")
 NATIVE_MODE = "native-threads"
 MODES = (*PYTHON_MODES, NATIVE_MODE)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.cli import check_choice
+from parbench.disturbance import measure_undisturbed
 from parbench.progress import progress_suffix, run_id as current_run_id
 from parbench.records import keep_history, write_atomic
 from parbench.studies.sigpar import algorithms, plan, shim
@@ -123,6 +124,17 @@ def main(args) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     run_id = current_run_id()
     earlier = earlier_failure(cfg["profile"], cell.algorithm, run_id)
+    Path(stem).parent.mkdir(parents=True, exist_ok=True)
+
+    def save(record: dict) -> dict:
+        outputs = cellmod.write_outputs(record, stem)
+        if record["status"] not in ("skipped", "unavailable"):
+            dest, earlier_copies = keep_history(history_folder(cfg["profile"], cell), outputs.values())
+            if earlier_copies:
+                print(f"  note: replaced the measurement of {earlier_copies[-1].name} for {cell.label}; "
+                      f"every measurement stays in {dest.parent}", file=sys.stderr)
+        return outputs
+
     try:
         unavailable = shim_unavailable(cell, args.shim)
         if earlier:
@@ -130,17 +142,12 @@ def main(args) -> int:
         elif unavailable:
             record = cellmod.unavailable_record(cfg, cell, unavailable)
         else:
-            record = cellmod.measure(cfg, cell, shim_dir=args.shim)
+            record = measure_undisturbed(cfg, lambda: cellmod.measure(cfg, cell, shim_dir=args.shim), save,
+                                         f"sigpar {cell.label}")
     except KeyboardInterrupt:
         print(f"parbench sigpar-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130
-    Path(stem).parent.mkdir(parents=True, exist_ok=True)
-    outputs = cellmod.write_outputs(record, stem)
-    if record["status"] not in ("skipped", "unavailable"):
-        dest, earlier_copies = keep_history(history_folder(cfg["profile"], cell), outputs.values())
-        if earlier_copies:
-            print(f"  note: replaced the measurement of {earlier_copies[-1].name} for {cell.label}; "
-                  f"every measurement stays in {dest.parent}", file=sys.stderr)
+    outputs = save(record)
     if record["status"] == "failed":
         where = record_failure(cfg["profile"], cell, record["failure"], run_id)
         print(f"\nERROR sigpar {cell.label} failed its correctness check: {record['failure']}\n"

@@ -10,7 +10,7 @@ and the native runner of the `native-threads` mode.
   releases the GIL around every C call, so threads sign in parallel.
 - `run_native(...)`: the runner as a subprocess for one cell.
 
-    python -m parbench.studies.sigpar.shim --out native/build/cryptoshim/<liboqs key> [--liboqs DIR]
+    python -m parbench.studies.sigpar.shim --out native/build/cryptoshim/<liboqs key> [--liboqs DIR] [--openssl DIR]
 """
 
 from __future__ import annotations
@@ -65,19 +65,26 @@ def _source_dir() -> Path:
 
 # --- build ---------------------------------------------------------------------------------
 
-def build(out: Path, liboqs: Path | None, jobs: int = 1) -> dict:
+def build(out: Path, liboqs: Path | None, jobs: int = 1, openssl: Path | None = None) -> dict:
     """Build the shim into `out` and write its descriptor; never raises for a missing
-    toolchain: the descriptor then says `available: false` and why."""
+    toolchain: the descriptor then says `available: false` and why. `openssl` is the
+    pipeline's OpenSSL build (parbench.native.openssl): linked when it is available,
+    else the system OpenSSL, and the descriptor says which and why."""
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     cmd = ["make", "-C", str(_source_dir()), f"BUILD_DIR={out}", f"-j{jobs}", "all"]
     if liboqs:
         cmd.append(f"LIBOQS_PREFIX={Path(liboqs).resolve()}")
+    openssl_doc = _openssl_build(openssl)
+    if openssl_doc.get("available"):
+        cmd.append(f"OPENSSL_PREFIX={openssl_doc['prefix']}")
     print("$ " + " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     print(proc.stdout + proc.stderr, flush=True)
     doc = {"available": proc.returncode == 0, "built_unix": time.time(), "command": cmd,
-           "liboqs": str(Path(liboqs).resolve()) if liboqs else None}
+           "liboqs": str(Path(liboqs).resolve()) if liboqs else None,
+           "openssl_build": openssl_doc.get("prefix") if openssl_doc.get("available") else None,
+           "openssl_build_reason": None if openssl_doc.get("available") else openssl_doc.get("reason")}
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
         missing_openssl = "openssl/evp.h" in proc.stderr
@@ -89,6 +96,18 @@ def build(out: Path, liboqs: Path | None, jobs: int = 1) -> dict:
         doc.update(versions(out / LIBRARY))
     write_atomic(out / DESCRIPTOR, json.dumps(doc, indent=1) + "\n")
     return doc
+
+
+def _openssl_build(folder: Path | None) -> dict:
+    """The descriptor of the pipeline's OpenSSL build, or why there is none."""
+    if folder is None:
+        return {"available": False, "reason": "no OpenSSL build was given: the system OpenSSL is used"}
+    from parbench.native import openssl
+
+    try:
+        return openssl.descriptor(folder)
+    except (OSError, ValueError) as exc:
+        return {"available": False, "reason": f"the OpenSSL build in {folder} is unreadable: {exc}"}
 
 
 def versions(library: Path) -> dict:
@@ -226,9 +245,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="build parbench's crypto shim and write its descriptor")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--liboqs", type=Path, help="a liboqs the pipeline built (native/build/liboqs/<key>)")
+    parser.add_argument("--openssl", type=Path, help="an OpenSSL the pipeline built (native/build/openssl/<version>); "
+                                                     "default: the system OpenSSL")
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
-    doc = build(args.out, args.liboqs, args.jobs)
+    doc = build(args.out, args.liboqs, args.jobs, args.openssl)
     print(json.dumps(doc, indent=1))
     # an unavailable shim is a result (its cells say why), not a failed build
     return 0

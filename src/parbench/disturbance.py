@@ -1,0 +1,103 @@
+"""Cells measured while something else ran: caught, measured again, and shown.
+
+Every cell is measured inside a ``LoadMeter`` (``parbench.telemetry.load``). A cell
+during which other work kept more than ``disturbance.max_other_cores`` cores busy on
+average (steal time included) is *disturbed*: it is saved (so that the attempt stays in
+the cell's history), the run waits for the machine to be quiet again (at most
+``disturbance.settle_sec``) and measures it again, up to ``disturbance.max_attempts``
+attempts in all. A cell still disturbed after the last attempt keeps ``disturbed:
+true``; the tables carry the flag and the figures and the paper show it, never hide it.
+
+Only a cell that measured (status "ok") is judged: a failed or unavailable cell is not
+measured again for its load.
+
+The record of a cell gains:
+- ``load``: this attempt's reading (``LoadMeter.reading``);
+- ``disturbed``: whether this attempt was disturbed;
+- ``attempt``: which attempt it is (from 1);
+- ``earlier_attempts``: the load of each earlier, disturbed attempt.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+from parbench.telemetry.load import LoadMeter
+
+
+def settings(cfg: dict) -> dict:
+    return cfg["disturbance"]
+
+
+def is_disturbed(load: dict, max_other_cores: float) -> bool:
+    other = load.get("other_cores")
+    return other is not None and other > max_other_cores
+
+
+def describe(load: dict) -> str:
+    """`0.62 cores busy elsewhere (steal 0.10)` for the console."""
+    steal = load.get("steal_cores")
+    return (f"{load['other_cores']:.2f} cores busy elsewhere"
+            + (f" (steal {steal:.2f})" if steal is not None else ""))
+
+
+def wait_until_quiet(max_other_cores: float, settle_sec: float, slice_sec: float = 0.5,
+                     meter_factory=LoadMeter, sleep=time.sleep, clock=time.monotonic) -> bool:
+    """Wait, at most `settle_sec`, for one `slice_sec` during which the machine was busy
+    elsewhere below the threshold; True when it was quiet, False when time ran out."""
+    deadline = clock() + settle_sec
+    while True:
+        meter = meter_factory().start()
+        sleep(slice_sec)
+        if not is_disturbed(meter.stop(), max_other_cores):
+            return True
+        if clock() >= deadline:
+            return False
+
+
+def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[dict], None], label: str,
+                        out=None, meter_factory=LoadMeter, quiet=wait_until_quiet) -> dict:
+    """Measure a cell (``measure()`` returns its record) until an attempt is not disturbed
+    or ``max_attempts`` were made. Each disturbed attempt but the last is given to
+    ``save`` (which writes it and keeps it in the cell's history) before the next one;
+    the last record is returned, for the caller to save as usual."""
+    out = out or sys.stderr
+    conf = settings(cfg)
+    limit, attempts = conf["max_other_cores"], conf["max_attempts"]
+    earlier: list[dict] = []
+    for attempt in range(1, attempts + 1):
+        meter = meter_factory().start()
+        try:
+            record = measure()
+        finally:
+            load = meter.stop()
+        disturbed = record.get("status") == "ok" and is_disturbed(load, limit)
+        record.update(load=load, disturbed=disturbed, attempt=attempt, earlier_attempts=list(earlier))
+        if not disturbed:
+            return record
+        if attempt == attempts:
+            print(f"  warning: {label} was disturbed in all {attempts} attempt(s) ({describe(load)}, more than "
+                  f"{limit:g}); recorded as disturbed", file=out, flush=True)
+            return record
+        save(record)
+        earlier.append({"attempt": attempt, "load": load})
+        print(f"  note: {label} was disturbed ({describe(load)}, more than {limit:g}); kept in its history, "
+              f"measuring again (attempt {attempt + 1}/{attempts})", file=out, flush=True)
+        quiet(limit, conf["settle_sec"])
+    raise AssertionError("unreachable")
+
+
+# The columns a study's per-repetition table takes from a record (docs/data.md).
+LOAD_COLUMNS = ["load_other_cores", "load_steal_cores", "cell_cpu_sec", "disturbed", "attempts"]
+
+
+def load_columns(record: dict) -> dict:
+    """A record's load as table columns: the cores busy outside the cell on average (steal
+    included) and steal alone, the cell's own CPU seconds, whether it was disturbed, and
+    how many attempts it took. Null for a record measured before loads were recorded."""
+    load = record.get("load") or {}
+    return {"load_other_cores": load.get("other_cores"), "load_steal_cores": load.get("steal_cores"),
+            "cell_cpu_sec": load.get("cell_cpu_sec"), "disturbed": bool(record.get("disturbed", False)),
+            "attempts": record.get("attempt")}

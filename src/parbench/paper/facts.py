@@ -1,0 +1,281 @@
+"""The named facts a paper's text states, each computed from the study's tables and
+recorded with where it came from, so that the paper check (`parbench.paper.check`) can
+compute it again from the Parquet tables and hold the text to it.
+
+The paper's prose lives in templates (`paper/sections/<study>/*.md`, rendered by
+`parbench.paper.templates`) that cannot hold a number or a comparison of their own: every
+number is a `Fact` (its value, its unit, its 95% interval where it has one, its text and
+its source) and every comparison a verdict `Fact` ("faster than", "not distinguishable on
+this machine from") computed from two facts' intervals. In the rendered Markdown a fact
+is a span, `[29,869 (29,500–30,100) ops/s]{.fact key="sigpar.rate.Ed25519"}`, which
+Quarto and pandoc render as its text; the check finds every number of the prose inside
+one.
+
+Sources a fact can have (the check recomputes each):
+
+- `lookup`: one row of a table (selected by its key columns), one column; the table is a
+  processed Parquet table, or what a named function (`via`, "module:function") makes of
+  one;
+- `aggregate`: `op` (count, nunique, median, min, max, sum, mean) of a column over the
+  rows a filter selects;
+- `ratio`, `difference`, `product`: of two other facts;
+- `config` / `machine`: a value of the run's composed config or machine record (a dotted
+  path);
+- `constant`: a module's constant ("module:NAME");
+- `seed`: a number quoted from a seed document (its file and the exact quote);
+- `literal`: a value stated as such (a count of items the text lists), with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pandas as pd
+
+from parbench.paper.format import fmt_num, fmt_pct
+
+# How a fact's value is written. Each takes the value and returns its text.
+FORMATS: dict[str, Callable[[Any], str]] = {
+    "num": fmt_num,
+    "pct": fmt_pct,
+    "int": lambda x: "n/a" if x is None or pd.isna(x) else f"{int(round(float(x))):,}",
+    "fixed1": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.1f}",
+    "fixed2": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.2f}",
+    "text": lambda x: str(x),
+}
+# Units written without a space before them.
+TIGHT_UNITS = {"%", "x", "×"}
+AGGREGATES = {
+    "count": lambda s: int(len(s)),
+    "nunique": lambda s: int(s.nunique()),
+    "median": lambda s: float(s.median()) if len(s) else None,
+    "min": lambda s: float(s.min()) if len(s) else None,
+    "max": lambda s: float(s.max()) if len(s) else None,
+    "sum": lambda s: float(s.sum()),
+    "mean": lambda s: float(s.mean()) if len(s) else None,
+}
+DERIVED = {
+    "ratio": lambda a, b: None if a is None or b in (None, 0) else a / b,
+    "difference": lambda a, b: None if a is None or b is None else a - b,
+    "product": lambda a, b: None if a is None or b is None else a * b,
+}
+
+
+def _plain(x):
+    """A JSON-able scalar (numpy and pandas scalars to Python; NaN to None)."""
+    if x is None:
+        return None
+    if hasattr(x, "item"):
+        x = x.item()
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+def write_value(value, fmt: str, unit: str | None = None, ci: tuple | None = None) -> str:
+    """The text of a value: `1,234 (1,200–1,260) ops/s`, `45% (40%–50%)`, `1.9x`."""
+    f = FORMATS[fmt]
+    text = f(value)
+    if ci is not None and None not in ci:
+        text += f" ({f(ci[0])}–{f(ci[1])})"
+    if unit:
+        text += unit if unit in TIGHT_UNITS else f" {unit}"
+    return text
+
+
+@dataclass
+class Fact:
+    """One number (or verdict) the text states."""
+
+    key: str
+    value: Any
+    text: str
+    source: dict
+    fmt: str = "num"
+    unit: str | None = None
+    ci: tuple | None = None
+    # the words (an entity's names) that the sentence stating the fact must contain
+    about: tuple[str, ...] = ()
+    kind: str = "number"
+
+    def __str__(self) -> str:
+        return f'[{self.text}]{{.fact key="{self.key}"}}'
+
+    def __html__(self) -> str:  # Jinja's autoescape never applies to a fact's span
+        return str(self)
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+    def record(self) -> dict:
+        return {"key": self.key, "kind": self.kind, "value": _plain(self.value), "text": self.text, "fmt": self.fmt,
+                "unit": self.unit, "ci": None if self.ci is None else [_plain(c) for c in self.ci],
+                "source": self.source, "about": list(self.about)}
+
+
+def _where(frame: pd.DataFrame, where: dict) -> pd.DataFrame:
+    mask = pd.Series(True, index=frame.index)
+    for column, value in where.items():
+        if isinstance(value, (list, tuple)):
+            mask &= frame[column].isin(list(value))
+        elif value is None:
+            mask &= frame[column].isna()
+        else:
+            mask &= frame[column] == value
+    return frame[mask]
+
+
+def _resolve(function: str) -> Callable:
+    import importlib
+
+    module, name = function.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+class Facts:
+    """A study's facts, and the tables they are computed from.
+
+    `tables`: processed table name -> DataFrame; `keys`: table name -> the columns that
+    identify one of its rows (a lookup names its row by them)."""
+
+    def __init__(self, study: str, tables: dict[str, pd.DataFrame], keys: dict[str, list[str]],
+                 machine: dict | None = None) -> None:
+        self.study = study
+        self.tables = dict(tables)
+        self.keys = dict(keys)
+        self.machine = machine or {}
+        self.items: dict[str, Fact] = {}
+        self._derived: dict[tuple, pd.DataFrame] = {}
+
+    # --- the tables ---------------------------------------------------------------------------
+
+    def table(self, name: str, via: str | None = None) -> pd.DataFrame:
+        """A processed table, or what the function `via` makes of it."""
+        if via is None:
+            return self.tables[name]
+        if (name, via) not in self._derived:
+            self._derived[(name, via)] = _resolve(via)(self.tables[name])
+        return self._derived[(name, via)]
+
+    def _key(self, name: str, via: str | None) -> list[str]:
+        return self.keys[f"{name}|{via}" if via else name]
+
+    # --- registering ---------------------------------------------------------------------------
+
+    def _add(self, fact: Fact) -> Fact:
+        full = f"{self.study}.{fact.key}"
+        fact.key = full
+        old = self.items.get(full)
+        if old is not None and (old.text != fact.text or old.source != fact.source):
+            raise ValueError(f"fact {full} stated twice with different values: {old.text!r} and {fact.text!r}")
+        self.items[full] = fact
+        return fact
+
+    def lookup(self, key: str, table: str, row, column: str, *, fmt: str = "num", unit: str | None = None,
+               interval: bool = True, via: str | None = None, about: tuple[str, ...] = ()) -> Fact:
+        """A value of one row of a table: `row` is a row of it (a Series, a dict or a
+        namedtuple); its key columns name it in the source."""
+        get = (lambda c: row.get(c)) if hasattr(row, "get") else (lambda c: getattr(row, c, None))
+        where = {c: _plain(get(c)) for c in self._key(table, via)}
+        value = _plain(get(column))
+        ci = None
+        if interval:
+            lo, hi = _plain(get(f"{column}_ci_low")), _plain(get(f"{column}_ci_high"))
+            ci = (lo, hi) if lo is not None and hi is not None else None
+        source = {"kind": "lookup", "table": table, "via": via, "where": where, "column": column,
+                  "interval": interval}
+        return self._add(Fact(key, value, write_value(value, fmt, unit, ci), source, fmt, unit, ci, about))
+
+    def aggregate(self, key: str, table: str, op: str, column: str | None = None, where: dict | None = None, *,
+                  fmt: str = "num", unit: str | None = None, via: str | None = None,
+                  about: tuple[str, ...] = ()) -> Fact:
+        """`op` of `column` over the rows `where` selects (count needs no column)."""
+        frame = _where(self.table(table, via), where or {})
+        series = frame[column].dropna() if column else frame.index.to_series()
+        value = _plain(AGGREGATES[op](series))
+        source = {"kind": "aggregate", "table": table, "via": via, "where": {k: _plain_all(v) for k, v in
+                                                                             (where or {}).items()},
+                  "column": column, "op": op}
+        return self._add(Fact(key, value, write_value(value, fmt, unit), source, fmt, unit, None, about))
+
+    def derived(self, key: str, op: str, a: Fact, b: Fact, *, fmt: str = "num", unit: str | None = None,
+                about: tuple[str, ...] = ()) -> Fact:
+        value = DERIVED[op](a.value, b.value)
+        source = {"kind": op, "of": [a.key, b.key]}
+        return self._add(Fact(key, value, write_value(value, fmt, unit), source, fmt, unit, None, about))
+
+    def config(self, key: str, path: str, *, fmt: str = "num", unit: str | None = None) -> Fact:
+        value = _dig(self.machine.get("config", {}), path)
+        source = {"kind": "config", "path": path}
+        return self._add(Fact(key, _plain(value), write_value(value, fmt, unit), source, fmt, unit))
+
+    def machine_value(self, key: str, path: str, *, fmt: str = "num", unit: str | None = None) -> Fact:
+        value = _dig(self.machine, path)
+        source = {"kind": "machine", "path": path}
+        return self._add(Fact(key, _plain(value), write_value(value, fmt, unit), source, fmt, unit))
+
+    def constant(self, key: str, ref: str, *, fmt: str = "num", unit: str | None = None, scale: float = 1) -> Fact:
+        value = _resolve(ref) * scale
+        source = {"kind": "constant", "ref": ref, "scale": scale}
+        return self._add(Fact(key, _plain(value), write_value(value, fmt, unit), source, fmt, unit))
+
+    def seed(self, key: str, file: str, quote: str, value: float, *, fmt: str = "num",
+             unit: str | None = None) -> Fact:
+        """A number a seed document states: `quote` is its exact text there (the check
+        finds it in the file and the value in the quote)."""
+        source = {"kind": "seed", "file": file, "quote": quote}
+        return self._add(Fact(key, value, write_value(value, fmt, unit), source, fmt, unit))
+
+    def literal(self, key: str, value, why: str, *, fmt: str = "int", unit: str | None = None) -> Fact:
+        source = {"kind": "literal", "why": why}
+        return self._add(Fact(key, _plain(value), write_value(value, fmt, unit), source, fmt, unit))
+
+    def verdict(self, key: str, a: Fact, b: Fact, *, better: str, worse: str,
+                same: str = "not distinguishable on this machine from", higher_is_better: bool = True) -> Fact:
+        """How `a` compares with `b`: `better` or `worse` only when their 95% intervals do
+        not overlap (and both have one), else `same`."""
+        word = judge(a.value, a.ci, b.value, b.ci, better=better, worse=worse, same=same,
+                     higher_is_better=higher_is_better)
+        source = {"kind": "verdict", "of": [a.key, b.key], "better": better, "worse": worse, "same": same,
+                  "higher_is_better": higher_is_better}
+        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict"))
+
+    def bound_verdict(self, key: str, a: Fact, bound: float, *, better: str, worse: str,
+                      same: str = "not distinguishable on this machine from", higher_is_better: bool = True) -> Fact:
+        """How `a` compares with a fixed value (1.0: no speedup; 100%: full efficiency)."""
+        word = judge(a.value, a.ci, bound, (bound, bound), better=better, worse=worse, same=same,
+                     higher_is_better=higher_is_better)
+        source = {"kind": "bound_verdict", "of": [a.key], "bound": bound, "better": better, "worse": worse,
+                  "same": same, "higher_is_better": higher_is_better}
+        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict"))
+
+    def records(self) -> dict:
+        return {key: fact.record() for key, fact in sorted(self.items.items())}
+
+
+def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_better: bool = True) -> str:
+    """The verdict word: `same` unless both intervals exist and are disjoint."""
+    from parbench import stats
+
+    if a is None or b is None or a_ci is None or b_ci is None or not stats.distinguishable(tuple(a_ci), tuple(b_ci)):
+        return same
+    return better if (a > b) == higher_is_better else worse
+
+
+def _plain_all(v):
+    return [_plain(x) for x in v] if isinstance(v, (list, tuple)) else _plain(v)
+
+
+def _dig(doc: dict, path: str):
+    for part in path.split("."):
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(part)
+    return doc
+
+
+SPAN = re.compile(r'\[(?P<text>[^\[\]]*)\]\{\.fact key="(?P<key>[^"]+)"\}')

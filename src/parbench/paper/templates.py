@@ -1,0 +1,84 @@
+"""The paper's prose: Jinja templates beside the section that includes them, filled from
+facts.
+
+Each generated part of the paper is a template, `paper/sections/<study>/<part>.md` (the
+Method and summary parts: `paper/sections/shared/<part>.md`), rendered into
+`paper/_generated/<study>/<part>.md`, which the section's `.qmd` includes. A template
+holds the words; it gets its numbers and verdicts only from the facts Python computed
+(`parbench.paper.facts`), so a template may not contain a digit outside an identifier
+(`ML-KEM-768`, `x86-64`), nor a comparison word (`faster`, `slower`, `better`, ...): those
+come from verdict facts, which say "not distinguishable" where intervals overlap.
+`lint()` checks both, and the test suite runs it on every template.
+
+What a template gets:
+- `f`: the study's facts by short name (`{{ f.seq_time }}` writes its span);
+- `figure(name)`, `table(name)`: the study's figures and tables (Markdown with label and
+  caption), from the context the paper module gives;
+- anything else the paper module puts in its context (rows to loop over, names).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jinja2
+
+# A number outside an identifier: digits not preceded by a letter, a digit, `-`, `_` or
+# `.` and not followed by a letter, `_` or `-` (so `ML-KEM-768`, `x86-64`, `sha256` and
+# `3.11`-style versions inside identifiers pass, `42` and `3.5` do not).
+FREE_NUMBER = re.compile(r"(?<![A-Za-z0-9_\-.#/])\d+(?:[.,]\d+)*(?![A-Za-z_\-\d])")
+# Words that state a comparison: only a verdict fact may say them.
+COMPARISONS = re.compile(r"\b(faster|slower|quicker|better|worse|outperform\w*|beats?|upper bound|"
+                         r"lower bound|ahead of|behind)\b", re.IGNORECASE)
+
+
+class TemplateError(RuntimeError):
+    """A template broke the rules (a number or comparison of its own, a missing fact)."""
+
+
+def sections_dir() -> Path:
+    from parbench import paths, project
+
+    return project.root() / paths.PAPER_SECTIONS
+
+
+def environment(folder: Path) -> jinja2.Environment:
+    # StrictUndefined: a template that names a fact the paper module did not compute fails
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+                              autoescape=False)
+
+
+def render(folder: Path, part: str, context: dict) -> str:
+    """Render `folder/<part>.md` with `context`."""
+    try:
+        text = environment(folder).get_template(f"{part}.md").render(**context)
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(f"{folder / (part + '.md')}: {exc}") from None
+    # blank lines the template's control blocks left behind: at most one in a row
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def _words(source: str) -> str:
+    """A template's own words: without Jinja expressions, statements and comments, fenced
+    or inline code, cross-references, labels and includes."""
+    text = re.sub(r"\{#.*?#\}", " ", source, flags=re.S)
+    text = re.sub(r"\{\{.*?\}\}", " ", text, flags=re.S)
+    text = re.sub(r"\{%.*?%\}", " ", text, flags=re.S)
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`", " ", text)
+    text = re.sub(r"@(fig|tbl|sec)-[\w-]+", " ", text)
+    text = re.sub(r"\{#[\w-]+\}", " ", text)
+    return text
+
+
+def lint(path: Path) -> list[str]:
+    """What breaks the rules in one template: every number and comparison word of its own."""
+    problems = []
+    for n, line in enumerate(_words(path.read_text()).splitlines(), 1):
+        for m in FREE_NUMBER.finditer(line):
+            problems.append(f"{path}:{n}: the number {m.group(0)!r} is not a fact")
+        for m in COMPARISONS.finditer(line):
+            problems.append(f"{path}:{n}: the comparison {m.group(0)!r} is not a verdict fact")
+    return problems

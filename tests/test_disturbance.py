@@ -1,0 +1,232 @@
+"""Background load: the CPU time the machine spent outside a cell, and the cells measured
+again (or flagged) when it was too much."""
+
+import collections
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from parbench import disturbance
+from parbench.telemetry import load
+
+LinuxTimes = collections.namedtuple("LinuxTimes", "user nice system idle iowait irq softirq steal guest guest_nice")
+MacTimes = collections.namedtuple("MacTimes", "user nice system idle")
+Usage = collections.namedtuple("Usage", "ru_utime ru_stime")
+
+
+def test_busy_time_counts_steal_but_not_guest_or_idle():
+    times = LinuxTimes(user=10, nice=1, system=2, idle=100, iowait=5, irq=0.5, softirq=0.5, steal=3, guest=4,
+                       guest_nice=1)
+    busy, steal, reason = load._machine_times(lambda: times)
+    assert (busy, steal, reason) == (17.0, 3, None)  # guest is inside user already
+
+
+def test_a_machine_without_steal_reports_none_for_it():
+    busy, steal, reason = load._machine_times(lambda: MacTimes(user=1, nice=0, system=2, idle=9))
+    assert (busy, steal, reason) == (3, None, None)
+
+
+def test_no_source_says_why():
+    assert load._machine_times(None) == (None, None, "psutil is not installed")
+
+    def broken():
+        raise OSError("no /proc/stat")
+
+    busy, steal, reason = load._machine_times(broken)
+    assert busy is None and "no /proc/stat" in reason
+
+
+def test_other_load_is_the_machine_busy_time_outside_the_cell():
+    start = load.Snapshot(monotonic=100.0, busy_sec=50.0, steal_sec=1.0, own_cpu_sec=2.0)
+    end = load.Snapshot(monotonic=102.0, busy_sec=54.0, steal_sec=1.5, own_cpu_sec=5.0)
+    r = load.reading(start, end, logical_cores=2)
+    assert r["wall_sec"] == 2.0 and r["cell_cpu_sec"] == 3.0 and r["machine_busy_cpu_sec"] == 4.0
+    assert r["other_cpu_sec"] == 1.0 and r["other_cores"] == 0.5
+    assert r["steal_cpu_sec"] == 0.5 and r["steal_cores"] == 0.25
+    assert r["reason"] is None
+
+
+def test_tick_noise_never_makes_the_other_load_negative():
+    start = load.Snapshot(0.0, 10.0, None, 0.0)
+    end = load.Snapshot(1.0, 10.98, None, 1.0)  # /proc/stat counted a tick less than the process clock
+    r = load.reading(start, end, logical_cores=2)
+    assert r["other_cpu_sec"] == 0.0 and r["other_cores"] == 0.0 and r["steal_cores"] is None
+
+
+def test_an_unreadable_machine_gives_null_with_the_reason():
+    start = load.Snapshot(0.0, None, None, 0.0)
+    end = load.Snapshot(1.0, None, None, 1.0)
+    r = load.reading(start, end, logical_cores=2, reason="psutil is not installed")
+    assert r["other_cores"] is None and r["reason"] == "psutil is not installed" and r["cell_cpu_sec"] == 1.0
+
+
+def test_the_meter_reads_injected_sources():
+    ticks = iter([LinuxTimes(10, 0, 0, 0, 0, 0, 0, 1, 0, 0), LinuxTimes(13, 0, 0, 0, 0, 0, 0, 1.5, 0, 0)])
+    usage = iter([Usage(1.0, 0.0), Usage(0.0, 0.0), Usage(2.0, 0.0), Usage(0.0, 0.0)])
+    clock = iter([0.0, 2.0])
+    meter = load.LoadMeter(cpu_times=lambda: next(ticks), rusage=lambda who: next(usage), clock=lambda: next(clock),
+                           logical_cores=2)
+    meter._start = meter._snapshot()
+    meter._end = meter._snapshot()
+    r = meter.reading()
+    assert r["cell_cpu_sec"] == 1.0 and r["other_cpu_sec"] == 2.5 and r["other_cores"] == 1.25
+
+
+def test_no_subreaper_outside_linux_says_so():
+    assert "darwin" in load.become_subreaper("darwin")
+
+
+BURN_CPU_SEC = 0.6
+# burns BURN_CPU_SEC of its own CPU time (not wall time: the machine may be loaded), then
+# sleeps until killed
+BURNER = ("import time\nwhile time.process_time() < %r: pass\nprint('burnt', flush=True)\ntime.sleep(600)"
+          % BURN_CPU_SEC)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: /proc/stat")
+def test_a_live_child_is_the_cells():
+    with load.LoadMeter() as meter:
+        burner = subprocess.Popen([sys.executable, "-c", BURNER], stdout=subprocess.PIPE, text=True)
+        try:
+            assert burner.stdout.readline().strip() == "burnt"
+            r = meter.stop()
+        finally:
+            burner.kill()
+            burner.wait()
+    assert r["cell_cpu_sec"] >= BURN_CPU_SEC * 0.9, r  # a child still running at the end: its CPU is the cell's
+
+
+def _burn_orphan(seconds):
+    """A grandchild that outlives its parent: orphaned, it is reparented to the cell."""
+    pid = os.fork()
+    if pid == 0:
+        while time.process_time() < seconds:
+            pass
+        os._exit(0)
+    os._exit(0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: a child subreaper")
+def test_an_orphaned_descendant_is_still_the_cells():
+    import psutil
+
+    ctx = mp.get_context("fork")
+    with load.LoadMeter() as meter:
+        p = ctx.Process(target=_burn_orphan, args=(BURN_CPU_SEC,))
+        p.start()
+        p.join()
+        deadline = time.time() + 60
+        while time.time() < deadline:  # wait for the orphan (now our child) to end
+            time.sleep(0.05)
+            if not [c for c in psutil.Process().children() if c.status() != psutil.STATUS_ZOMBIE]:
+                break
+    r = meter.reading()
+    assert r["subreaper"] is True
+    assert r["cell_cpu_sec"] >= BURN_CPU_SEC * 0.9, r  # the orphan's CPU, reaped by the meter
+
+
+def test_a_process_outside_the_cell_counts_as_other_load():
+    """Measured in a child process (the cell), while its parent (outside the cell) burns
+    a core."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    cell = ctx.Process(target=_meter_cell, args=(queue, 1.5))
+    cell.start()
+    t = time.time()
+    while time.time() - t < 2.5:
+        pass
+    reading = queue.get(timeout=30)
+    cell.join(30)
+    if reading["other_cores"] is None:
+        pytest.skip(reading["reason"])
+    assert reading["other_cores"] >= 0.5, reading  # this process burnt about one core outside it
+
+
+def _meter_cell(queue, seconds):
+    time.sleep(0.3)
+    with load.LoadMeter() as meter:
+        time.sleep(seconds)
+    queue.put(meter.reading())
+
+
+# --- measured again when disturbed ---------------------------------------------------------------
+
+CFG = {"disturbance": {"max_other_cores": 0.25, "max_attempts": 3, "settle_sec": 0}}
+
+
+class FakeMeter:
+    def __init__(self, loads):
+        self.loads = loads
+
+    def __call__(self):
+        return self
+
+    def start(self):
+        return self
+
+    def stop(self):
+        other = self.loads.pop(0)
+        return {"other_cores": other, "steal_cores": 0.0}
+
+
+def test_a_disturbed_cell_is_measured_again_and_the_attempt_kept():
+    saved, measured = [], []
+    meter = FakeMeter([0.9, 0.05])
+
+    def measure():
+        measured.append(1)
+        return {"status": "ok", "value": len(measured)}
+
+    record = disturbance.measure_undisturbed(CFG, measure, saved.append, "cell", meter_factory=meter,
+                                             quiet=lambda *a: True, out=open(os.devnull, "w"))
+    assert len(measured) == 2 and len(saved) == 1
+    assert saved[0]["disturbed"] is True and saved[0]["attempt"] == 1 and saved[0]["value"] == 1
+    assert record["disturbed"] is False and record["attempt"] == 2 and record["value"] == 2
+    assert record["earlier_attempts"] == [{"attempt": 1, "load": {"other_cores": 0.9, "steal_cores": 0.0}}]
+
+
+def test_a_cell_disturbed_every_time_is_recorded_as_disturbed():
+    saved = []
+    record = disturbance.measure_undisturbed(CFG, lambda: {"status": "ok"}, saved.append, "cell",
+                                             meter_factory=FakeMeter([1.0, 0.8, 0.6]), quiet=lambda *a: True,
+                                             out=open(os.devnull, "w"))
+    assert record["disturbed"] is True and record["attempt"] == 3 and len(saved) == 2
+    assert [a["attempt"] for a in record["earlier_attempts"]] == [1, 2]
+
+
+def test_a_failed_or_unmeasurable_cell_is_not_measured_again_for_its_load():
+    for status in ("failed", "unavailable"):
+        saved = []
+        record = disturbance.measure_undisturbed(CFG, lambda: {"status": status}, saved.append, "cell",
+                                                 meter_factory=FakeMeter([2.0]), quiet=lambda *a: True)
+        assert record["disturbed"] is False and record["attempt"] == 1 and not saved
+
+
+def test_one_attempt_only_when_configured():
+    cfg = {"disturbance": {**CFG["disturbance"], "max_attempts": 1}}
+    record = disturbance.measure_undisturbed(cfg, lambda: {"status": "ok"}, lambda r: None, "cell",
+                                             meter_factory=FakeMeter([1.0]), quiet=lambda *a: True,
+                                             out=open(os.devnull, "w"))
+    assert record["disturbed"] is True and record["attempt"] == 1
+
+
+def test_waiting_for_quiet_gives_up_after_the_settle_time():
+    clock = iter(range(100))
+    quiet = disturbance.wait_until_quiet(0.25, settle_sec=3, meter_factory=FakeMeter([1.0] * 10),
+                                         sleep=lambda s: None, clock=lambda: next(clock))
+    assert quiet is False
+    assert disturbance.wait_until_quiet(0.25, settle_sec=3, meter_factory=FakeMeter([1.0, 0.1]),
+                                        sleep=lambda s: None, clock=lambda: 0) is True
+
+
+def test_a_bad_threshold_is_refused():
+    from parbench import config as pbconfig
+
+    with pytest.raises(pbconfig.ConfigError, match="max_other_cores"):
+        pbconfig.load("smoke", ["disturbance.max_other_cores=-1"])
+    with pytest.raises(pbconfig.ConfigError, match="max_attempts"):
+        pbconfig.load("smoke", ["disturbance.max_attempts=0"])
