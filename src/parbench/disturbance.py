@@ -101,3 +101,47 @@ def load_columns(record: dict) -> dict:
     return {"load_other_cores": load.get("other_cores"), "load_steal_cores": load.get("steal_cores"),
             "cell_cpu_sec": load.get("cell_cpu_sec"), "disturbed": bool(record.get("disturbed", False)),
             "attempts": record.get("attempt")}
+
+
+def load_table(study: str, records: list[dict], label, group) -> "pd.DataFrame":
+    """One row per measured record (a cell's repetition) of a study: when it started, the
+    load during it and whether it was disturbed (`<study>_load.parquet`, docs/data.md).
+    `label(record)` names the cell, `group(record)` what drift must hit alike (sigpar:
+    the mode and backend; sched: the scheduler; ...)."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        rows.append({"study": study, "cell": label(record), "group": group(record),
+                     "rep": int(record.get("cell", {}).get("rep", 0) or 0), "status": record.get("status"),
+                     "started_unix": record.get("started_unix"), "elapsed_sec": record.get("elapsed_sec"),
+                     **load_columns(record)})
+    columns = ["study", "cell", "group", "rep", "status", "started_unix", "elapsed_sec", *LOAD_COLUMNS]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["disturbed"] = frame["disturbed"].astype(bool)
+    frame["attempts"] = pd.to_numeric(frame["attempts"], errors="coerce").astype("Int64")
+    for c in ("load_other_cores", "load_steal_cores", "cell_cpu_sec", "started_unix", "elapsed_sec"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
+    return frame.sort_values(["started_unix", "cell", "rep"]).reset_index(drop=True)
+
+
+def load_facts(f, table: "pd.DataFrame", name: str) -> dict:
+    """The facts a study's setup states about load: how many of its repetitions were
+    measured, were measured again, stayed disturbed, and how busy the machine was
+    elsewhere (median and most), and the disturbed ones by name."""
+    measured = table[table["status"] == "ok"]
+    f.aggregate("load_reps", name, "count", where={"status": "ok"})
+    f.aggregate("load_retried", name, "count", where={"status": "ok", "attempts": {">=": 2}})
+    f.aggregate("load_disturbed", name, "count", where={"status": "ok", "disturbed": True})
+    known = measured.dropna(subset=["load_other_cores"])
+    if len(known):
+        f.aggregate("load_median", name, "median", "load_other_cores", where={"status": "ok"}, fmt="fixed2",
+                    unit="cores")
+        f.aggregate("load_max", name, "max", "load_other_cores", where={"status": "ok"}, fmt="fixed2",
+                    unit="cores")
+    disturbed = [{"cell": r.cell, "rep": f.lookup(f"disturbed_rep.{r.cell}.{r.rep}", name, r, "rep", fmt="int",
+                                                  interval=False),
+                  "load": f.lookup(f"disturbed_load.{r.cell}.{r.rep}", name, r, "load_other_cores", fmt="fixed2",
+                                   unit="cores", interval=False)}
+                 for r in measured[measured["disturbed"]].itertuples()]
+    return {"load_known": bool(len(known)), "disturbed_cells": disturbed}

@@ -64,6 +64,33 @@ class SchedulerChatter(logging.Filter):
 
 def quiet_scheduler() -> None:
     logging.getLogger("snakemake.logging").addFilter(SchedulerChatter())
+    daemon_scheduler_timers()
+
+
+def daemon_scheduler_timers() -> None:
+    """Snakemake's scheduler wakes itself with a `threading.Timer` of the job rate limit's
+    timespan (the workflow profile's `max-jobs-per-timespan`, long, so that it never wakes
+    beside a measured cell); such a timer, not a daemon thread, would keep the finished
+    run's process alive until it fires. Its timers are made daemon threads instead."""
+    import threading
+    import types
+
+    try:
+        from snakemake.scheduling import job_scheduler
+    except ImportError:
+        return
+    if not isinstance(getattr(job_scheduler, "threading", None), types.ModuleType):
+        return
+
+    class DaemonTimer(threading.Timer):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.daemon = True
+
+    proxy = types.ModuleType("threading")
+    proxy.__dict__.update(threading.__dict__)
+    proxy.Timer = DaemonTimer
+    job_scheduler.threading = proxy
 
 
 # Where Snakemake's SLURM executor writes each job's sbatch log (kept for failed jobs).

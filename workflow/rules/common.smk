@@ -108,7 +108,16 @@ def all_paper_tables():
 
 
 def paper_fragments(study):
-    return [paths.paper_fragment(study, name) for name in studies.get(study).paper().FRAGMENTS]
+    """A study's generated parts and its facts (paper/_generated/<study>/)."""
+    return [paths.paper_fragment(study, name) for name in studies.get(study).paper().FRAGMENTS] + [
+        f"{paths.PAPER_GENERATED}/{study}/facts.json"]
+
+
+def paper_templates(folder):
+    """The templates of a study's generated parts (paper/sections/<study>/), or of the
+    shared ones (paper/sections/shared/): a change writes the parts again."""
+    return sorted(str(p) for p in Path(paths.PAPER_SECTIONS, folder).glob("*.md")) + sorted(
+        str(p) for p in Path(paths.PAPER_SECTIONS, "shared").glob("*.md") if folder != "shared")
 
 
 def report_tables(study):

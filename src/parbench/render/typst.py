@@ -17,15 +17,15 @@ from pathlib import Path
 
 from .errors import RenderError
 
-# Set before the document: our numbers in the captions, a page a reader can print, and
-# figures never wider than the text.
+# Set before the document: our numbers in the captions (Quarto numbers them itself), and
+# figures never wider than the text; then the paper's own header (paper/typst-header.typ,
+# which Quarto includes too: tables typeset alike in both).
 HEADER = """\
 #set figure(numbering: none)
-#show figure: set block(breakable: false)
+#show figure.where(kind: image): set block(breakable: false)
 #set image(fit: "contain")
-#set table(inset: 4pt)
-#show table: set text(size: 8pt)
 """
+PAPER_HEADER = "typst-header.typ"
 # pandoc's Typst template reads these from the metadata (margin is a map)
 PAGE = {"papersize": "a4", "margin": {"x": "2cm", "y": "2.2cm"}, "fontsize": "10pt", "page-numbering": "1"}
 
@@ -47,7 +47,8 @@ def write_pdf(exe: str, doc_json: Path, meta: dict, paper_dir: Path, output: Pat
 
     work = doc_json.parent
     header = work / "parbench-header.typ"
-    header.write_text(HEADER, encoding="utf-8")
+    own = paper_dir / PAPER_HEADER
+    header.write_text(HEADER + (own.read_text(encoding="utf-8") if own.exists() else ""), encoding="utf-8")
     meta_file = work / "metadata-typst.yaml"
     meta_file.write_text(yaml.safe_dump({**meta, **PAGE}, allow_unicode=True, sort_keys=False), encoding="utf-8")
     source = work / "document.typ"

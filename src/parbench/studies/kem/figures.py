@@ -69,8 +69,9 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
             .facet(column=alt.Column("operation:N", sort=ops, title=None))
             .resolve_scale(x="independent")
             .properties(title=alt.TitleParams(
-                "Cycles per operation by parameter set and implementation (median, black: its 95% bootstrap "
-                "interval over the calls; grey whiskers: 10th to 90th percentile)", subtitle=counter_note(data))))
+                f"{unit_title(data)[:1].upper()}{unit_title(data)[1:]} per call by parameter set and implementation "
+                "(median, black: its 95% bootstrap interval over the calls; grey whiskers: 10th to 90th percentile)",
+                subtitle=counter_note(data))))
 
 
 def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -129,9 +130,20 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
                    row=alt.Row("parameter_set:N", sort=sets, title=None))
             .resolve_scale(y="independent")
             .properties(title=alt.TitleParams(
-                "Encapsulations and decapsulations per second against threads",
+                f"{_operations(data)} per second against threads",
                 subtitle=["median of the repetitions, 95% bootstrap interval bars",
                           "dashed: linear scaling from one thread"])))
+
+
+OPERATION_NOUNS = {"encaps": "encapsulations", "decaps": "decapsulations", "keypair": "key generations"}
+
+
+def _operations(data: pd.DataFrame) -> str:
+    """The operations a figure draws, as words: "Decapsulations", "Encapsulations and
+    decapsulations"; never one that was not measured."""
+    ops = [OPERATION_NOUNS.get(o, o) for o in ("keypair", "encaps", "decaps") if o in set(data["operation"])]
+    text = ops[0] if len(ops) == 1 else ", ".join(ops[:-1]) + " and " + ops[-1]
+    return text[:1].upper() + text[1:]
 
 
 # name -> (function, the tables it draws from)

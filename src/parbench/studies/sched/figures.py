@@ -12,14 +12,27 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import note, ok_rows, with_columns
+from parbench.figures import disturbed_layer, note, ok_rows, palette_scale, with_columns
 from parbench.hosts import HOST, host_encoding, several_hosts, split_by_host, with_host
 from parbench.stats import bootstrap_median_ci
-from parbench.studies.sched.plan import SCHEDULER_ORDER
+from parbench.studies.sched.plan import REFERENCES, SCHEDULER_ORDER
 
-SCHEDULER_COLOR = alt.Color("scheduler:N", sort=SCHEDULER_ORDER, title="scheduler",
-                            scale=alt.Scale(domain=SCHEDULER_ORDER,
-                                            range=["#444444", "#e45756", "#4c78a8", "#72b7b2", "#f58518", "#b279a2"]))
+# Each scheduler's colour, the same in every figure; a legend lists only the schedulers a
+# figure draws. tbb::parallel_sort is another algorithm than the schedulers' quicksort: a
+# reference, drawn grey and dotted.
+SCHEDULER_COLORS = dict(zip(SCHEDULER_ORDER, ["#444444", "#e45756", "#4c78a8", "#72b7b2", "#f58518", "#b279a2",
+                                              "#9d9d9d"]))
+SCHEDULER_DASHES = {s: ([2, 2] if s in REFERENCES else [1, 0]) for s in SCHEDULER_ORDER}
+
+
+def scheduler_color(frame: pd.DataFrame) -> alt.Color:
+    return alt.Color("scheduler:N", sort=SCHEDULER_ORDER, title="scheduler",
+                     scale=palette_scale(frame, "scheduler", SCHEDULER_ORDER, SCHEDULER_COLORS))
+
+
+def scheduler_dash(frame: pd.DataFrame) -> alt.StrokeDash:
+    return alt.StrokeDash("scheduler:N", sort=SCHEDULER_ORDER, legend=None,
+                          scale=palette_scale(frame, "scheduler", SCHEDULER_ORDER, SCHEDULER_DASHES))
 # the steal counters and how the figure names them
 OUTCOMES = {"steal_success": "success", "steal_fail_empty": "failed: victim empty",
             "steal_fail_race": "failed: lost race"}
@@ -43,8 +56,8 @@ def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: s
     parallel = s[s["scheduler"] != "sequential"]
     seq = s[s["scheduler"] == "sequential"]
     line = alt.Chart(parallel).mark_line(point=True).encode(
-        x=_thread_axis(parallel), y=alt.Y("median_time_s:Q", title=y_title), color=SCHEDULER_COLOR,
-        **host_encoding(s),
+        x=_thread_axis(parallel), y=alt.Y("median_time_s:Q", title=y_title), color=scheduler_color(parallel),
+        strokeDash=scheduler_dash(parallel), **host_encoding(s),
         tooltip=["scheduler", "threads", HOST, alt.Tooltip("repetitions:Q", title="repetitions"),
                  alt.Tooltip("median_time_s:Q", format=".4f"),
                  alt.Tooltip("median_time_s_ci_low:Q", format=".4f", title="95% CI low"),
@@ -54,8 +67,9 @@ def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: s
     # the bars are drawn only where there is an interval (two repetitions or more)
     bars = alt.Chart(parallel).transform_filter("isValid(datum.median_time_s_ci_low)").mark_errorbar(
         ticks=True).encode(x=_thread_axis(parallel), y=alt.Y("median_time_s_ci_low:Q", title=y_title),
-                           y2="median_time_s_ci_high:Q", color=SCHEDULER_COLOR, detail=f"{HOST}:N")
-    layers = [line, bars]
+                           y2="median_time_s_ci_high:Q", color=scheduler_color(parallel), detail=f"{HOST}:N")
+    layers = [line, bars, *disturbed_layer(alt.Chart(parallel).encode(x=_thread_axis(parallel),
+                                                                      y="median_time_s:Q"), parallel)]
     if len(seq):
         # one dashed line per machine's sequential run, named by its host when several
         seq = seq.assign(label=("sequential on " + seq[HOST]) if several_hosts(s) else "sequential")
@@ -101,12 +115,13 @@ def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     ]).dropna(subset=["speedup"])
     base = alt.Chart(long).encode(x=_thread_axis(long))
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("speedup:Q", title="speedup"), color=SCHEDULER_COLOR, **host_encoding(long),
-        tooltip=["workload", "scheduler", "threads", HOST, alt.Tooltip("speedup:Q", format=".2f"),
+        y=alt.Y("speedup:Q", title="speedup"), color=scheduler_color(long), strokeDash=scheduler_dash(long),
+        **host_encoding(long),
+        tooltip=["workload", "baseline", "scheduler", "threads", HOST, alt.Tooltip("speedup:Q", format=".2f"),
                  alt.Tooltip("speedup_ci_low:Q", format=".2f", title="95% CI low"),
                  alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high")])
     bands = base.transform_filter("isValid(datum.speedup_ci_low)").mark_area(opacity=0.18).encode(
-        y="speedup_ci_low:Q", y2="speedup_ci_high:Q", color=SCHEDULER_COLOR, detail=f"{HOST}:N")
+        y="speedup_ci_low:Q", y2="speedup_ci_high:Q", color=scheduler_color(long), detail=f"{HOST}:N")
     # linear speedup, drawn from the same rows so that every facet gets its own
     diagonal = base.transform_calculate(linear="datum.threads").mark_line(
         strokeDash=[4, 4], color="#999999").encode(y="linear:Q", detail="scheduler:N")
@@ -148,34 +163,44 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
 
 
 def tasks(summary: pd.DataFrame, workers: pd.DataFrame, machine: dict) -> alt.Chart:
+    """Tasks each thread executed at the most threads: every timed run's count (dots: the
+    split of one run) and their median per thread (bars) with its interval; a split that
+    changes from run to run shows as dots far apart, which the medians alone would hide."""
     if workers.empty:
         return note("Tasks per thread", "no per-thread counters in this run")
     top = workers[workers["threads"] == workers["threads"].max()]
     if "rep" not in top:  # a table from before repetitions: one repetition
         top = top.assign(rep=0)
-    # each repetition's median per thread, then their median and its interval
-    per_rep = top.groupby(["workload", "scheduler", "worker", "rep"], as_index=False)["tasks_executed"].median()
+    top = top.assign(thread=top["worker"].astype(int) + 1)
     rows = []
-    for (workload, scheduler, worker), f in per_rep.groupby(["workload", "scheduler", "worker"]):
+    for (workload, scheduler, thread), f in top.groupby(["workload", "scheduler", "thread"]):
         lo, hi = bootstrap_median_ci(f["tasks_executed"].tolist())
-        rows.append({"workload": workload, "scheduler": scheduler, "thread": int(worker) + 1,
+        rows.append({"workload": workload, "scheduler": scheduler, "thread": int(thread),
                      "tasks_executed": f["tasks_executed"].median(), "ci_low": lo, "ci_high": hi})
     per = pd.DataFrame(rows).astype({"ci_low": float, "ci_high": float})
     x = alt.X("thread:O", title="thread", axis=alt.Axis(labelAngle=0))
-    y_title = "tasks executed per run (median)"
-    bars = alt.Chart(per).mark_bar().encode(
-        x=x, y=alt.Y("tasks_executed:Q", title=y_title), color=SCHEDULER_COLOR,
-        tooltip=["workload", "scheduler", "thread", alt.Tooltip("tasks_executed:Q", format=",.0f"),
+    y_title = "tasks executed in one run"
+    bars = alt.Chart(per).mark_bar(opacity=0.55).encode(
+        x=x, y=alt.Y("tasks_executed:Q", title=y_title), color=scheduler_color(per),
+        tooltip=["workload", "scheduler", "thread", alt.Tooltip("tasks_executed:Q", format=",.0f", title="median"),
                  alt.Tooltip("ci_low:Q", title="95% CI low", format=",.0f"),
                  alt.Tooltip("ci_high:Q", title="95% CI high", format=",.0f")])
-    interval = alt.Chart(per).transform_filter("isValid(datum.ci_low)").mark_errorbar(
-        ticks=True, color="#222222").encode(x=x, y=alt.Y("ci_low:Q", title=y_title), y2="ci_high:Q")
-    return (alt.layer(bars, interval).properties(width=alt.Step(18), height=160)
-            .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
-                   row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
-            .resolve_scale(y="independent")
-            .properties(title=f"Task distribution across threads at {int(top['threads'].max())} threads (median of "
-                              f"the repetitions, bars: 95% interval)"))
+    runs = alt.Chart(top).mark_tick(color="#222222", thickness=1.5, size=14).encode(
+        x=x, y=alt.Y("tasks_executed:Q", title=y_title),
+        tooltip=["workload", "scheduler", "thread", "rep", "run", alt.Tooltip("tasks_executed:Q", format=",.0f")])
+    charts = []
+    for workload in [w for w in ("quicksort", "mandelbrot") if w in set(per["workload"])]:
+        row = []
+        for scheduler in [s for s in SCHEDULER_ORDER if s in set(per.loc[per["workload"] == workload, "scheduler"])]:
+            keep = f"datum.workload == '{workload}' && datum.scheduler == '{scheduler}'"
+            row.append(alt.layer(bars.transform_filter(keep), runs.transform_filter(keep))
+                       .properties(width=alt.Step(22), height=150, title=f"{workload}, {scheduler}"))
+        charts.append(alt.hconcat(*row))
+    # one chart per panel (concatenated, not faceted): each panel's title comes with its
+    # own data, and its y scale is its own
+    return alt.vconcat(*charts).properties(
+        title=f"Tasks executed by each thread at {int(top['threads'].max())} threads: every run's count (ticks) "
+              f"and their median (bars, 95% interval in the tooltip)")
 
 
 def mandelbrot_image(image_path: str, machine: dict) -> alt.Chart:
