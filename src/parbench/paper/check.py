@@ -190,22 +190,50 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
 
 
 def fact_problems(facts: dict, src: Sources) -> list[str]:
+    """Every fact computed again from its source; a fact built from other facts (a ratio,
+    a verdict, a count) from their values as computed again, not as the paper states
+    them, so that a verdict follows the tables, not the text."""
     problems = []
-    for key, fact in facts.items():
+    fresh: dict[str, dict] = {}
+
+    def compute(key: str, seen: tuple = ()) -> dict | None:
+        if key in fresh:
+            return fresh[key]
+        fact = facts.get(key)
+        if fact is None or key in seen:
+            return None
+        deps = fact["source"].get("of") or []
+        for dep in deps:
+            if compute(dep, seen + (key,)) is None:
+                problems.append(f"{key}: built from {dep}, which cannot be computed")
+                fresh[key] = None
+                return None
+        view = {**facts, **{k: {**facts[k], **v} for k, v in fresh.items() if v is not None}}
         try:
-            value, ci = recompute(fact, src, facts)
+            value, ci = recompute(fact, src, view)
         except (KeyError, LookupError, ValueError, TypeError) as exc:
             problems.append(f"{key}: cannot be computed from its source {fact['source']}: {exc}")
+            fresh[key] = None
+            return None
+        if fact["source"]["kind"] != "lookup":
+            ci = tuple(fact["ci"]) if fact.get("ci") else None
+        fresh[key] = {"value": value, "ci": ci}
+        return fresh[key]
+
+    for key, fact in facts.items():
+        got = compute(key)
+        if got is None:
             continue
+        value, ci = got["value"], got["ci"]
         if not _same(value, fact["value"]):
             problems.append(f"{key}: the paper says {fact['value']!r}, its source gives {value!r}")
             continue
         expected_ci = tuple(fact["ci"]) if fact.get("ci") else None
-        if fact["source"]["kind"] == "lookup" and not _same(ci, expected_ci):
+        if not _same(ci, expected_ci):
             problems.append(f"{key}: the paper's interval {expected_ci} is not its source's {ci}")
             continue
         if fact["kind"] == "number":
-            text = factmod.write_value(value, fact["fmt"], fact["unit"], ci if ci else expected_ci)
+            text = factmod.write_value(value, fact["fmt"], fact["unit"], ci)
             if text != fact["text"]:
                 problems.append(f"{key}: the paper writes {fact['text']!r} for {value!r}, which reads {text!r}")
     return problems

@@ -83,8 +83,8 @@ def parse(svg_text: str) -> tuple[list[Panel], list[Mark], list[Text]]:
         x, y = ox + dx, oy + dy
         cls = el.get("class", "")
         role = roles
-        if "role-" in cls:
-            role = roles + tuple(c for c in cls.split() if c.startswith("role-"))
+        if "role-" in cls or "mark-" in cls:
+            role = roles + tuple(c for c in cls.split() if c.startswith(("role-", "mark-")))
         if el.tag == f"{SVG}g" and "role-scope" in cls and "cell" in cls.split():
             # the facet cells: each child group is one panel, its background path its size
             for inner in el:
@@ -99,8 +99,10 @@ def parse(svg_text: str) -> tuple[list[Panel], list[Mark], list[Text]]:
                     walk(child, x + ix, y + iy, role, cell)
             return
         label = el.get("aria-label")
+        # a data mark: labelled with its values, not an axis, legend or title, and not text
+        # (a chart that only says "not measured" draws text, no data)
         if label and el.get("role") == "graphics-symbol" and el.get("aria-roledescription") not in (
-                "axis", "legend", "title") and ": " in label and el.tag != f"{SVG}g":
+                "axis", "legend", "title") and ": " in label and el.tag != f"{SVG}g" and "mark-text" not in role:
             mx, my = x, y
             d = el.get("d", "")
             if (m := _RECT.match(d)) is not None:

@@ -6,7 +6,7 @@ prints rows over each other; a figure too wide does the same with its labels. Bo
 in the PDF's words (figures are embedded as vectors, so their labels are words too):
 `problems(pdf)` reads every word's box (pdfplumber) and reports the words outside the text
 area (the page less the margins of `paper/_quarto.yml`, with a small tolerance) and the
-pairs of words on a page whose boxes overlap by more than half of the smaller one.
+pairs of characters on a page whose boxes overlap by more than half of the smaller one.
 """
 
 from __future__ import annotations
@@ -62,18 +62,19 @@ def problems(pdf: Path, quarto_yml: Path) -> list[str]:
                 sample = ", ".join(repr(w["text"]) for w in outside[:6])
                 out.append(f"page {number}: {len(outside)} word(s) outside the text area (the page is "
                            f"{page.width:.0f} pt wide, margins {mx:.0f} pt), e.g. {sample}")
-            # words printed over others: compare each with the words near it
-            words = sorted(words, key=lambda w: (w["top"], w["x0"]))
+            # glyphs printed over others (characters, not words: pdfplumber merges the
+            # characters of two overlapping lines into one garbled word)
+            chars = sorted((c for c in page.chars if c["text"].strip()), key=lambda c: (c["top"], c["x0"]))
             clashes = []
-            for i, a in enumerate(words):
-                for b in words[i + 1:]:
+            for i, a in enumerate(chars):
+                for b in chars[i + 1:]:
                     if b["top"] > a["bottom"]:
                         break
                     if _overlap(a, b) > 0.5:
-                        clashes.append((a["text"], b["text"]))
+                        clashes.append((a["text"], b["text"], a["x0"], a["top"]))
             if clashes:
-                sample = "; ".join(f"{a!r} over {b!r}" for a, b in clashes[:5])
-                out.append(f"page {number}: {len(clashes)} word(s) printed over others, e.g. {sample}")
+                sample = "; ".join(f"{a!r} over {b!r} at ({x:.0f}, {y:.0f}) pt" for a, b, x, y in clashes[:5])
+                out.append(f"page {number}: {len(clashes)} character(s) printed over others, e.g. {sample}")
     return out
 
 
