@@ -146,20 +146,45 @@ def test_figures_exist_in_every_format(checkout, full_run):
 
 
 def test_the_paper_holds_the_figures_and_numbers_from_the_data(checkout, full_run):
+    """The paper rendered, its every number a fact that holds against the tables (the
+    paper check ran before rendering), and its PDF on its pages (the layout check)."""
     proc, _ = full_run
     assert "rendered paper/_output/index.html and paper/_output/index.pdf with" in proc.stdout + proc.stderr
     pdf = checkout / "paper/_output/index.pdf"
     assert pdf.read_bytes().startswith(b"%PDF-") and pdf.stat().st_size > 100_000  # the figures are in it
     html = (checkout / "paper/_output/index.html").read_text()
-    for name in SIGPAR_FIGURES + SCHED_FIGURES:
-        assert f'id="{FIGURE_IDS.get(name, "fig-" + name.replace("_", "-"))}"' in html, name
     assert "data:image/svg+xml" in html
+    check = json.loads((checkout / "paper/_generated/check.json").read_text())
+    assert check["ok"] and check["facts"] > 100 and check["problems"] == []
+    layout = json.loads((checkout / PROCESSED / "paper_layout.json").read_text())
+    assert layout["ok"], layout["problems"]
+    for section in ("sec-summary", "sec-method", "sec-limitations", "sec-conclusion"):
+        assert f'id="{section}"' in html, section
+    # a number of the text is the table's: sigpar's headline efficiency, if measured
+    facts = json.loads((checkout / "paper/_generated/sigpar/facts.json").read_text())
     cells = pd.read_parquet(checkout / PROCESSED / "sigpar_cells.parquet")
-    fastest = cells[(cells["workers"] == 1) & (cells["operation"] == "sign") & (cells["variant"] == "multiprocess")]
-    best = fastest.loc[fastest["ops_per_sec"].idxmax()]
-    # every finding names the mode it speaks of
-    assert f"in multiprocess mode {best['algorithm']} signs fastest ({best['ops_per_sec']:,.0f} ops/s)" in html
-    assert "Table 2" in html  # the summary table, after the telemetry table
+    for fact in facts.values():
+        source = fact["source"]
+        if source["kind"] == "lookup" and source["table"] == "sigpar_cells" and not source.get("via"):
+            row = cells
+            for column, value in source["where"].items():
+                row = row[row[column].isna()] if value is None else row[row[column] == value]
+            assert len(row) == 1 and row[source["column"]].iloc[0] == fact["value"]
+            assert fact["text"] in html.replace("\n", " ")
+
+
+def test_the_cells_ran_in_the_planned_order_after_every_build(checkout, full_run):
+    """From the recorded start times: the resumed run measured its cells in the order the
+    plan put them (all studies shuffled together), and none before the builds were done."""
+    loads = pd.concat([pd.read_parquet(p) for p in sorted((checkout / PROCESSED).glob("*_load.parquet"))],
+                      ignore_index=True)
+    assert set(loads["study"]) == {s.name for s in studies.registered()}
+    last = loads[loads["run_id"] == loads.loc[loads["started_unix"].idxmax(), "run_id"]]
+    last = last.dropna(subset=["planned_position"]).sort_values("started_unix")
+    assert len(last) >= 5 and last["study"].nunique() >= 3
+    assert last["planned_position"].is_monotonic_increasing, last[["study", "cell", "planned_position"]]
+    builds = json.loads((checkout / RAW.parent / "builds.json").read_text())
+    assert loads["started_unix"].min() > builds["finished_unix"]  # no cell before the last build was done
 
 
 def _embedded(report, name):

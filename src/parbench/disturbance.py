@@ -15,7 +15,9 @@ The record of a cell gains:
 - ``load``: this attempt's reading (``LoadMeter.reading``);
 - ``disturbed``: whether this attempt was disturbed;
 - ``attempt``: which attempt it is (from 1);
-- ``earlier_attempts``: the load of each earlier, disturbed attempt.
+- ``earlier_attempts``: the load of each earlier, disturbed attempt;
+- ``planned_position``: where the run's plan put the cell (parbench.pipeline.run_order);
+- ``run_id``: the pipeline run that measured it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import sys
 import time
 from typing import Callable
 
+from parbench.progress import run_id
 from parbench.telemetry.load import LoadMeter
 
 
@@ -58,13 +61,18 @@ def wait_until_quiet(max_other_cores: float, settle_sec: float, slice_sec: float
 
 
 def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[dict], None], label: str,
-                        out=None, meter_factory=LoadMeter, quiet=wait_until_quiet) -> dict:
+                        out=None, meter_factory=LoadMeter, quiet=wait_until_quiet, cell: tuple | None = None) -> dict:
     """Measure a cell (``measure()`` returns its record) until an attempt is not disturbed
     or ``max_attempts`` were made. Each disturbed attempt but the last is given to
     ``save`` (which writes it and keeps it in the cell's history) before the next one;
     the last record is returned, for the caller to save as usual."""
     out = out or sys.stderr
     conf = settings(cfg)
+    position = None
+    if cell is not None:  # (study, cell): where the plan put it
+        from parbench.pipeline import planned_position
+
+        position = planned_position(cfg, *cell)
     limit, attempts = conf["max_other_cores"], conf["max_attempts"]
     earlier: list[dict] = []
     for attempt in range(1, attempts + 1):
@@ -74,7 +82,9 @@ def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[
         finally:
             load = meter.stop()
         disturbed = record.get("status") == "ok" and is_disturbed(load, limit)
-        record.update(load=load, disturbed=disturbed, attempt=attempt, earlier_attempts=list(earlier))
+        record.update(load=load, disturbed=disturbed, attempt=attempt, earlier_attempts=list(earlier),
+                      planned_position=position)
+        record.setdefault("run_id", run_id())
         if not disturbed:
             return record
         if attempt == attempts:
@@ -115,11 +125,15 @@ def load_table(study: str, records: list[dict], label, group) -> "pd.DataFrame":
         rows.append({"study": study, "cell": label(record), "group": group(record),
                      "rep": int(record.get("cell", {}).get("rep", 0) or 0), "status": record.get("status"),
                      "started_unix": record.get("started_unix"), "elapsed_sec": record.get("elapsed_sec"),
+                     "planned_position": record.get("planned_position"), "run_id": record.get("run_id"),
                      **load_columns(record)})
-    columns = ["study", "cell", "group", "rep", "status", "started_unix", "elapsed_sec", *LOAD_COLUMNS]
+    columns = ["study", "cell", "group", "rep", "status", "started_unix", "elapsed_sec", "planned_position", "run_id",
+               *LOAD_COLUMNS]
     frame = pd.DataFrame(rows, columns=columns)
     frame["disturbed"] = frame["disturbed"].astype(bool)
     frame["attempts"] = pd.to_numeric(frame["attempts"], errors="coerce").astype("Int64")
+    frame["planned_position"] = pd.to_numeric(frame["planned_position"], errors="coerce").astype("Int64")
+    frame["run_id"] = frame["run_id"].astype(object)
     for c in ("load_other_cores", "load_steal_cores", "cell_cpu_sec", "started_unix", "elapsed_sec"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     return frame.sort_values(["started_unix", "cell", "rep"]).reset_index(drop=True)

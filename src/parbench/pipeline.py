@@ -172,6 +172,15 @@ def run_order(cfg: dict) -> list[tuple[str, object]]:
     return order
 
 
+def planned_position(cfg: dict, study: str, cell) -> int | None:
+    """Where a cell stands in the planned order (from 0), recorded with its measurement:
+    a run's records, sorted by when they started, then show whether the run kept it."""
+    try:
+        return run_order(cfg).index((study, cell))
+    except ValueError:
+        return None
+
+
 def cell_priorities(cfg: dict) -> dict[tuple[str, object], int]:
     """(study name, cell) -> Snakemake priority: cells run in `run_order`, the first
     highest."""

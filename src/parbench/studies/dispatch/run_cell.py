@@ -177,7 +177,7 @@ def main(args) -> int:
         keep_history(history_folder(cfg["profile"], cell), [out])
 
     try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, cell.label)
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, cell.label, cell=("dispatch", cell))
     except KeyboardInterrupt:
         print(f"parbench dispatch-cell: {cell.label} interrupted; everything it started is stopped, "
               f"no output written", file=sys.stderr)

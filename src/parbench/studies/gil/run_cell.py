@@ -266,7 +266,7 @@ def main(args) -> int:
                   f"measurement stays in {dest.parent}", file=sys.stderr)
 
     try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, f"gil {cell.label}")
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, f"gil {cell.label}", cell=("gil", cell))
     except KeyboardInterrupt:
         print(f"parbench gil-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130
