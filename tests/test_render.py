@@ -167,8 +167,31 @@ def test_the_pdf_beside_the_html_has_the_same_numbers(tmp_path, no_quarto):
     assert "#set figure(numbering: none)" in typ
     assert "Figure 1: Scaling of sigpar with threads." in typ and "Table 1: Summary of the runs." in typ
     assert "#link(<fig-scaling>)[Figure 1]" in typ and "<fig-speedup>" in typ
-    assert f'image("{dest.resolve()}/figures/scaling.svg")' in typ
+    # the image by its path in the project, read with Typst rooted at the project folder (as
+    # Quarto's index.typ beside index.qmd)
+    assert 'image("figures/scaling.svg"' in typ and str(dest.resolve()) not in typ
     assert "#outline(" in typ  # the table of contents, as in the HTML
+
+
+def test_typst_is_rooted_at_the_quarto_project_and_refuses_a_figure_outside_it(tmp_path, no_quarto):
+    """Quarto runs Typst with --root = the project folder: a figure from outside the project
+    renders in the HTML but not in the PDF. The fallback fails the same way, naming it."""
+    (tmp_path / "figures").mkdir()
+    shutil.copy(FIXTURE / "figures" / "scaling.svg", tmp_path / "figures" / "outside.svg")
+    root = _write_paper(tmp_path / "paper", "See @fig-out.\n\n![Outside.](../figures/outside.svg){#fig-out}\n")
+    assert render_paper(root, renderer="pandoc", log=None, pdf=False).figures == ["fig-out"]
+    with pytest.raises(RenderError) as info:
+        render_paper(root, renderer="pandoc", log=None)
+    message = str(info.value)
+    assert "escape the project root" in message  # Typst's own refusal
+    assert "../figures/outside.svg" in message and f"Quarto project folder {root.resolve()}" in message
+    assert not (root / "_output" / "index.pdf").exists()
+    assert not list((root / "_output").glob(".*.tmp"))
+    # the same figure inside the project (where the pipeline copies the paper's figures)
+    shutil.copytree(tmp_path / "figures", root / "_generated" / "figures")
+    _write_paper(root, "See @fig-in.\n\n![Inside.](_generated/figures/outside.svg){#fig-in}\n")
+    result = render_paper(root, renderer="pandoc", log=None)
+    assert result.pdf_path.read_bytes().startswith(b"%PDF-") and result.pdf_path.stat().st_size > 5000
 
 
 def test_the_renderer_says_it_made_both(rendered):
@@ -260,7 +283,8 @@ def test_div_figures_images_outside_the_paper_dir_and_shortcodes(tmp_path):
         "::: {#fig-div}\n![](../figures/local/s.svg)\n\nA div figure.\n:::\n\n"
         "::: {#tbl-div}\n<table><tr><td>raw table</td></tr></table>\n\nA div table.\n:::\n",
     )
-    result = render_paper(root, renderer="pandoc", log=None)
+    # the HTML only: Typst (the PDF) refuses a figure outside the project, as in Quarto
+    result = render_paper(root, renderer="pandoc", log=None, pdf=False)
     page = result.output_path.read_text(encoding="utf-8")
     text = _text(page)
     assert result.figures == ["fig-div"]
