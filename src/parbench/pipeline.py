@@ -22,6 +22,9 @@ from parbench.progress import RUN_ESTIMATE_ENV, RUN_ID_ENV, RUN_STARTED_ENV, for
 # per algorithm), and anything else (aggregation, figures, the paper).
 LIBOQS_BUILD_SEC = (15.0, 4.0)
 OTHER_JOB_SEC = 2.0
+# Rules that only copy a file (the paper's copies of its figures), and their seconds.
+COPY_RULES = ("paper_figure",)
+COPY_JOB_SEC = 0.5
 # Rules that only gather other jobs' outputs.
 TARGET_RULES = ("all", "report")
 
@@ -182,6 +185,8 @@ def run_estimate_sec(cfg: dict, jobs: list[tuple[str, dict]]) -> float:
             seconds += per_rule[name](cfg, wildcards)
         elif name == "liboqs":
             seconds += LIBOQS_BUILD_SEC[0] + LIBOQS_BUILD_SEC[1] * n_liboqs
+        elif name in COPY_RULES:
+            seconds += COPY_JOB_SEC
         elif name not in TARGET_RULES:
             seconds += OTHER_JOB_SEC
     return seconds

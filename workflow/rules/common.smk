@@ -37,6 +37,7 @@ OVERRIDE_ARGS = " ".join(shlex.quote(o) for o in OVERRIDES)
 RAW = paths.RAW.format(profile=PROFILE)
 PROCESSED = paths.PROCESSED.format(profile=PROFILE)
 FIGURES = paths.FIGURES.format(profile=PROFILE)
+PAPER_FIGURES = paths.PAPER_FIGURES.format(profile=PROFILE)
 LOGS = paths.LOGS.format(profile=PROFILE)
 MACHINE = f"{PROCESSED}/machine.json"
 
@@ -69,8 +70,14 @@ def report_category(study):
 
 
 def figure_outputs(study):
-    """Every figure of a study, as the SVG files the paper embeds."""
-    return [f"{FIGURES}/{name}.svg" for name in studies.get(study).figures()]
+    """Every figure of a study, as the SVG files the paper embeds: the copies inside the
+    Quarto project (rule paper_figure)."""
+    return [f"{PAPER_FIGURES}/{name}.svg" for name in studies.get(study).figures()]
+
+
+def paper_figure_constraint():
+    """Every figure of the run's studies."""
+    return "|".join(name for study in STUDIES for name in study.figures())
 
 
 def figure_inputs(study):
