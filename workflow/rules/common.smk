@@ -144,6 +144,8 @@ def failed_jobs():
 # The console: the run's header, each cell's line, the summary (profiles/default quiets
 # Snakemake's job blocks; its own log keeps everything).
 pipeline.quiet_scheduler()
+# A dry run (`snakemake -n`) calls no onstart: its plan prints the same header.
+pipeline.print_plan_on_dry_run(workflow, lambda: pipeline.start_run(PB, jobs_to_run(), OVERRIDES, plan_only=True))
 
 
 onstart:
