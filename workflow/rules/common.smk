@@ -11,10 +11,14 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from parbench import config as pbconfig
-from parbench import paths, pipeline, studies
+from parbench import locks, paths, pipeline, studies
 
 pipeline.export_environment(workflow.basedir)
 pipeline.export_cores(workflow)
+# A run killed outright (SIGKILL) leaves Snakemake's lock: remove it when no Snakemake works
+# in the checkout, so that `snakemake report` resumes as `make paper` does (this runs
+# before Snakemake checks its lock); keep it, naming the working one, when one does.
+locks.resume_in_snakemake(workflow)
 
 OVERRIDES = list(config.get("overrides", []))
 try:
