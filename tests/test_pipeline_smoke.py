@@ -145,6 +145,22 @@ def test_figures_exist_in_every_format(checkout, full_run):
         assert (checkout / "figures" / PROFILE / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_paper_reads_nothing_outside_its_quarto_project(checkout, full_run):
+    """Quarto typesets the PDF with Typst rooted at paper/ (so does the fallback that made
+    this run's PDF): every figure the generated text shows is a file inside paper/."""
+    import re
+
+    paper = (checkout / "paper").resolve()
+    shown = []
+    for fragment in sorted((paper / "_generated").rglob("*.md")):
+        shown += re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", fragment.read_text())
+    assert len(shown) >= len(SIGPAR_FIGURES + SCHED_FIGURES), shown
+    for target in shown:
+        path = (paper / target).resolve()
+        assert path.is_relative_to(paper) and path.is_file(), target
+        assert path.read_bytes() == (checkout / "figures" / PROFILE / path.name).read_bytes()  # the figure, copied
+
+
 def test_the_paper_holds_the_figures_and_numbers_from_the_data(checkout, full_run):
     """The paper rendered, its every number a fact that holds against the tables (the
     paper check ran before rendering), and its PDF on its pages (the layout check)."""

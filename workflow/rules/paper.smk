@@ -47,6 +47,25 @@ rule paper_check:
         "{input.tables} > {log} 2>&1 || {{ cat {log} >&2; exit 1; }}"
 
 
+rule paper_figure:
+    # The paper's copy of a figure, inside the Quarto project: Quarto typesets the PDF with
+    # Typst rooted at paper/, which refuses files outside it (figures/ is outside). A copy:
+    # done where Snakemake runs, never sent to a cluster.
+    localrule: True
+    input:
+        f"{FIGURES}/{{figure}}.svg",
+    output:
+        f"{PAPER_FIGURES}/{{figure}}.svg",
+    log:
+        f"{LOGS}/paper_figures/{{figure}}.log",
+    wildcard_constraints:
+        figure=paper_figure_constraint(),
+    conda:
+        CONDA_ENV
+    shell:
+        "cp {input} {output} > {log} 2>&1"
+
+
 rule render_paper:
     input:
         check=rules.paper_check.output,

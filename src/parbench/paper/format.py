@@ -3,7 +3,11 @@ every study's paper module so that the whole paper reads alike."""
 
 from __future__ import annotations
 
+import posixpath
+
 import pandas as pd
+
+from parbench import paths
 
 
 def fmt_num(x, digits: int = 3) -> str:
@@ -84,9 +88,12 @@ def grid_table(frame: pd.DataFrame, cells: list[list[str]], caption: str, label:
 
 
 def figure(profile: str, name: str, caption: str, label: str) -> str:
-    """A numbered figure from `figures/<profile>/<name>.svg` (paths are relative to the
-    paper's folder, where Quarto resolves them)."""
-    return f"![{caption}](../figures/{profile}/{name}.svg){{#{label}}}\n"
+    """A numbered figure: the paper's copy of `figures/<profile>/<name>.svg`, inside the
+    Quarto project (`paths.PAPER_FIGURES`), by its path relative to the paper's folder,
+    where Quarto resolves it. Quarto's PDF (Typst rooted at that folder) refuses a file
+    outside it."""
+    folder = posixpath.relpath(paths.PAPER_FIGURES.format(profile=profile), paths.PAPER_DIR)
+    return f"![{caption}]({folder}/{name}.svg){{#{label}}}\n"
 
 
 def findings(ok: pd.DataFrame, machine: dict, writers: dict) -> dict[str, str]:
