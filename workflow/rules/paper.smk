@@ -39,7 +39,7 @@ rule paper_check:
         f"{LOGS}/paper_check.log",
     params:
         parbench=PARBENCH,
-        generated=paths.PAPER_GENERATED,
+        generated=lambda wc, output: Path(output[0]).parent,
     conda:
         CONDA_ENV
     shell:
