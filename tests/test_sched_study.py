@@ -318,3 +318,30 @@ def test_a_cell_against_itself_is_exactly_one_without_an_interval(reps_records):
     assert seq["speedup_vs_sequential"] == 1.0 and pd.isna(seq["speedup_vs_sequential_ci_low"])
     assert ws1["speedup_vs_one_thread"] == 1.0 and pd.isna(ws1["speedup_vs_one_thread_ci_high"])
     assert ws1["speedup_vs_sequential_ci_low"] < ws1["speedup_vs_sequential"]  # compared: an interval
+
+
+def test_the_load_of_each_repetition_is_tabled_and_a_disturbed_one_marks_its_cell(reps_records):
+    recs = [dict(r) for r in reps_records]
+    for k, rec in enumerate(recs):
+        rec["load"] = {"other_cores": 0.01 * (k + 1), "steal_cores": 0.0, "cell_cpu_sec": 1.5}
+        rec["disturbed"], rec["attempt"] = False, 1
+    # quicksort ws t2, repetition 1: still disturbed after its third attempt
+    ws2 = next(r for r in recs if r["cell"]["scheduler"] == "ws" and r["cell"]["threads"] == 2
+               and r["cell"]["rep"] == 1)
+    ws2.update(load={"other_cores": 0.9, "steal_cores": 0.2, "cell_cpu_sec": 1.4}, disturbed=True, attempt=3)
+    tables = aggregate.study_tables(recs)
+    load = tables["load"]
+    assert len(load) == len(recs) and set(load["group"]) == {"sequential", "ws", "lifo"}
+    row = load[(load["cell"] == "quicksort ws t2") & (load["rep"] == 1)].iloc[0]
+    assert row["disturbed"] and row["attempts"] == 3 and row["load_other_cores"] == 0.9
+    assert list(load["started_unix"]) == sorted(load["started_unix"])  # the order they ran in
+    s = tables["summary"].set_index(["workload", "scheduler", "threads"])
+    assert s.loc[("quicksort", "ws", 2), "disturbed_reps"] == 1
+    assert s.loc[("quicksort", "ws", 2), "load_other_cores_max"] == 0.9
+    assert s.loc[("quicksort", "lifo", 2), "disturbed_reps"] == 0
+    runs = tables["runs"]
+    assert runs.loc[(runs["scheduler"] == "ws") & (runs["threads"] == 2) & (runs["rep"] == 1), "disturbed"].all()
+    # a record from before loads were measured: null load, not disturbed
+    old = aggregate.study_tables(reps_records)
+    assert old["load"]["load_other_cores"].isna().all() and not old["load"]["disturbed"].any()
+    assert old["summary"]["load_other_cores_max"].isna().all() and (old["summary"]["disturbed_reps"] == 0).all()
