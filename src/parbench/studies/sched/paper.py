@@ -278,6 +278,7 @@ def tasks_drawn(ok: pd.DataFrame) -> bool:
 def fracsteal(f: Facts, frames: pd.DataFrame) -> dict:
     from parbench.studies.sched.fracsteal_tables import summary_frame
 
+    f.constant("confidence", CONFIDENCE, fmt="pct")
     # what the seed says of its explorer (its frame times, its machine)
     f.seed("seed_frame_parallel", SEED, "the frame time is around 0.08s", 0.08, unit="s")
     f.seed("seed_frame_sequential", SEED, "the frame time is around 0.3s", 0.3, unit="s")
