@@ -451,3 +451,30 @@ def test_the_load_of_each_repetition_is_tabled_and_a_disturbed_one_marks_its_cel
     old = aggregate.study_tables(reps_records)
     assert old["load"]["load_other_cores"].isna().all() and not old["load"]["disturbed"].any()
     assert old["summary"]["load_other_cores_max"].isna().all() and (old["summary"]["disturbed_reps"] == 0).all()
+
+
+def test_every_drawn_figure_passes_the_figure_check(full_records):
+    """Legends list only what is drawn, facet headers are the data under them, no title
+    states a comparison; a disturbed cell is marked (red) where it is drawn."""
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+
+    for rec in full_records:  # quicksort and Mandelbrot on ws, 2 threads: a repetition stayed disturbed
+        if rec["cell"]["scheduler"] == "ws" and rec["cell"]["threads"] == 2 and rec["cell"]["rep"] == 1:
+            rec.update(load={"other_cores": 0.9}, disturbed=True, attempt=3)
+    tables = aggregate.study_tables(full_records)
+    s, runs, workers = tables["summary"], tables["runs"], tables["workers"]
+    zoom = fracsteal_tables.frames_table(zoom_record())
+    charts = {"sched_time": figures.time(s, runs, {}), "sched_speedup": figures.speedup(s, {}),
+              "sched_steals": figures.steals(s, {}), "sched_tasks": figures.tasks(s, workers, runs, {}),
+              "sched_mandelbrot_frames": figures.mandelbrot_frames(s, runs, {}),
+              "sched_fracsteal_times": figures.fracsteal_times(zoom, {})}
+    for name, chart in charts.items():
+        svg = vlc.vegalite_to_svg(chart.to_json())
+        assert figure_check.problems(svg, name) == [], name
+        if name != "sched_fracsteal_times":
+            assert figures.DISTURBED_COLOR in svg, name
+    # the reference is in the time legend only because it is drawn, and drawn dotted
+    legend = vlc.vegalite_to_svg(charts["sched_time"].to_json())
+    assert "tbb_parallel_sort" in legend and figures.SCHEDULER_DASHES["tbb_parallel_sort"] == [2, 2]
