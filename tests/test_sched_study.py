@@ -478,3 +478,30 @@ def test_every_drawn_figure_passes_the_figure_check(full_records):
     # the reference is in the time legend only because it is drawn, and drawn dotted
     legend = vlc.vegalite_to_svg(charts["sched_time"].to_json())
     assert "tbb_parallel_sort" in legend and figures.SCHEDULER_DASHES["tbb_parallel_sort"] == [2, 2]
+
+
+def test_one_thread_failures_and_missing_peers_are_said_and_checked():
+    recs = (repeated("quicksort", "sequential", 1, [[8.0], [8.2], [7.9]])
+            + repeated("quicksort", "ws", 1, [[8.4], [8.6], [8.5]])
+            + repeated("quicksort", "tbb", 1, [[], [], []], status="unavailable")
+            + repeated("mandelbrot", "sequential", 1, [[0.4], [0.41], [0.39]])
+            + repeated("mandelbrot", "lifo", 1, [[0.42], [0.43], []]))
+    recs[-1].update(status="failed", failure="frame 0 differs from the sequential render", driver=None)
+    failed = record("quicksort", "lifo", 1, [], status="failed")
+    failed.update(failure="not sorted at index 12", provenance={})
+    zoom_failed = {**zoom_record(), "status": "failed", "failure": "exit 1: frame 3 differs", "runs": []}
+    tables = paper_tables(recs + [failed], zoom_failed)
+    m = machine(cores=1)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "cells failed: quicksort lifo t1 ([not sorted at index 12]{.fact" in parts["setup"]
+    assert "mandelbrot lifo t1 ([repetition 2: frame 0 differs" in parts["setup"]
+    assert "the TBB task_group (tbb) was not built here ([repetition 0: no libtbb-dev]{.fact" in parts["setup"]
+    assert "Peers not built here, so not measured: the TBB task_group." in parts["limitations"]
+    # one thread: nothing to rank, no steals, no headline; figures only where they draw data
+    assert "slower" not in "".join(parts.values()) and "sched_steals" not in parts["steals"]
+    assert "sched_tasks" not in parts["steals"] and "No work-stealing cell ran on more than one thread" in \
+        parts["steals"]
+    assert "there is no headline to set beside the seed's" in parts["headline"]
+    assert "single thread count" in parts["speedup"] and "sched_mandelbrot_frames" not in parts["mandelbrot"]
+    assert "failed its check" in parts["fracsteal"] and "{#fig-sched-fracsteal" not in parts["fracsteal"]

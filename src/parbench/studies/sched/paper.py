@@ -234,6 +234,8 @@ STEALERS = ("ws", "ws_sync")
 
 def steals(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
     out = []
+    if tmax == 1:  # one thread steals from nobody
+        return {"steals": out}
     for workload in ("quicksort", "mandelbrot"):
         rows = _order(_at(ok, workload, tmax))
         items = []
