@@ -308,7 +308,8 @@ def add_commands(sub) -> None:
     p.set_defaults(func=main)
 
 
-FIGURE_REF = re.compile(r"!\[[^\]]*\]\((?P<path>[^)]+\.svg)\)\{#(?P<label>fig-[\w-]+)")
+# a caption may hold fact spans (`[95%]{.fact key="..."}`): brackets one level deep
+FIGURE_REF = re.compile(r"!\[(?:[^\[\]]|\[[^\[\]]*\])*\]\((?P<path>[^)]+\.svg)\)\{#(?P<label>fig-[\w-]+)")
 
 
 def figures_problems(generated: Path, tables: dict[str, pd.DataFrame], studies: list[str]) -> list[str]:
