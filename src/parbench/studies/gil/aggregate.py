@@ -310,7 +310,7 @@ def runtime_rows(records: list[dict], resolutions: list[dict]) -> pd.DataFrame:
         mine = by_runtime.get(res["name"], [])
         ran = [r for r in mine if r["status"] != "unavailable"]
         facts = ran[0]["runtime"] if ran else (mine[0]["runtime"] if mine else {})
-        if not res["argv"]:
+        if not res["argv"] and not res.get("build"):  # a build has no command until it is built
             status, reason = "not measured", res["reason"]
         elif not ran:
             status = "not measured"

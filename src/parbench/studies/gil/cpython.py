@@ -50,6 +50,8 @@ from pathlib import Path
 from parbench.records import write_atomic
 
 SOURCE_ENV = "PARBENCH_CPYTHON_SOURCE"
+# where this machine's apt configuration is (tests point it elsewhere)
+APT_DIR = "/etc/apt"
 ROOT = "native/build/cpython"
 SOURCE_RECORD = f"{ROOT}/source.json"
 FLAVOURS = {"default": [], "freethreaded": ["--disable-gil"]}
@@ -171,12 +173,13 @@ def debian_mirrors(apt_dir: str | Path = "/etc/apt") -> list[dict]:
     return out
 
 
-def source_plan(cpython_cfg: dict, env: dict | None = None, apt_dir: str | Path = "/etc/apt",
+def source_plan(cpython_cfg: dict, env: dict | None = None, apt_dir: str | Path | None = None,
                 record: str | Path | None = None) -> tuple[str | None, str | None]:
     """Cheap, at planning time (no network): (how the source will be had, None) or (None,
     why not, with the fix). How: "tarball <path>", "fetched" (an earlier fetch's record
     says available), or "debian <mirror>" (to be fetched by the source rule)."""
     env = os.environ if env is None else env
+    apt_dir = APT_DIR if apt_dir is None else apt_dir
     named = env.get(SOURCE_ENV, "").strip()
     if named:
         path = Path(named).expanduser()
@@ -290,10 +293,11 @@ def fetch_debian(cpython_cfg: dict, work: Path, mirror: dict) -> dict:
                        + f"; {FIX}")}
 
 
-def fetch(cpython_cfg: dict, root: Path, env: dict | None = None, apt_dir: str | Path = "/etc/apt") -> dict:
+def fetch(cpython_cfg: dict, root: Path, env: dict | None = None, apt_dir: str | Path | None = None) -> dict:
     """The source record: the tarball the user names, else an earlier fetch that is still
     there, else the Debian source archive; checked against `pins`."""
     env = os.environ if env is None else env
+    apt_dir = APT_DIR if apt_dir is None else apt_dir
     how, why = source_plan(cpython_cfg, env, apt_dir, record=root / "source.json")
     if how is None:
         doc = {"available": False, "reason": why}
