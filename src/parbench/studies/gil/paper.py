@@ -357,11 +357,18 @@ def freethreading(summary: pd.DataFrame, runtimes: pd.DataFrame, comparisons: pd
     gil = comp[comp["comparison"] == "gil_cost"]
     if len(gil):
         told = gil[gil["distinguishable"] == True]  # noqa: E712
-        worst = gil.loc[gil["time_ratio"].idxmax()]
+
+        def listed(rows):
+            return ", ".join(f"{r.workload} {_point_name(r.execution, r.workers)} "
+                             f"{_times(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high)}"
+                             for r in rows.sort_values("time_ratio", ascending=False).itertuples())
+
+        slower, faster = told[told["time_ratio"] > 1], told[told["time_ratio"] < 1]
         text = (f"The GIL's cost within one binary ({FT_GIL} against {FT}, the same free-threaded interpreter with "
-                f"PYTHON_GIL=1 and 0): the GIL changed the time distinguishably at {len(told)} of {len(gil)} points; "
-                f"the largest ratio was {_times(worst.time_ratio, worst.time_ratio_ci_low, worst.time_ratio_ci_high)} "
-                f"on {worst.workload} {_point_name(worst.execution, worst.workers)}")
+                f"PYTHON_GIL=1 and 0): the GIL changed the time distinguishably at {len(told)} of {len(gil)} points"
+                + (f"; it made the runs slower at {listed(slower)}" if len(slower) else "")
+                + (f"; faster at {listed(faster)}" if len(faster) else "")
+                + ("; at every other point the two are not distinguishable on this machine" if len(told) else ""))
         seq = gil[gil["execution"] == "sequential"]
         if len(seq):
             text += ("; sequentially, where no thread waits for another, " + ", ".join(
