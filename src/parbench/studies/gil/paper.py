@@ -508,6 +508,11 @@ def ceiling_text(threads: pd.DataFrame, controls: set, top: int) -> str:
         reach = [o.runtime for o in others.itertuples()
                  if not stats.distinguishable(_ci(o._asdict(), "speedup"), _ci(row, "speedup"))
                  or o.speedup_vs_sequential >= r.speedup_vs_sequential]
+        if _reaches_one(row):
+            said.append(f"{_x(r.speedup_vs_sequential)}{_bounds(row)} on {r.workload}, an interval that holds 1: in "
+                        f"this run the machine's own {top} threads were not distinguishable from one, so no runtime's "
+                        f"speedup on it can be read against the machine")
+            continue
         said.append(f"{_x(r.speedup_vs_sequential)}{_bounds(row)} on {r.workload}"
                     + (f" (reached, within the intervals, by {', '.join(reach)})" if reach else
                        " (no runtime reached it)"))
