@@ -375,3 +375,19 @@ def test_the_native_control_runs_the_sum_in_threads_and_its_results_are_checked(
     s = tables["summary"]
     assert s["control"].all() and s["ratio_vs_baseline"].isna().all()
     assert tables["runtimes"].set_index("runtime").loc["native", "control"] == True  # noqa: E712
+
+
+def test_the_ceiling_is_read_only_where_the_controls_own_interval_excludes_one():
+    def row(runtime, speedup, lo, hi, workload="multithread_cpu_scaled"):
+        return {"runtime": runtime, "workload": workload, "speedup_vs_sequential": speedup, "speedup_ci_low": lo,
+                "speedup_ci_high": hi}
+
+    threads = pd.DataFrame([row("native", 1.97, 1.94, 2.0), row("cpython_ft", 1.92, 1.85, 1.99),
+                            row("cpython", 1.0, 0.97, 1.02)])
+    text = paper.ceiling_text(threads, {"native"}, 2)
+    assert "1.97x [1.94, 2.00] on multithread_cpu_scaled (reached, within the intervals, by cpython_ft)" in text
+    assert "capped by the machine" in text
+    noisy = pd.DataFrame([row("native", 1.66, 0.99, 2.11), row("cpython", 1.0, 0.97, 1.02)])
+    text = paper.ceiling_text(noisy, {"native"}, 2)
+    assert "an interval that holds 1" in text and "capped by the machine" not in text
+    assert paper.ceiling_text(threads, set(), 2) == ""

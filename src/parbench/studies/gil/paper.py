@@ -501,7 +501,7 @@ def ceiling_text(threads: pd.DataFrame, controls: set, top: int) -> str:
     if control.empty:
         return (f"The native control ({', '.join(sorted(controls))}) has no threads point at {top} workers in this "
                 "run, so the machine's own ceiling is not drawn.")
-    said = []
+    said, readable = [], False
     for r in control.itertuples():
         row = r._asdict()
         others = threads[(threads["workload"] == r.workload) & ~threads["runtime"].isin(controls)]
@@ -513,13 +513,15 @@ def ceiling_text(threads: pd.DataFrame, controls: set, top: int) -> str:
                         f"this run the machine's own {top} threads were not distinguishable from one, so no runtime's "
                         f"speedup on it can be read against the machine")
             continue
+        readable = True
         said.append(f"{_x(r.speedup_vs_sequential)}{_bounds(row)} on {r.workload}"
                     + (f" (reached, within the intervals, by {', '.join(reach)})" if reach else
                        " (no runtime reached it)"))
     return (f"The machine's own ceiling: the native control ({', '.join(sorted(controls))}: the same chunks summed "
             f"in C by POSIX threads, no interpreter, each run about as long as CPython's, measured in the same run) "
-            f"gained " + "; ".join(said) + f" with {top} threads. A runtime at that line is capped by the machine, "
-            "not by its design; below it, by the runtime.")
+            f"gained, with {top} threads, " + "; ".join(said) + "."
+            + (" A runtime at that line is capped by the machine, not by its design; below it, by the runtime."
+               if readable else ""))
 
 
 def utilization(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
