@@ -33,6 +33,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__clang__)
+#define GC_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define GC_COMPILER "gcc " __VERSION__
+#else
+#define GC_COMPILER "C"
+#endif
+
 #define GC_MAX_CONFIGS 64
 #define GC_MAX_CHUNKS 100000
 
@@ -252,7 +260,7 @@ int main(int argc, char **argv) {
                  "\"cpu_count\": %ld}, \"wall_clock\": \"clock_gettime(CLOCK_MONOTONIC)\", "
                  "\"cpu_clock\": \"clock_gettime(CLOCK_PROCESS_CPUTIME_ID)\", \"jit_clock\": null, "
                  "\"cpu_clock_resolution_sec\": ",
-            spec.workload, spec.kind, __VERSION__, argv[0], cores, sysconf(_SC_NPROCESSORS_ONLN));
+            spec.workload, spec.kind, GC_COMPILER, argv[0], cores, sysconf(_SC_NPROCESSORS_ONLN));
     if (step > 0) fprintf(out, "%.9f", step); else fputs("null", out);
     fprintf(out, ", \"children_cpu_resolution_sec\": null, \"warmup_rounds\": %ld, \"jit_quiet\": null, "
                  "\"start_method\": null, \"configs\": [", spec.warmup);

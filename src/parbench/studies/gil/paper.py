@@ -30,6 +30,8 @@ REPORT_TABLES = ["gil_speedup_table", "gil_runtimes_table", "gil_comparisons_tab
 # The seed's published numbers (not measured here): its multithread_cpu row, CPython 3.14
 # against protoPython after the allocator fixes, and CPython's time in its earlier run.
 SEED_CPYTHON_MS, SEED_PROTOPY_MS, SEED_CPYTHON_EARLIER_MS = 65.0, 215.0, 32.0
+# where a build's source came from, in words
+ORIGINS = {"debian": "the Debian archive's", "tarball": "a tarball's"}
 # the runtimes of the free-threading findings
 SRC, FT, FT_GIL = "cpython_src", "cpython_ft", "cpython_ft_gil"
 
@@ -213,7 +215,7 @@ def runtimes_table(runtimes: pd.DataFrame) -> pd.DataFrame:
             processes = "yes" if r.multiprocessing else ("no" if r.multiprocessing is False else "n/a")
             origin = getattr(r, "origin", None)
             if origin == "build":
-                where = (f"built here from {r.source_origin} source {r.build_version}"
+                where = (f"built here from {ORIGINS.get(r.source_origin, r.source_origin)} source of {r.build_version}"
                          + (f" ({r.source_package} {r.source_debian_version})" if _text(r.source_package) else "")
                          + ("" if r.source_pinned else ", not pinned"))
             else:
