@@ -391,3 +391,32 @@ def test_the_ceiling_is_read_only_where_the_controls_own_interval_excludes_one()
     text = paper.ceiling_text(noisy, {"native"}, 2)
     assert "an interval that holds 1" in text and "capped by the machine" not in text
     assert paper.ceiling_text(threads, set(), 2) == ""
+
+
+@pytest.mark.native
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (apt-get install build-essential)")
+@pytest.mark.parametrize("sanitizer", ["thread", "address,undefined"])
+def test_the_native_control_is_clean_under_the_sanitizers(sanitizer, tmp_path):
+    from conftest import assert_clean
+
+    binary = tmp_path / "gil-control"
+    build = subprocess.run(["cc", "-O1", "-g", f"-fsanitize={sanitizer}", "-fno-omit-frame-pointer", "-pthread",
+                            "-o", str(binary), rt.CONTROL_SOURCE], capture_output=True, text=True,
+                           cwd=plan.WORKER.parents[4])
+    assert_clean(build, f"building the control with -fsanitize={sanitizer}")
+    spec = {"workload": "multithread_cpu", "kind": "sum_range", "chunks": 5, "params": {"n": 20000, "repeat": 2},
+            "configs": [["sequential", 1], ["threads", 2], ["threads", 3], ["processes", 2]], "warmup_runs": 1,
+            "repetitions": 2}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    run = subprocess.run([str(binary), "worker.py", str(tmp_path / "spec.json"), str(tmp_path / "out.json")],
+                         capture_output=True, text=True, timeout=120)
+    assert_clean(run, f"the control under -fsanitize={sanitizer}")
+    out = json.loads((tmp_path / "out.json").read_text())
+    want = sum(range(20000)) * 2
+    for c in out["configs"][:3]:
+        assert c["status"] == "ok" and all(r["results"] == [want] * 5 for r in c["runs"] + c["warmup"])
+    # a spec it cannot read is refused with the keys it needs
+    (tmp_path / "bad.json").write_text("{}")
+    bad = subprocess.run([str(binary), "worker.py", str(tmp_path / "bad.json"), str(tmp_path / "o.json")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "cannot read the spec" in bad.stderr

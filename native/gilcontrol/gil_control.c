@@ -41,6 +41,14 @@
 #define GC_COMPILER "C"
 #endif
 
+#if defined(__linux__)
+#define GC_PLATFORM "linux"
+#elif defined(__APPLE__)
+#define GC_PLATFORM "darwin"
+#else
+#define GC_PLATFORM "posix"
+#endif
+
 #define GC_MAX_CONFIGS 64
 #define GC_MAX_CHUNKS 100000
 
@@ -186,15 +194,23 @@ static int gc_run_once(const gc_spec *spec, const gc_config *c, gc_run *run) {
         pthread_t threads[1024];
         gc_task tasks[1024];
         int workers = c->workers > 1024 ? 1024 : c->workers;
-        for (int w = 0; w < workers; w++) {
-            tasks[w] = (gc_task){spec, w, workers, run->results};
-            if (pthread_create(&threads[w], NULL, gc_worker, &tasks[w]) != 0) return -1;
+        int started = 0;
+        for (; started < workers; started++) {
+            tasks[started] = (gc_task){spec, started, workers, run->results};
+            if (pthread_create(&threads[started], NULL, gc_worker, &tasks[started]) != 0) break;
         }
-        for (int w = 0; w < workers; w++) pthread_join(threads[w], NULL);
+        /* every thread that started is joined, also when a later one could not start */
+        for (int w = 0; w < started; w++) pthread_join(threads[w], NULL);
+        if (started < workers) return -1;
     }
     run->wall = gc_clock(CLOCK_MONOTONIC) - t0;
     run->cpu = gc_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
     return 0;
+}
+
+static void gc_free(gc_run *runs, long count) {
+    for (long i = 0; i < count; i++) free(runs[i].results);
+    free(runs);
 }
 
 static double gc_cpu_step(void) {
@@ -246,21 +262,29 @@ int main(int argc, char **argv) {
             if (strcmp(spec.configs[c].execution, "processes") != 0 &&
                 gc_run_once(&spec, &spec.configs[c], &runs[c * total + k]) != 0) {
                 fprintf(stderr, "gil-control: a run failed to start its threads\n");
+                gc_free(runs, (long)spec.nconfigs * total);
                 return 1;
             }
     double step = gc_cpu_step();
-    cpu_set_t set;
-    int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef __linux__
+    cpu_set_t set; /* the CPUs this process may run on (a cpuset or taskset may hold fewer) */
+    if (sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
+#endif
     FILE *out = fopen(argv[3], "w");
-    if (!out) return 1;
+    if (!out) {
+        fprintf(stderr, "gil-control: cannot write %s\n", argv[3]);
+        gc_free(runs, (long)spec.nconfigs * total);
+        return 1;
+    }
     fprintf(out, "{\"worker_version\": 3, \"workload\": \"%s\", \"kind\": \"%s\", \"runtime\": {"
                  "\"implementation\": \"native\", \"version\": \"%s\", \"sys_version\": \"C, POSIX threads\", "
-                 "\"executable\": \"%s\", \"platform\": \"linux\", \"host_version\": null, \"gil_enabled\": false, "
+                 "\"executable\": \"%s\", \"platform\": \"%s\", \"host_version\": null, \"gil_enabled\": false, "
                  "\"free_threaded_build\": null, \"python_gil_env\": null, \"cores_available\": %d, "
                  "\"cpu_count\": %ld}, \"wall_clock\": \"clock_gettime(CLOCK_MONOTONIC)\", "
                  "\"cpu_clock\": \"clock_gettime(CLOCK_PROCESS_CPUTIME_ID)\", \"jit_clock\": null, "
                  "\"cpu_clock_resolution_sec\": ",
-            spec.workload, spec.kind, GC_COMPILER, argv[0], cores, sysconf(_SC_NPROCESSORS_ONLN));
+            spec.workload, spec.kind, GC_COMPILER, argv[0], GC_PLATFORM, cores, sysconf(_SC_NPROCESSORS_ONLN));
     if (step > 0) fprintf(out, "%.9f", step); else fputs("null", out);
     fprintf(out, ", \"children_cpu_resolution_sec\": null, \"warmup_rounds\": %ld, \"jit_quiet\": null, "
                  "\"start_method\": null, \"configs\": [", spec.warmup);
@@ -279,5 +303,7 @@ int main(int argc, char **argv) {
         fputc('}', out);
     }
     fputs("]}\n", out);
-    return fclose(out) == 0 ? 0 : 1;
+    int rc = fclose(out) == 0 ? 0 : 1;
+    gc_free(runs, (long)spec.nconfigs * total);
+    return rc;
 }
