@@ -169,7 +169,7 @@ def test_the_estimate_counts_start_up_warm_up_and_every_point():
 
 @pytest.mark.parametrize("override, words", [
     ("gil.measure=[cpython,graalpy]", "gil.measure[1]: 'graalpy' is not a configured runtime; allowed: cpython"),
-    ("gil.baseline=graalpy", "gil.baseline: 'graalpy' is not measured; allowed: cpython, pypy"),
+    ("gil.baseline=graalpy", "gil.baseline: 'graalpy' is not measured; allowed: cpython, cpython_src, cpython_ft"),
     ("gil.executions=[threads,processes]", "lacks 'sequential'"),
     ("gil.executions=[sequential,fibers]", "'fibers' is not allowed; allowed: sequential, threads, processes"),
     ("gil.workers=[0,1]", "gil.workers[0]: 0 is too small; allowed: >= 1"),
@@ -177,12 +177,18 @@ def test_the_estimate_counts_start_up_warm_up_and_every_point():
     ("gil.repetitions=101", "gil.repetitions: 101 is too large"),
     ("gil.runs_per_cell=0", "gil.runs_per_cell: 0 is too small; allowed: >= 1"),
     ("gil.runtimes.pypy.gil=maybe", "gil.runtimes.pypy.gil: 'maybe' is not allowed; allowed: auto"),
-    ("+gil.runtimes.pypy.comand=[x]", "unknown key 'comand' (did you mean 'command'?); allowed keys: command, gil"),
+    ("+gil.runtimes.pypy.comand=[x]", "unknown key 'comand' (did you mean 'command'?); allowed keys: command, env, gil"),
     ("+gil.runtimes.Bad-Name={command: [x], gil: auto, warmup_runs: null, startup_sec: 0, speed_factor: 1}",
      "gil.runtimes: 'Bad-Name' does not match"),
     ("gil.workloads.multithread_hashlib.buffer_kib=1", "buffer_kib: 1 is too small; allowed: >= 4"),
     ("+gil.workloads.multithread_sleep={chunks: 1}", "allowed keys: multithread_alloc, multithread_cpu,"),
     ("gil.confidence=1.5", "gil.confidence: 1.5 is too large"),
+    ("gil.cpython.versions=[3.13]", "gil.cpython.versions[0]: 3.13 has the wrong type; allowed: string"),
+    ("gil.cpython.versions=['3']", "gil.cpython.versions[0]: '3' does not match"),
+    ("gil.cpython.pins={3.13.5: abc}", "does not match"),
+    ("+gil.runtimes.pypy.env={PYTHON_GIL: 0}", "gil.runtimes.pypy.env.PYTHON_GIL: 0 has the wrong type; allowed: string"),
+    ("+gil.runtimes.pypy.require={gil: true}", "unknown key 'gil'"),
+    ("gil.runtimes.native.work_scale=0", "gil.runtimes.native.work_scale: 0 is too small"),
 ])
 def test_bad_gil_parameters_are_refused(override, words):
     with pytest.raises(pbconfig.ConfigError) as info:

@@ -39,8 +39,14 @@ def _at_most_workers(summary: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return summary[keep].copy(), top
 
 
+def _is_control(frame: pd.DataFrame) -> pd.Series:
+    """The native control's rows (tables from before it have no `control` column)."""
+    return frame["control"].fillna(False).astype(bool) if "control" in frame else pd.Series(False, frame.index)
+
+
 def wall_time(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     s = ok_rows(summary)
+    s = s[~_is_control(s)]  # the control's work is scaled: its times are not comparable
     if s.empty:
         return note("Wall time by runtime and execution", "no point passed its checks in this run")
     s, top = _at_most_workers(s)
@@ -73,6 +79,8 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     s = s[s["execution"] != "sequential"].dropna(subset=["speedup_vs_sequential"])
     if s.empty:
         return note("Speedup against sequential", "no threads or processes point passed its checks in this run")
+    # the native control is drawn as the machine's ceiling, named so in the legend
+    s = s.assign(runtime=s["runtime"].where(~_is_control(s), s["runtime"] + " (machine ceiling)"))
     workers = sorted(s["workers"].unique().tolist())
     x = alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
               axis=alt.Axis(values=workers, format="d"))

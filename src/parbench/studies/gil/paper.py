@@ -22,9 +22,18 @@ from parbench.studies.gil import aggregate, report
 from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import RELATED_STUDY, RELATED_TABLE
 
-TABLES = ["gil_summary", "gil_runtimes"]
-FRAGMENTS = ["setup", "runtimes", "report", "wall_time", "speedup", "utilization", "related", "summary"]
-REPORT_TABLES = ["gil_speedup_table", "gil_runtimes_table"]
+TABLES = ["gil_summary", "gil_runtimes", "gil_comparisons"]
+FRAGMENTS = ["setup", "runtimes", "report", "freethreading", "wall_time", "speedup", "utilization", "related",
+             "summary"]
+REPORT_TABLES = ["gil_speedup_table", "gil_runtimes_table", "gil_comparisons_table"]
+
+# The seed's published numbers (not measured here): its multithread_cpu row, CPython 3.14
+# against protoPython after the allocator fixes, and CPython's time in its earlier run.
+SEED_CPYTHON_MS, SEED_PROTOPY_MS, SEED_CPYTHON_EARLIER_MS = 65.0, 215.0, 32.0
+# where a build's source came from, in words
+ORIGINS = {"debian": "the Debian archive's", "tarball": "a tarball's"}
+# the runtimes of the free-threading findings
+SRC, FT, FT_GIL = "cpython_src", "cpython_ft", "cpython_ft_gil"
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -92,6 +101,25 @@ def _point(ok: pd.DataFrame, runtime: str, workload: str, execution: str, worker
 
 def _has_gil(runtimes: pd.DataFrame) -> dict:
     return {r.runtime: r.has_gil for r in runtimes.itertuples()}
+
+
+def _controls(runtimes: pd.DataFrame) -> set:
+    """The native control's names (drawn as the machine's ceiling, never ranked)."""
+    if "control" not in runtimes:
+        return set()
+    return set(runtimes.loc[runtimes["control"] == True, "runtime"])  # noqa: E712
+
+
+def _times(value, lo, hi) -> str:
+    """A ratio of times with its interval: `1.23x [1.10, 1.31]`."""
+    if value is None or pd.isna(value):
+        return "n/a"
+    bounds = "" if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else f" [{lo:.2f}, {hi:.2f}]"
+    return f"{value:.2f}x{bounds}"
+
+
+def _point_name(execution: str, workers: int) -> str:
+    return "sequential" if execution == "sequential" else f"{execution} x{workers}"
 
 
 # --- fragments --------------------------------------------------------------------------------
@@ -185,10 +213,18 @@ def runtimes_table(runtimes: pd.DataFrame) -> pd.DataFrame:
         if r.status == "measured":
             gil = {True: "yes", False: "no"}.get(r.has_gil, "unknown")
             processes = "yes" if r.multiprocessing else ("no" if r.multiprocessing is False else "n/a")
+            origin = getattr(r, "origin", None)
+            if origin == "build":
+                where = (f"built here from {ORIGINS.get(r.source_origin, r.source_origin)} source of {r.build_version}"
+                         + (f" ({r.source_package} {r.source_debian_version})" if _text(r.source_package) else "")
+                         + ("" if r.source_pinned else ", not pinned"))
+            else:
+                where = f"`{r.resolved_command}`" if _text(r.resolved_command) else ""
+            env = _text(getattr(r, "environment", None))
             rows.append({"runtime": r.runtime, "status": "measured",
                          "implementation": f"{r.implementation} {r.runtime_version}",
                          "host": _text(r.host_version), "GIL": gil, "multiprocessing": processes,
-                         "command": f"`{r.resolved_command}`"})
+                         "command": where + (f", {env}" if env else "")})
         else:
             rows.append({"runtime": r.runtime, "status": "not measured", "implementation": "", "host": "",
                          "GIL": "", "multiprocessing": "", "command": f"`{r.command}`: {r.reason}".replace("|", "/")})
@@ -219,13 +255,15 @@ def report_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) ->
     cfg = machine["config"]["gil"]
     baseline = cfg["baseline"]
     point = aggregate.seed_point(summary)
-    measured = runtimes.loc[runtimes["status"] == "measured", "runtime"].tolist()
+    controls = _controls(runtimes)
+    measured = [r for r in runtimes.loc[runtimes["status"] == "measured", "runtime"] if r not in controls]
     others = [r for r in measured if r != baseline]
     if point is None or baseline not in measured:
         return f"No threads execution of {baseline} was measured in this run, so the seed's table is empty.\n"
+    seed = seed_row(summary, runtimes, point)
     if not others:
-        return (f"Only {baseline} was measured in this run, so the seed's table, which sets another runtime beside "
-                f"{baseline}, has no row here.\n")
+        return join(f"Only {baseline} was measured in this run, so the seed's table, which sets another runtime "
+                    f"beside {baseline}, has no row here.", seed)
     blocks, sentences = [], []
     for name in others:
         rows = aggregate.seed_rows(summary, name, baseline, point)
@@ -243,12 +281,143 @@ def report_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) ->
              f"median wall time in milliseconds, and the ratio of the runtime's time to {baseline}'s (below 1 the "
              f"runtime is faster). The same tables are in `multithread_cpu_report.md` beside the data.")
     return join(intro, *blocks, "In threads at " + f"{point[1]} workers, " + "; ".join(sentences) + "."
-                if sentences else "")
+                if sentences else "", seed)
+
+
+def seed_row(summary: pd.DataFrame, runtimes: pd.DataFrame, point: tuple[str, int]) -> str:
+    """The seed's row reproduced: the CPython runtimes on its own workload (4 chunks of
+    sum(range(50_000)) in threads), in ms, beside the seed's CPython 3.14 and protoPython,
+    and whether the seed's times can have included interpreter start-up, which ours
+    exclude (each runtime's start-up is measured apart, from its launches)."""
+    ok = _ok(summary)
+    rt = runtimes.set_index("runtime")
+    cpythons = [r for r in rt.index if r.startswith("cpython") and rt.loc[r, "status"] == "measured"
+                and rt.loc[r, "implementation"] == "CPython"]
+    rows, said = [], []
+    for name in cpythons:
+        row = _point(ok, name, "multithread_cpu", *point)
+        if row is None:
+            continue
+        startup = rt.loc[name, "median_startup_sec"] if "median_startup_sec" in rt.columns else None
+        up = None if startup is None or pd.isna(startup) else float(startup) * 1e3
+        rows.append({"runtime": name, "version": f"{rt.loc[name, 'implementation']} {rt.loc[name, 'runtime_version']}",
+                     f"threads ({point[1]}), ms": _ms(row), "start-up, ms": fmt_num(up),
+                     "start-up + run, ms": fmt_num(None if up is None else up + row["median_wall_sec"] * 1e3)})
+        said.append((name, row["median_wall_sec"] * 1e3, up))
+    if not rows:
+        return "No CPython runtime measured the seed's workload in threads in this run.\n"
+    table = md_table(pd.DataFrame(rows), f"The seed's row: 4 chunks of `sum(range(50_000))` in threads at "
+                     f"{point[1]} workers, medians over the launches (95% interval), beside each interpreter's "
+                     f"start-up measured apart; the seed reported CPython 3.14 at {SEED_CPYTHON_MS:.0f} ms and "
+                     f"protoPython at {SEED_PROTOPY_MS:.0f} ms.", "tbl-gil-seed-row")
+    base, run_ms, up = next((x for x in said if x[2] is not None), said[0])
+    text = (f"The seed reported {SEED_CPYTHON_MS:.0f} ms for CPython 3.14 and {SEED_PROTOPY_MS:.0f} ms for "
+            f"protoPython on this workload ({SEED_CPYTHON_EARLIER_MS:.0f} ms for CPython in an earlier run). Here the "
+            f"work itself took {base} {fmt_num(run_ms)} ms: the seed's CPython time is "
+            f"{fmt_num(SEED_CPYTHON_MS / run_ms)} times that.")
+    if up is not None:
+        total = up + run_ms
+        near = SEED_CPYTHON_EARLIER_MS / 2 <= total <= SEED_CPYTHON_MS * 2
+        text += (f" Starting {base} took {fmt_num(up)} ms, so start-up and run together come to {fmt_num(total)} ms"
+                 + (", the order of the seed's times: the seed timed whole interpreter runs, start-up included "
+                    "(its runner launches each interpreter on the script), while every time here excludes start-up."
+                    if near and SEED_CPYTHON_EARLIER_MS > 3 * run_ms else
+                    "; the seed's times cannot be told apart into start-up and work from these numbers. Every time "
+                    "here excludes start-up."))
+    return join(text, table)
+
+
+def freethreading(summary: pd.DataFrame, runtimes: pd.DataFrame, comparisons: pd.DataFrame | None,
+                  machine: dict) -> str:
+    """The GIL's cost on one binary (PYTHON_GIL=1 against 0), the free-threaded build's
+    overhead against the default build, and allocation under free-threading, from the
+    comparisons table: every ratio with its interval, "not distinguishable" where it holds 1."""
+    rt = runtimes.set_index("runtime")
+    absent = [n for n in (SRC, FT, FT_GIL) if n not in rt.index or rt.loc[n, "status"] != "measured"]
+    if absent:
+        reasons = "; ".join(f"{n} ({rt.loc[n, 'reason'] if n in rt.index else 'not configured'})" for n in absent)
+        lead = f"Not measured in this run: {reasons}."
+        if {FT, FT_GIL, SRC} <= set(absent):
+            return lead + " So this run cannot say what the GIL costs within one binary, nor what free-threading costs.\n"
+    else:
+        lead = ""
+    versions = ", ".join(f"{n} is {rt.loc[n, 'implementation']} {rt.loc[n, 'runtime_version']}"
+                         + (f" ({rt.loc[n, 'environment']})" if _text(rt.loc[n, 'environment']) else "")
+                         for n in (SRC, FT, FT_GIL) if n not in absent)
+    parts = [join(lead, f"The free-threaded runtimes: {versions}." if versions else "")]
+    comp = comparisons if comparisons is not None else pd.DataFrame()
+    rows = []
+    for name, title in (("gil_cost", "GIL on / off (same binary)"),
+                        ("freethreading_overhead", "free-threaded / default build")):
+        f = comp[comp["comparison"] == name] if len(comp) else comp
+        for r in f.itertuples():
+            rows.append({"comparison": title, "workload": r.workload, "execution": _point_name(r.execution, r.workers),
+                         "time ratio": _times(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high),
+                         "distinguishable": {True: "yes", False: "no"}.get(r.distinguishable, "n/a")})
+    if not rows:
+        return join(*parts, "No point was measured by both runtimes of a comparison in this run.")
+    gil = comp[comp["comparison"] == "gil_cost"]
+    if len(gil):
+        told = gil[gil["distinguishable"] == True]  # noqa: E712
+
+        def listed(rows):
+            return ", ".join(f"{r.workload} {_point_name(r.execution, r.workers)} "
+                             f"{_times(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high)}"
+                             for r in rows.sort_values("time_ratio", ascending=False).itertuples())
+
+        slower, faster = told[told["time_ratio"] > 1], told[told["time_ratio"] < 1]
+        text = (f"The GIL's cost within one binary ({FT_GIL} against {FT}, the same free-threaded interpreter with "
+                f"PYTHON_GIL=1 and 0): the GIL changed the time distinguishably at {len(told)} of {len(gil)} points"
+                + (f"; it made the runs slower at {listed(slower)}" if len(slower) else "")
+                + (f"; faster at {listed(faster)}" if len(faster) else "")
+                + ("; at every other point the two are not distinguishable on this machine" if len(told) else ""))
+        seq = gil[gil["execution"] == "sequential"]
+        if len(seq):
+            text += ("; sequentially, where no thread waits for another, " + ", ".join(
+                f"{r.workload} {_times(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high)}"
+                + ("" if r.distinguishable else " (not distinguishable)") for r in seq.itertuples()))
+        parts.append(text + ".")
+    over = comp[(comp["comparison"] == "freethreading_overhead") & (comp["execution"] == "sequential")]
+    if len(over):
+        text = ("The free-threaded build's single-thread overhead (sequential runs of {ft} over {src}): ".format(
+            ft=FT, src=SRC) + "; ".join(
+            f"{r.workload} {_times(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high)}"
+            + (f", {fmt_pct(abs(r.time_ratio - 1))} {'slower' if r.time_ratio > 1 else 'faster'}"
+               if r.distinguishable else ", not distinguishable on this machine") for r in over.itertuples()) + ".")
+        if not over["same_version"].fillna(False).all():
+            text += (f" The two are not the same version ({over['runtime_version'].iloc[0]} and "
+                     f"{over['against_version'].iloc[0]}): the ratio includes what changed between them.")
+        elif set(over["runtime_origin"]) != set(over["against_origin"]):
+            text += (f" They come from different places ({over['runtime_origin'].iloc[0]} and "
+                     f"{over['against_origin'].iloc[0]}), which may have used other build options.")
+        parts.append(text)
+    top = _top_workers(summary)
+    alloc = [_point(_ok(summary), n, "multithread_alloc", "threads", top) for n in (SRC, FT, FT_GIL)] if top else []
+    said = [f"{n} {_x(r['speedup_vs_sequential'])}{_bounds(r)}" for n, r in zip((SRC, FT, FT_GIL), alloc)
+            if r is not None]
+    if said:
+        parts.append(f"Allocation under free-threading (multithread_alloc, threads at {top} workers against the same "
+                     f"runtime's sequential run), where the seed's protoPython first lost 70x to a shared allocator: "
+                     + ", ".join(said) + ".")
+    parts.append(md_table(pd.DataFrame(rows), "Time ratios of the free-threaded runtimes, point by point (medians "
+                          "over the launches; brackets: 95% bootstrap interval resampling both points' launches; "
+                          "above 1 the first runtime is slower).", "tbl-gil-freethreading"))
+    return join(*parts)
+
+
+def comparisons_table(comparisons: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame([{"comparison": r.comparison, "runtime": r.runtime, "against": r.against,
+                          "workload": r.workload, "point": _point_name(r.execution, r.workers),
+                          "time ratio": _times(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high),
+                          "distinguishable": r.distinguishable} for r in comparisons.itertuples()],
+                        columns=["comparison", "runtime", "against", "workload", "point", "time ratio",
+                                 "distinguishable"])
 
 
 def wall_time(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
     profile = machine["profile"]
     ok, top = _ok(summary), _top_workers(summary)
+    ok = ok[~ok["runtime"].isin(_controls(runtimes))]  # the control's work is scaled: not a time to rank
     fig = figure(profile, "gil_wall_time", "Wall time by runtime and execution, per workload: sequential, and "
                  f"threads and processes at {top} workers (median of the launches; whiskers: 95% bootstrap "
                  "interval).", "fig-gil-wall-time")
@@ -280,7 +449,9 @@ def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str
     if top is None:
         return join(fig)
     gil = _has_gil(runtimes)
-    threads = ok[(ok["execution"] == "threads") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
+    controls = _controls(runtimes)
+    every = ok[(ok["execution"] == "threads") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
+    threads = every[~every["runtime"].isin(controls)]
     groups: dict[tuple, list[str]] = {}
     for r in threads.itertuples():
         pure = wl.get(r.workload).pure_python
@@ -303,6 +474,7 @@ def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str
             f"{fmt_num(1 + 0.15 * (top - 1))} (down to 0.85) as no difference, below 0.85 as slower.")
     text = (f"When do threads help? Threads at {top} workers against the same runtime's sequential run (speedup, "
             f"with its 95% bootstrap interval in brackets):\n\n" + "\n".join(bullets) + f"\n\n{rule}") if bullets else ""
+    ceiling = ceiling_text(every, controls, top)
     procs = ok[(ok["execution"] == "processes") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
     ptext = ""
     if len(procs):
@@ -318,7 +490,40 @@ def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str
                  "protoPython first lost 70x to its shared allocator: " + ", ".join(
                      f"{r.runtime} {_x(r.speedup_vs_sequential)}{_bounds(r._asdict())}" for r in alloc.itertuples())
                  + " (@fig-gil-speedup).")
-    return join(fig, text, ptext, atext)
+    return join(fig, text, ceiling, ptext, atext)
+
+
+def ceiling_text(threads: pd.DataFrame, controls: set, top: int) -> str:
+    """The native control's speedup at `top` threads (the machine's ceiling for the sum
+    workloads at this run length), and which runtimes reach it: their speedup's interval
+    overlaps the control's."""
+    if not controls:
+        return ""
+    control = threads[threads["runtime"].isin(controls)]
+    if control.empty:
+        return (f"The native control ({', '.join(sorted(controls))}) has no threads point at {top} workers in this "
+                "run, so the machine's own ceiling is not drawn.")
+    said, readable = [], False
+    for r in control.itertuples():
+        row = r._asdict()
+        others = threads[(threads["workload"] == r.workload) & ~threads["runtime"].isin(controls)]
+        reach = [o.runtime for o in others.itertuples()
+                 if not stats.distinguishable(_ci(o._asdict(), "speedup"), _ci(row, "speedup"))
+                 or o.speedup_vs_sequential >= r.speedup_vs_sequential]
+        if _reaches_one(row):
+            said.append(f"{_x(r.speedup_vs_sequential)}{_bounds(row)} on {r.workload}, an interval that holds 1: in "
+                        f"this run the machine's own {top} threads were not distinguishable from one, so no runtime's "
+                        f"speedup on it can be read against the machine")
+            continue
+        readable = True
+        said.append(f"{_x(r.speedup_vs_sequential)}{_bounds(row)} on {r.workload}"
+                    + (f" (reached, within the intervals, by {', '.join(reach)})" if reach else
+                       " (no runtime reached it)"))
+    return (f"The machine's own ceiling: the native control ({', '.join(sorted(controls))}: the same chunks summed "
+            f"in C by POSIX threads, no interpreter, each run about as long as CPython's, measured in the same run) "
+            f"gained, with {top} threads, " + "; ".join(said) + "."
+            + (" A runtime at that line is capped by the machine, not by its design; below it, by the runtime."
+               if readable else ""))
 
 
 def utilization(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
@@ -330,6 +535,7 @@ def utilization(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) ->
     if top is None:
         return join(fig)
     threads = ok[(ok["execution"] == "threads") & (ok["workers"] == top)].dropna(subset=["cpu_sec_per_wall_sec"])
+    threads = threads[~threads["runtime"].isin(_controls(runtimes))]
     if threads.empty:
         return join(fig, "No runtime could measure its CPU time in this run.")
     by_runtime = threads.groupby("runtime", sort=False)["cpu_sec_per_wall_sec"]
@@ -343,6 +549,13 @@ def utilization(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) ->
         text += (f" Sequential runs themselves got a median of {fmt_num(seq.median())} CPU seconds per wall second "
                  f"({fmt_num(seq.min())} to {fmt_num(seq.max())}): other load on the machine held the cores for the "
                  f"rest of the time, and the speedups above are limited by it, not only by the runtimes.")
+    dropped = ok[ok["cpu_null_reason"].notna()] if "cpu_null_reason" in ok else ok.iloc[0:0]
+    if len(dropped):
+        shown = list(dropped.itertuples())[:4]
+        text += (f" CPU readings that cannot be right are recorded null and not drawn, at {len(dropped)} point(s)"
+                 + (", among them " if len(dropped) > len(shown) else ": ") + "; ".join(
+                     f"{r.runtime} {r.workload} {_point_name(r.execution, r.workers)} ({r.cpu_null_reason})"
+                     for r in shown) + ".")
     return join(fig, text)
 
 
@@ -420,7 +633,10 @@ def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
                                   "gil: sequential time, threads and processes at the most workers, per runtime and "
                                   "workload"),
             "gil_runtimes_table": (runtimes_table(tables["gil_runtimes"]),
-                                   "gil: the runtimes measured and not measured, with the reason")}
+                                   "gil: the runtimes measured and not measured, with the reason"),
+            "gil_comparisons_table": (comparisons_table(tables["gil_comparisons"]),
+                                      "gil: the GIL's cost on one binary and the free-threaded build's overhead, "
+                                      "point by point")}
 
 
 def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
@@ -429,7 +645,9 @@ def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
     if _ok(summary).empty:
         nothing = "No point passed its checks in this run, so there is nothing to report here.\n"
         return {**parts, **{name: nothing for name in FRAGMENTS if name not in parts}}
-    parts.update(report=report_part(summary, runtimes, machine), wall_time=wall_time(summary, runtimes, machine),
+    parts.update(report=report_part(summary, runtimes, machine),
+                 freethreading=freethreading(summary, runtimes, tables.get("gil_comparisons"), machine),
+                 wall_time=wall_time(summary, runtimes, machine),
                  speedup=speedup(summary, runtimes, machine), utilization=utilization(summary, runtimes, machine),
                  related=related(summary, runtimes, machine, tables.get(RELATED_TABLE)),
                  summary=summary_part(summary, runtimes, machine))
