@@ -79,6 +79,11 @@ rule gil_control_build:
         "cc -O2 -Wall -Wextra -pthread -o {output.binary} {input.source} > {log} 2>&1"
 
 
+# every build a measured runtime needs (a CPython flavour, the native control): the cells
+# start after them all (rule builds_done)
+BUILDS.extend(sorted({r.needs for r in gil_plan.resolved(PB) if r.needs}))
+
+
 rule gil_cell:
     # One repetition of one runtime and workload: every execution and worker count in one
     # launch of the interpreter. It claims every core, so cells run one at a time, in the
