@@ -21,6 +21,7 @@ from __future__ import annotations
 import pandas as pd
 
 from parbench.paper.facts import Fact, Facts
+from parbench.paper.facts import _where as factmod_where
 from parbench.paper.format import fmt_ci, fmt_num
 from parbench.studies.gil import aggregate, report
 from parbench.studies.gil import workloads as wl
@@ -644,14 +645,17 @@ def related(f: Facts, ok: pd.DataFrame, machine: dict, other: pd.DataFrame | Non
     studies = machine["config"].get("studies", [])
     if RELATED_STUDY not in studies or other is None:
         return {"related": None, "related_study": RELATED_STUDY, "related_ran": False}
-    cells = other[(other["status"] == "ok") & (other["mode"] == "threading")]
+    # the Python threads of the related study's own bindings (its `threading` variant), never
+    # mixed with another backend's
+    threading = {"variant": "threading"} if "variant" in other else {"mode": "threading"}
+    cells = factmod_where(other[other["status"] == "ok"], threading)
     out = {"related_study": RELATED_STUDY, "related_ran": True, "related": None}
     if cells.empty or ok.empty:
         return out
     w = int(cells["workers"].max())
     kinds = []
     for kind in dict.fromkeys(cells.loc[cells["workers"] == w, "kind"]):
-        where = {"status": "ok", "mode": "threading", "workers": w, "kind": kind}
+        where = {"status": "ok", **threading, "workers": w, "kind": kind}
         if cells[(cells["workers"] == w) & (cells["kind"] == kind)]["scaling_efficiency"].notna().any():
             kinds.append({"kind": kind, **{op: f.aggregate(_id("related", kind, op), RELATED_TABLE, op,
                                                              "scaling_efficiency", where=where,
@@ -666,7 +670,8 @@ def related(f: Facts, ok: pd.DataFrame, machine: dict, other: pd.DataFrame | Non
             s = speedup_fact(f, r)
             here[workload] = {"efficiency": eff, "verdict": vs_one(f, _id("related_vs_one", workload), s)}
     out["related"] = {"workers": f.aggregate("related_workers", RELATED_TABLE, "max", "workers",
-                                             where={"status": "ok", "mode": "threading"}, fmt="int"),
+                                             where={"status": "ok", **threading}, fmt="int"),
+                      "backends": sorted(set(cells["backend"])) if "backend" in cells else [],
                       "kinds": kinds, "here": here, "baseline": baseline}
     return out
 
