@@ -62,6 +62,8 @@ SEED_ROW_RUNTIMES = (SRC, "cpython")
 # where a build's source came from, in words
 ORIGINS = {"debian": "the Debian archive's", "tarball": "a tarball's"}
 SAME = "not distinguishable on this machine from"
+# what a runtime the text names only by its config name is, for a reader of the seed
+WHAT = {"protopy": "the seed's protoPython", "cpython_bin": "the seed's CPYTHON_BIN interpreter"}
 
 
 def _id(*parts) -> str:
@@ -264,7 +266,7 @@ def runtimes_part(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame) -> di
                  "control": bool(r.get("control")),
                  "env": runtime_fact(f, r, "environment", "env") if _text(r.get("environment")) else None}
                 for _, r in runtimes[runtimes["status"] == "measured"].iterrows()]
-    absent = [{"name": r["runtime"], "reason": runtime_fact(f, r, "reason", "reason")}
+    absent = [{"name": r["runtime"], "what": WHAT.get(r["runtime"]), "reason": runtime_fact(f, r, "reason", "reason")}
               for _, r in runtimes[runtimes["status"] != "measured"].iterrows()]
     no_mp = runtimes[(runtimes["status"] == "measured") & (runtimes["multiprocessing"] == False)]  # noqa: E712
     no_processes = [{"name": r["runtime"], "control": bool(r.get("control")),
@@ -769,7 +771,7 @@ def limitations(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, machine
     par = summary[summary["execution"] != "sequential"]
     top = f.aggregate("workers_max", "gil_summary", "max", "workers", where={"execution": ["threads", "processes"]},
                       fmt="int") if len(par) else None
-    absent = [{"name": r["runtime"], "reason": runtime_fact(f, r, "reason", "reason")}
+    absent = [{"name": r["runtime"], "what": WHAT.get(r["runtime"]), "reason": runtime_fact(f, r, "reason", "reason")}
               for _, r in runtimes[runtimes["status"] != "measured"].iterrows()]
     # the free-threaded build: the newest CPython the config looks for, and what was built
     versions = machine["config"]["gil"].get("cpython", {}).get("versions") or []
