@@ -153,7 +153,7 @@ def cell(f: Facts, row):
                     "per_call", via=CELLS, about=(row["implementation"],))
 
 
-def ratio(f: Facts, a: dict, b: dict, about: str, fmt: str = "num"):
+def ratio(f: Facts, a: dict, b: dict, about: str, fmt: str = "fixed3"):
     """median(a) / median(b) of two cells of one parameter set, with its bounds."""
     row = {"implementation": a["implementation"], "parameter_set": a["parameter_set"], "operation": a["operation"],
            "over_implementation": b["implementation"], "over_operation": b["operation"]}
@@ -209,7 +209,7 @@ def grouped(f: Facts, name: str, rows: list[dict]) -> dict:
 def setup(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd.DataFrame) -> dict:
     f.constant("confidence", CONFIDENCE_REF, fmt="pct")
     f.aggregate("n_cycles", "kem_cycles", "count")
-    f.aggregate("iterations", "kem_cycles", "values", "iterations", fmt="list")
+    f.aggregate("iterations", "kem_cycles", "values", "iterations", where={"status": "ok"}, fmt="list")
     libraries = []
     for lib, group in cycles.dropna(subset=["library_version"]).groupby("library", sort=False):
         r = group.iloc[0]
@@ -263,7 +263,7 @@ def counter_facts(f: Facts, counters: pd.DataFrame) -> dict:
     """The counter the cells used, and why each preferred one was not available."""
     selected = counters[counters["selected"].fillna(False).astype(bool)]
     if selected.empty:
-        return {"counter": None}
+        return {"counter": None, "unit": "counter ticks", "core_cycles": False, "missing": [], "no_core_reason": None}
     c = selected.iloc[0]
     out = {"counter": c["counter"], "counter_unit": c["unit"], "unit": UNIT_WORDS.get(c["unit"], c["unit"]),
            "describe": f.lookup("counter_describe", "kem_counters", c, "describe", fmt="text", interval=False),
@@ -293,7 +293,8 @@ def cycles_part(f: Facts, cycles: pd.DataFrame) -> dict:
     ops = [o for o in OPERATION_ORDER if o in set(cells["operation"]) and o != "derive"]
     simd = next((i for i in SIMD if i in set(ok["implementation"])), None)
     ctx = {"any_cycles": True, "unit": unit_word(ok), "simd": simd,
-           "simd_name": simd.removeprefix("libcrux-").upper() if simd else None}
+           "simd_name": simd.removeprefix("libcrux-").upper() if simd else None,
+           "simd_vs_portable": None, "oqs_vs_simd": None, "x25519": None}
     if simd and "libcrux-portable" in set(ok["implementation"]):
         ctx["simd_vs_portable"] = grouped(f, "simd_vs_portable",
                                           compare(f, cells, "simd_vs_portable", simd, "libcrux-portable", ops))
@@ -418,7 +419,7 @@ def throughput_part(f: Facts, throughput: pd.DataFrame) -> dict:
     ctx = {"any_sweep": True, "any_disturbed": bool(ok.get("disturbed_reps", pd.Series(0)).fillna(0).gt(0).any()),
            "all_pinned": bool(ok["pinned"].all()),
            "sweep_title": _series([OPERATION_NOUNS.get(o, o) for o in _in_order(ok["operation"], OPERATION_ORDER)]),
-           "drawn_sets": _series(_in_order(ok["parameter_set"], SET_ORDER))}
+           "drawn_sets": _series(_in_order(ok["parameter_set"], SET_ORDER)), "efficiency": False}
 
     def rate(r):
         return f.lookup(_id("rate", r["implementation"], r["parameter_set"], r["operation"], f"t{int(r['threads'])}"),
@@ -502,7 +503,7 @@ def headline(f: Facts, cycles: pd.DataFrame) -> dict:
         enc, dec = _row(cells, imp, "ML-KEM-512", "encaps"), _row(cells, imp, "ML-KEM-512", "decaps")
         if enc is None or dec is None:
             continue
-        r = ratio(f, dec, enc, "ML-KEM-512", fmt="fixed3")
+        r = ratio(f, dec, enc, "ML-KEM-512")
         rows.append({"implementation": imp, "code": "portable" if imp == "libcrux-portable" else
                      imp.removeprefix("libcrux-").upper(), "ratio": r, "enc": cell(f, enc),
                      "dec": cell(f, dec),
