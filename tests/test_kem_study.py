@@ -579,3 +579,22 @@ def test_the_console_line_names_the_repetition():
     record["cell"]["rep"] = 1
     assert run_cell.progress_line(record, 3).endswith("ops/s [rep 2/3]")
     assert run_cell.progress_line(record, 1).endswith("ops/s")
+
+
+def test_a_wrapped_panel_titled_with_another_panels_name_is_caught(records):
+    """The cost figure puts two panels a row (a wrapped facet): the figure check holds
+    each panel's title against the operation its bars carry."""
+    import re
+
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+
+    tables = paper_tables(records)
+    svg = vlc.vegalite_to_svg(figures.cycles(tables["kem_cycles"], tables["kem_percentiles"], MACHINE).to_json())
+    assert figure_check.problems(svg, "kem_cycles") == []
+    # swap two panel titles, as a header sorted apart from its data would
+    swapped = re.sub(r">(keypair|encaps)</text>", lambda m: ">" + {"keypair": "encaps", "encaps": "keypair"}[
+        m.group(1)] + "</text>", svg)
+    problems = figure_check.problems(swapped, "kem_cycles")
+    assert any("the panel titled 'encaps' draws operation ['keypair']" in p for p in problems), problems

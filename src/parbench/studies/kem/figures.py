@@ -73,13 +73,13 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
         y=alt.Y("median_ci_low_ticks:Q", title=y_title), y2="median_ci_high_ticks:Q")
     marked = disturbed_layer(place.encode(y=alt.Y("median_ticks:Q", title=y_title)), data)
     return (alt.layer(bars, whiskers, interval, *marked).properties(width=alt.Step(14), height=220)
-            .facet(column=alt.Column("operation:N", sort=ops, title=None))
+            # two panels a row: narrow enough to stay legible at the width of a page
+            .facet(facet=alt.Facet("operation:N", sort=ops, title=None), columns=2)
             .resolve_scale(x="independent")
             .properties(title=alt.TitleParams(
-                f"{unit_title(data)[:1].upper()}{unit_title(data)[1:]} per call by parameter set and implementation "
-                f"(median, black: its {CONFIDENCE:.0%} bootstrap interval over the calls; grey whiskers: 10th to 90th "
-                "percentile)",
-                subtitle=counter_note(data))))
+                f"{unit_title(data)[:1].upper()}{unit_title(data)[1:]} per call by parameter set and implementation",
+                subtitle=[f"median; black: its {CONFIDENCE:.0%} bootstrap interval over the calls; grey whiskers: "
+                          "10th to 90th percentile", counter_note(data)])))
 
 
 def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:

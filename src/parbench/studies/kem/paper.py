@@ -274,11 +274,15 @@ def counter_facts(f: Facts, counters: pd.DataFrame) -> dict:
         out["tsc_ghz"] = f.lookup("tsc_ghz", "kem_counters", counters_view(selected).iloc[0], "tsc_ghz", via=COUNTERS, fmt="fixed2", unit="GHz",
                                   interval=False)
     missing = counters[~counters["available"].fillna(False).astype(bool)].sort_values("preference")
-    out["missing"] = [{"counter": r.counter,
-                       "reason": f.lookup(_id("counter_reason", r.counter), "kem_counters", r, "reason", fmt="text",
-                                          interval=False)} for r in missing.itertuples()]
-    # the reason the machine has no core-cycle counter: the first core-cycle counter's
-    core = [m for m, r in zip(out["missing"], missing.itertuples()) if r.unit == "cycles"]
+    # counters that failed for the same reason are named together, the reason once
+    out["missing"] = []
+    for reason, group in missing.groupby("reason", sort=False, dropna=False):
+        first = group.iloc[0]
+        out["missing"].append({"counter": _series(group["counter"].tolist()), "cycles": first["unit"] == "cycles",
+                               "reason": f.lookup(_id("counter_reason", first["counter"]), "kem_counters", first,
+                                                  "reason", fmt="text", interval=False)})
+    # why the machine has no core-cycle counter: the most preferred one's reason
+    core = [m for m in out["missing"] if m["cycles"]]
     out["no_core_reason"] = core[0] if core and not out["core_cycles"] else None
     return out
 
@@ -465,7 +469,7 @@ def _measured_us(ok: pd.DataFrame, imp: str, op: str) -> str:
     for pset in ML_KEM:
         row = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset) & (ok["operation"] == op)]
         if len(row) and pd.notna(row["median_ns"].iloc[0]):
-            values.append(f"{pset.removeprefix('ML-KEM-')}: {fmt_num(row['median_ns'].iloc[0] / 1000)}")
+            values.append(f"{pset.removeprefix('ML-KEM-')}: {row['median_ns'].iloc[0] / 1000:.1f}")
     return ", ".join(values) + " µs" if values else "n/a (no time conversion for this counter)"
 
 
