@@ -143,7 +143,8 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
         y="linear:Q", color=implementation_color(data), strokeOpacity=alt.value(0.55))
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
     marked = disturbed_layer(base.encode(y="ops_per_sec:Q"), data)
-    subtitle = [f"median of the repetitions, {CONFIDENCE:.0%} bootstrap interval bars", "dashed: linear scaling from one thread"]
+    subtitle = [f"median of the repetitions, {CONFIDENCE:.0%} bootstrap interval bars",
+                "dashed: linear scaling from one thread"]
     if marked:
         subtitle.append("open red diamond: a repetition stayed disturbed")
     return (alt.layer(ideal, bars, lines, *marked).properties(width=260, height=200)

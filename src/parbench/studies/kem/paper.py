@@ -173,9 +173,7 @@ def compare(f: Facts, cells: pd.DataFrame, name: str, imp: str, other: str, oper
     both medians, the verdict (fewer counts per call: faster) and the ratio of the
     medians with its bounds."""
     rows = []
-    for pset in _in_order(cells["parameter_set"], ML_KEM):
-        if pset not in ML_KEM:
-            continue
+    for pset in [s for s in ML_KEM if s in set(cells["parameter_set"])]:
         for op in operations:
             a, b = _row(cells, imp, pset, op), _row(cells, other, pset, op)
             if a is None or b is None:
@@ -268,10 +266,11 @@ def counter_facts(f: Facts, counters: pd.DataFrame) -> dict:
     out = {"counter": c["counter"], "counter_unit": c["unit"], "unit": UNIT_WORDS.get(c["unit"], c["unit"]),
            "describe": f.lookup("counter_describe", "kem_counters", c, "describe", fmt="text", interval=False),
            "forced": bool(pd.notna(c["requested"]) and c["requested"]),
-           "invariant": c.get("tsc_invariant") is True or c.get("tsc_invariant") == True,  # noqa: E712
+           "invariant": bool(pd.notna(c.get("tsc_invariant")) and c.get("tsc_invariant")),
            "core_cycles": c["unit"] == "cycles"}
     if c["counter"] == "TSC" and pd.notna(c["tsc_hz"]):
-        out["tsc_ghz"] = f.lookup("tsc_ghz", "kem_counters", counters_view(selected).iloc[0], "tsc_ghz", via=COUNTERS, fmt="fixed2", unit="GHz",
+        view = counters_view(selected).iloc[0]
+        out["tsc_ghz"] = f.lookup("tsc_ghz", "kem_counters", view, "tsc_ghz", via=COUNTERS, fmt="fixed2", unit="GHz",
                                   interval=False)
     missing = counters[~counters["available"].fillna(False).astype(bool)].sort_values("preference")
     # counters that failed for the same reason are named together, the reason once
@@ -519,7 +518,9 @@ def headline(f: Facts, cycles: pd.DataFrame) -> dict:
                          "seed_dec": seed_dec, "unit": unit_word(_ok(cycles))}}
 
 
-def limitations(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, machine: dict) -> dict:
+def limitations(f: Facts, throughput: pd.DataFrame) -> dict:
+    """What this machine cannot show: its cores bound the thread sweep (the counter and
+    the implementations it cannot run come from the setup's facts)."""
     out = {}
     cores = f.machine_value("cores", "machine.logical_cores", fmt="int")
     ok = throughput[throughput["status"] == "ok"]
@@ -557,5 +558,5 @@ def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
     ctx.update(distribution(f, percentiles))
     ctx.update(throughput_part(f, throughput))
     ctx.update(headline(f, cycles))
-    ctx.update(limitations(f, cycles, throughput, machine))
+    ctx.update(limitations(f, throughput))
     return ctx
