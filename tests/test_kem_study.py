@@ -599,3 +599,25 @@ def test_a_wrapped_panel_titled_with_another_panels_name_is_caught(records):
         m.group(1)] + "</text>", svg)
     problems = figure_check.problems(swapped, "kem_cycles")
     assert any("the panel titled 'encaps' draws operation ['keypair']" in p for p in problems), problems
+
+
+def test_with_a_core_cycle_counter_the_counts_are_core_cycles(records):
+    cycles, sweep = copy.deepcopy(records)
+    for r in cycles:
+        r["result"]["counter"] = PERF
+    probe = copy.deepcopy(PROBE)
+    probe["selected"] = PERF
+    for c in probe["counters"]:
+        if c["name"] == "PERF_CYCLES":
+            c.update(available=True, reason=None)
+    tables = {f"kem_{name}": frame for name, frame in aggregate.study_tables(cycles, sweep, probe).items()}
+    from parbench.paper import render_parts
+
+    parts, facts = render_parts("kem", paper, tables, MACHINE)
+    assert check(tables, parts, facts) == []
+    assert "core cycles per call" in parts["cycles"] and "TSC" not in parts["cycles"]
+    assert " ns" not in parts["cycles"]  # core cycles do not convert to time
+    assert "as many core cycles" in parts["headline"]
+    assert "no core-cycle counter" not in parts["limitations"] and "core cycles of the PERF_CYCLES" in parts[
+        "limitations"]
+    assert "although the seed's format calls them cycles" not in parts["seed_table"]
