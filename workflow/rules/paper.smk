@@ -39,7 +39,8 @@ rule paper_check:
         f"{LOGS}/paper_check.log",
     params:
         parbench=PARBENCH,
-        generated=paths.PAPER_GENERATED,
+        # the folder of check.json: paper/_generated
+        generated=lambda wc, output: Path(output[0]).parent,
     conda:
         CONDA_ENV
     shell:
