@@ -2,7 +2,7 @@
 several Python runtimes (CPython, PyPy, Jython, a free-threaded CPython, the seed's
 protoPython): what the GIL costs and what a GIL-free runtime gains (seed 001)."""
 
-from parbench.studies.base import Study, SystemPackage
+from parbench.studies.base import Command, Study, SystemPackage
 from parbench.studies.gil import plan
 
 STUDY = Study(
@@ -23,12 +23,14 @@ STUDY = Study(
     config_errors=plan.config_errors,
     failures=plan.failures,
     system_packages=(
-        SystemPackage("pypy3", "pypy3", "the PyPy runtime (a GIL and a JIT); without it PyPy is listed as not "
-                      "measured", required=False),
-        SystemPackage("jython", "jython", "the Jython runtime (JVM threads, no GIL); without it Jython is listed "
-                      "as not measured", required=False),
-        SystemPackage("default-jdk-headless", "javac", "a JDK, for the plain-Java control that "
-                      "benchmarks/gil_goals.py measures beside Jython (java runs its source file); without it "
-                      "the control is reported as not measured and its tests skip", required=False),
+        SystemPackage("pypy3", Command("pypy3"), "the PyPy runtime (a GIL and a JIT); without it PyPy is listed "
+                      "as not measured", required=False, brew="pypy3"),
+        SystemPackage("jython", Command("jython"), "the Jython runtime (JVM threads, no GIL); without it Jython "
+                      "is listed as not measured", required=False, brew="jython"),
+        # javac -version: macOS has a /usr/bin/javac stub that fails without a JDK
+        SystemPackage("default-jdk-headless", Command("javac", ("-version",)), "a JDK, for the plain-Java "
+                      "control that benchmarks/gil_goals.py measures beside Jython (java runs its source file); "
+                      "without it the control is reported as not measured and its tests skip", required=False,
+                      brew="openjdk"),
     ),
 )

@@ -81,7 +81,8 @@ def build(out: Path, liboqs: Path | None, jobs: int = 1) -> dict:
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
         missing_openssl = "openssl/evp.h" in proc.stderr
-        doc["reason"] = ("the system OpenSSL's headers are missing (Debian: apt-get install libssl-dev)"
+        doc["reason"] = ("the system OpenSSL's headers are missing (Debian: apt-get install libssl-dev; "
+                         "macOS: brew install openssl@3)"
                          if missing_openssl else f"the build failed: {tail}")
     else:
         doc["library"] = str(out / LIBRARY)
