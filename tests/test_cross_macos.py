@@ -244,3 +244,32 @@ def test_every_c_file_of_native_is_cross_compiled_here():
     found = {str(p.relative_to(NATIVE)) for ext in ("*.c", "*.cpp") for p in NATIVE.rglob(ext)
              if "build" not in p.relative_to(NATIVE).parts and "target" not in p.relative_to(NATIVE).parts}
     assert found == set(COVERED), f"not covered: {sorted(found - set(COVERED))}; gone: {sorted(set(COVERED) - found)}"
+
+
+def test_the_makefiles_look_under_homebrews_prefixes(tmp_path):
+    """As on a Mac with Homebrew and Apple clang: `-fopenmp` alone fails, `brew --prefix`
+    answers, pkg-config knows no OpenSSL (openssl@3 is keg-only). A stand-in `brew` says
+    where each formula lives; the Makefiles must then use those prefixes and Apple
+    clang's OpenMP flags."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    brew = bin_dir / "brew"
+    brew.write_text(f'#!/bin/sh\n[ "$1" = --prefix ] && echo "{tmp_path}/opt/$2"\n')
+    brew.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", PKG_CONFIG_LIBDIR=str(tmp_path / "no-pc"))
+    cc = zig("aarch64-macos")
+    out = ok(run(["make", "-s", "-C", str(SCHED), f"BUILD_DIR={tmp_path / 'b'}", f"CC={cc}",
+                  f"CXX={zig('aarch64-macos', 'c++')}", "config"], env=env), "make config")
+    omp = tmp_path / "opt" / "libomp"
+    assert f"-Xpreprocessor -fopenmp -I{omp}/include / -L{omp}/lib -lomp" in out, out
+    assert f"(under {tmp_path / 'opt' / 'tbb'})" in out, out
+    flags = run(["make", "-s", "-C", str(CRYPTOSHIM), f"CC={cc}", "print-OPENSSL_CFLAGS", "print-OPENSSL_LIBS"],
+                env=env).stdout.split("\n")
+    assert flags[:2] == [f"-I{tmp_path}/opt/openssl@3/include", f"-L{tmp_path}/opt/openssl@3/lib -lcrypto"], flags
+    # SDL2: neither pkg-config nor sdl2-config on PATH, only brew (and echo for make)
+    (bin_dir / "echo").symlink_to(shutil.which("echo"))
+    make = shutil.which("make")
+    sdl = run([make, "-s", "-C", str(FRACSTEAL), f"CC={cc}", "print-SDL2_CFLAGS", "print-SDL2_LIBS"],
+              env=dict(env, PATH=str(bin_dir))).stdout.split("\n")
+    sdl2 = tmp_path / "opt" / "sdl2"
+    assert sdl[:2] == [f"-I{sdl2}/include/SDL2 -D_THREAD_SAFE", f"-L{sdl2}/lib -lSDL2"], sdl
