@@ -221,6 +221,15 @@ def test_the_kem_counter_hal_and_its_test_link_for_macos(tmp_path, target):
     assert macho(exe)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_gil_native_control_links_for_macos(tmp_path, target):
+    """The gil study's native control, with the flags of its rule (gil_control_build)."""
+    exe = tmp_path / "gil_control"
+    ok(run([str(ZIG), "cc", "-target", target, "-O2", "-Wall", "-Wextra", "-pthread",
+            str(NATIVE / "gilcontrol" / "gil_control.c"), "-o", str(exe)]), f"gil_control for {target}")
+    assert macho(exe)
+
+
 COVERED = {
     # file (relative to native/) -> the test above that compiles it
     **{f"sched/{d}/{f}": "sched" for d, files in {
@@ -236,6 +245,7 @@ COVERED = {
     "cryptoshim/tests/test_signer.c": "cryptoshim",
     "liboqs/oqs_compat_shim.c": "liboqs shim",
     "kem/src/cycle_counter/hal.c": "kem hal", "kem/tests/hal_test.c": "kem hal",
+    "gilcontrol/gil_control.c": "gil control",
 }
 
 
