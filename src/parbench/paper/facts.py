@@ -53,6 +53,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "int": lambda x: "n/a" if x is None or pd.isna(x) else f"{int(round(float(x))):,}",
     "fixed1": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.1f}",
     "fixed2": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.2f}",
+    "fixed3": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.3f}",
     "text": lambda x: str(x),
 }
 # Units written without a space before them.

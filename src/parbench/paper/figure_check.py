@@ -6,9 +6,9 @@ the reader needs, the facet fields among them). `problems(svg)` reads the SVG an
 
 - the figure draws data (a chart that only says "not measured" is a sentence, not a
   figure);
-- every facet panel's header (row and column) is the value its marks carry for the facet
-  field: a panel labelled with another panel's name is the bug of a header sorted one way
-  and the data another;
+- every facet panel's header (row and column, or the title a wrapped facet puts above
+  each panel) is the value its marks carry for the facet field: a panel labelled with
+  another panel's name is the bug of a header sorted one way and the data another;
 - every label of a nominal axis sits at the marks that carry it (a heat map's rows);
 - every legend entry is a value some mark draws: a legend never lists what is not plotted.
 
@@ -154,6 +154,22 @@ def problems(svg_text: str, name: str) -> list[str]:
             seen.discard(None)
             if seen and seen != {h.text}:
                 out.append(f"{name}: the {kind} labelled {h.text!r} draws {field_name} {sorted(seen)}")
+    # a wrapped facet (`facet=..., columns=N`) titles each panel just above it, inside its cell
+    wrapped = [t for t in texts if "role-scope" in t.role and "role-title-text" in t.role]
+    if wrapped and panels:
+        field_name = _field_of({t.text for t in wrapped}, marks)
+        if field_name is None:
+            out.append(f"{name}: the panel titles {sorted({t.text for t in wrapped})} are not values of any field "
+                       f"the marks carry (add the facet field to the tooltip)")
+        else:
+            for t in wrapped:
+                below = [p for p in panels if p.holds(t.x, None) and p.y >= t.y - 0.5]
+                if not below:
+                    continue
+                panel = min(below, key=lambda p: p.y - t.y)
+                seen = {m.fields.get(field_name) for m in panel.marks} - {None}
+                if seen and seen != {t.text}:
+                    out.append(f"{name}: the panel titled {t.text!r} draws {field_name} {sorted(seen)}")
     from parbench.paper.templates import COMPARISONS
 
     for t in texts:
@@ -191,8 +207,10 @@ def unit_problems(svg_text: str, name: str, units: set[str]) -> list[str]:
         return []
     _, _, texts = parse(svg_text)
     titles = [t.text for t in texts if "role-axis-title" in t.role]
+    # the figure's own title: not a facet header, nor a wrapped facet's panel title (those
+    # sit inside a scope and come first in the SVG)
     main = [t.text for t in texts if "role-title-text" in t.role and "role-subtitle" not in t.role
-            and "header" not in t.role]
+            and "header" not in t.role and "role-scope" not in t.role]
     out = []
     for text in titles + main[:1]:
         for unit, pattern in UNIT_WORDS.items():

@@ -101,8 +101,11 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         "studies": [{"name": s.name, "title": s.title} for s in run],
         "not_measured": [{"name": s.name, "title": s.title} for s in studies.registered() if s not in run],
         "tables": {"telemetry": _telemetry_table(caps), "machines": _machines_table(found)},
-        "missing_telemetry": [{"feature": k.replace("_", " "), "reason": v.get("reason")}
-                              for k, v in caps.items() if isinstance(v, dict) and v.get("available") is False],
+        # the machine's own words for what it lacks (they may hold paths and numbers: facts)
+        "missing_telemetry": [{"feature": k.replace("_", " "),
+                               "reason": f.machine_value(f"missing.{k}", f"capabilities.{k}.reason", fmt="plain")}
+                              for k, v in caps.items() if isinstance(v, dict) and v.get("available") is False
+                              and v.get("reason")],
     }
 
 

@@ -3,7 +3,7 @@ several Python runtimes (CPython, CPython's default and free-threaded builds mad
 source here when the machine has none, PyPy, Jython, the seed's protoPython) beside a
 native control: what the GIL costs and what a GIL-free runtime gains (seed 001)."""
 
-from parbench.studies.base import Study, SystemPackage
+from parbench.studies.base import Command, Study, SystemPackage
 from parbench.studies.gil import plan
 
 STUDY = Study(
@@ -26,12 +26,12 @@ STUDY = Study(
     config_errors=plan.config_errors,
     failures=plan.failures,
     system_packages=(
-        SystemPackage("pypy3", "pypy3", "the PyPy runtime (a GIL and a JIT); without it PyPy is listed as not "
-                      "measured", required=False),
-        SystemPackage("jython", "jython", "the Jython runtime (JVM threads, no GIL); without it Jython is listed "
-                      "as not measured", required=False),
-        SystemPackage("build-essential", "make", "gcc and make: the study builds CPython from source (its default "
-                      "and free-threaded builds) and its native control; without them those runtimes are listed as "
-                      "not measured", required=False),
+        SystemPackage("pypy3", Command("pypy3"), "the PyPy runtime (a GIL and a JIT); without it PyPy is listed "
+                      "as not measured", required=False, brew="pypy3"),
+        SystemPackage("jython", Command("jython"), "the Jython runtime (JVM threads, no GIL); without it Jython "
+                      "is listed as not measured", required=False, brew="jython"),
+        SystemPackage("build-essential", Command("make"), "gcc and make: the study builds CPython from source (its "
+                      "default and free-threaded builds) and its native control; without them those runtimes are "
+                      "listed as not measured", required=False),
     ),
 )

@@ -20,7 +20,8 @@ A run does the whole fixed amount of work once: `chunks` chunks, dealt round-rob
 workers (worker w takes chunks w, w + workers, ...). `sequential` runs every chunk in the
 main thread; `threads` starts `workers` threading.Thread workers and joins them (as the
 seed's benchmark does, starting and joining is inside the timed region); `processes`
-starts `workers` multiprocessing processes (fork where the platform has it), collects
+starts `workers` multiprocessing processes (fork on Linux, the platform's default, spawn,
+on macOS: as CPython does there), collects
 their results through pipes and joins them, also inside the timed region.
 
 First every configuration runs `warmup_runs` times (results checked, times kept apart:
@@ -256,9 +257,19 @@ _CONTEXT = []
 _NO_MULTIPROCESSING = []
 
 
+def start_method_for(platform_name, methods):
+    """The start method the processes execution uses: the one CPython uses by default on
+    that platform, so that the measurement is what a user of that platform gets. Linux:
+    fork (a worker starts in milliseconds; CPython's default up to 3.13, and still
+    offered). macOS and Windows: the platform's default (spawn; CPython stopped forking on
+    macOS in 3.8, fork being unsafe with its system libraries), None here."""
+    if platform_name.startswith("linux") and "fork" in methods:
+        return "fork"
+    return None
+
+
 def mp_context():
-    """The multiprocessing context (fork where the platform has it, so that a worker
-    starts in milliseconds; the platform's default elsewhere). ImportError when the
+    """The multiprocessing context (start_method_for this platform). ImportError when the
     runtime has no multiprocessing (Jython)."""
     if _NO_MULTIPROCESSING:  # a failed import is slow on Jython (seconds): tried once per launch
         raise _NO_MULTIPROCESSING[0]
@@ -271,7 +282,7 @@ def mp_context():
         ctx = multiprocessing
         if hasattr(multiprocessing, "get_context"):
             methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+            ctx = multiprocessing.get_context(start_method_for(sys.platform, methods))
         _CONTEXT.append(ctx)
     return _CONTEXT[0]
 
