@@ -315,33 +315,97 @@ def test_comparisons_give_each_ratio_its_interval_and_say_when_it_holds_one():
     assert c.loc[("gil_cost", "multithread_cpu", "sequential", 1), "distinguishable"] == False  # noqa: E712
 
 
+def ft_machine():
+    from test_gil_study import machine
+
+    m = machine()
+    m["config"]["gil"]["baseline"] = "cpython_src"
+    return m
+
+
+def control_launches(threads=(0.0205, 0.021, 0.0208), seq=(0.040, 0.041, 0.042)):
+    """The native control on the seed's workload: its sum in C, in threads."""
+    out = []
+    for rep in range(3):
+        rec = launch("native", "multithread_cpu", rep, {("sequential", 1): seq[rep], ("threads", 2): threads[rep]})
+        rec["runtime"].update(implementation="native", version="gcc 12.2.0", has_gil=False, gil_enabled=False,
+                              control=True, origin="control")
+        out.append(rec)
+    return out
+
+
+def control_resolution():
+    return {"name": "native", "alternatives": ["{control}"], "argv": ["/x/gil-control"], "chosen": "{control}",
+            "reason": None, "gil_declared": False, "origin": "control", "control": True}
+
+
 def test_the_paper_states_the_gils_cost_and_the_free_threaded_overhead_from_the_tables():
+    from test_gil_study import check, paper_tables, render
+
     records = canned(ft_seq=(0.040, 0.043, 0.041))
-    t = aggregate.study_tables(records, resolutions(), 0.95, "cpython_src")
-    text = paper.freethreading(t["summary"], t["runtimes"], t["comparisons"], {"config": {}})
-    assert "cpython_ft is CPython 3.13.15 (PYTHON_GIL=0)" in text
-    assert "distinguishably at 4 of 4 points" in text
-    assert "multithread_cpu 1.00x [" in text and "not distinguishable on this machine" in text
-    assert "Allocation under free-threading" in text and "cpython_ft 1.52x" in text
+    tables, m = paper_tables(records, resolutions(), "cpython_src"), ft_machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    text = parts["freethreading"]
+    assert 'cpython_ft is CPython [3.13.15]{.fact key="gil.version.cpython_ft"} run with [PYTHON_GIL=0]{.fact' in text
+    # the GIL on against off: threads at 2 workers took longer with it on, on both workloads
+    assert "at all [2]{.fact" in text and "points the run was [slower with the GIL on]{.fact" in text
+    # sequentially too here: 0.050 s with the GIL on against 0.040-0.043 s off
+    assert "Run sequentially, where no thread waits for another, at all [2]{.fact" in text
+    assert text.count("the run was [slower with the GIL on]{.fact") == 2
+    # the free-threaded build's single-thread overhead, from its interval against one
+    assert ("on multithread_cpu it took [1.00 (0.95–1.07)]{.fact" in text
+            and "[not distinguishable on this machine from]{.fact" in text)
+    assert "cpython_ft reached a speedup of [1.52 (1.48–1.59)]{.fact" in text and "[above]{.fact" in text
+    assert "[higher than]{.fact key=\"gil.alloc_ft_vs.cpython_ft_gil\"} that of cpython_ft_gil" in text
     assert "{#tbl-gil-freethreading}" in text
-    none = paper.freethreading(t["summary"], t["runtimes"][t["runtimes"]["runtime"] == "cpython_src"].assign(
-        status="not measured", reason="no source"), t["comparisons"].iloc[0:0], {"config": {}})
-    assert "Not measured in this run: cpython_src (no source); cpython_ft (not configured)" in none
-    assert "cannot say what the GIL costs within one binary" in none
+    # the headline: the free-threaded build's speedup beside the same binary's with the GIL on, and the
+    # seed's time ratio, which is another quantity
+    head = parts["headline"]
+    assert head.startswith("**The GIL (@sec-gil).**") and "[higher than]{.fact key=\"gil.headline_ft_vs_gil\"}" in head
+    assert "[3.3]{.fact key=\"gil.seed_ratio\"}" in head and "another quantity" in head
+    assert "Without its GIL, CPython's threads ran pure-Python code in parallel on this machine; with the GIL " \
+           "on, the same binary's threads took turns, its speedup [below]{.fact" in head
+    # a run without the three builds says what it cannot say
+    rt_ = tables["gil_runtimes"]
+    none = dict(tables, gil_runtimes=rt_[rt_["runtime"] == "cpython_src"].assign(status="not measured",
+                                                                                  reason="no source"),
+                gil_comparisons=tables["gil_comparisons"].iloc[0:0],
+                gil_summary=tables["gil_summary"].iloc[0:0])
+    parts, facts = render(none, m)
+    assert check(none, m, parts, facts) == []
+    assert "Not measured in this run: cpython_src ([no source]{.fact" in parts["freethreading"]
+    assert "cpython_ft (not configured)" in parts["freethreading"]
+    assert "cannot say what the GIL costs within one binary" in parts["freethreading"]
+    assert "there is no headline to set beside the seed's" in parts["headline"]
 
 
 def test_the_seed_row_sets_our_times_beside_the_seeds_and_says_what_start_up_explains():
+    from test_gil_study import check, machine, paper_tables, render
+
     records = [launch("cpython", "multithread_cpu", rep, {("sequential", 1): 0.004, ("threads", 2): 0.005},
                       version="3.11.2", origin="this") for rep in range(3)]
     for r in records:
         r["startup_sec"] = 0.030
-    t = aggregate.study_tables(records, [{"name": "cpython", "alternatives": ["{python}"], "argv": ["/p"],
-                                          "chosen": "{python}", "reason": None, "gil_declared": None}], 0.95,
-                               "cpython")
-    text = paper.seed_row(t["summary"], t["runtimes"], ("threads", 2))
-    assert "the work itself took cpython 5 ms" in text and "13 times that" in text
-    assert "start-up and run together come to 35 ms" in text and "start-up included" in text
-    assert "| cpython | CPython 3.11.2 |" in text and "{#tbl-gil-seed-row}" in text
+    tables = paper_tables(records, [{"name": "cpython", "alternatives": ["{python}"], "argv": ["/p"],
+                                     "chosen": "{python}", "reason": None, "gil_declared": None}])
+    m = machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    text = parts["report"]
+    assert "the work itself took cpython (CPython [3.11.2]{.fact" in text and "[5 (5–5) ms]{.fact" in text
+    assert "the seed's CPython time is [13]{.fact" in text
+    assert "start-up and work together come to [35 ms]{.fact" in text and "start-up included" in text
+    assert "| cpython  | CPython 3.11.2" in text and "{#tbl-gil-seed-row}" in text
+    assert facts["gil.seed_cpython_ms"]["source"] == {"kind": "seed", "file": "gil.txt",
+                                                      "quote": "215 ms vs 65 ms CPython"}
+    # a start-up that cannot explain the seed's times
+    for r in records:
+        r["startup_sec"] = 0.300
+    tables = paper_tables(records, [{"name": "cpython", "alternatives": ["{python}"], "argv": ["/p"],
+                                     "chosen": "{python}", "reason": None, "gil_declared": None}])
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == [] and "cannot be split into start-up and work" in parts["report"]
 
 
 # --- the native control ---------------------------------------------------------------------------
@@ -378,19 +442,31 @@ def test_the_native_control_runs_the_sum_in_threads_and_its_results_are_checked(
 
 
 def test_the_ceiling_is_read_only_where_the_controls_own_interval_excludes_one():
-    def row(runtime, speedup, lo, hi, workload="multithread_cpu_scaled"):
-        return {"runtime": runtime, "workload": workload, "speedup_vs_sequential": speedup, "speedup_ci_low": lo,
-                "speedup_ci_high": hi}
+    from test_gil_study import check, paper_tables, render
 
-    threads = pd.DataFrame([row("native", 1.97, 1.94, 2.0), row("cpython_ft", 1.92, 1.85, 1.99),
-                            row("cpython", 1.0, 0.97, 1.02)])
-    text = paper.ceiling_text(threads, {"native"}, 2)
-    assert "1.97x [1.94, 2.00] on multithread_cpu_scaled (reached, within the intervals, by cpython_ft)" in text
-    assert "capped by the machine" in text
-    noisy = pd.DataFrame([row("native", 1.66, 0.99, 2.11), row("cpython", 1.0, 0.97, 1.02)])
-    text = paper.ceiling_text(noisy, {"native"}, 2)
-    assert "an interval that holds 1" in text and "capped by the machine" not in text
-    assert paper.ceiling_text(threads, set(), 2) == ""
+    records = canned() + control_launches()
+    tables, m = paper_tables(records, [*resolutions(), control_resolution()], "cpython_src"), ft_machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    text = parts["speedup"]
+    # the control: 1.97 (1.90-2.05) on multithread_cpu; cpython_ft's 1.89 (1.85-1.93) reaches it, the
+    # builds with a GIL stay below it
+    assert "the native control (native:" in text and "on multithread_cpu [1.97 (1.90–2.05)]{.fact" in text
+    assert "and cpython_ft ([1.89 (1.85–1.93)]{.fact" in text and "was [not distinguishable on this machine " \
+           "from]{.fact" in text
+    assert "while the speedups of cpython_src, cpython_ft_gil were [below]{.fact" in text
+    assert "held back by the machine" in text
+    assert "[1.97 (1.90–2.05)]{.fact" in parts["limitations"]
+    # the control is no runtime: never in the time ranking, the seed's table or the runtimes' groups
+    assert "native" not in parts["wall_time"].split("(@fig")[0].split("](")[1]
+    assert "native against" not in parts["report"] and "(native," not in text
+    # a control whose own interval holds one: no speedup can be read against the machine
+    noisy = canned() + control_launches(threads=(0.0205, 0.060, 0.021))
+    tables = paper_tables(noisy, [*resolutions(), control_resolution()], "cpython_src")
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "no runtime's speedup there can be read against the machine" in parts["speedup"]
+    assert "held back by the machine" not in parts["speedup"]
 
 
 @pytest.mark.native

@@ -145,6 +145,13 @@ rule gil_aggregate:
             subcategory="Tables",
             labels={"table": "gil_comparisons", "format": "Parquet"},
         ),
+        load=report(
+            f"{PROCESSED}/gil_load.parquet",
+            caption="../report/load.rst",
+            category=report_category("gil"),
+            subcategory="Tables",
+            labels={"table": "gil_load", "format": "Parquet"},
+        ),
         seed=report(
             f"{PROCESSED}/multithread_cpu_report.md",
             caption="../report/gil/seed_report.rst",
@@ -211,6 +218,7 @@ rule gil_paper:
         tables=paper_tables("gil"),
         related=gil_plan.related_tables(PB, PROCESSED),
         figures=figure_outputs("gil"),
+        templates=paper_templates("gil"),
     output:
         fragments=paper_fragments("gil"),
         speedup_html=report(

@@ -18,7 +18,7 @@ Sources a fact can have (the check recomputes each):
   one;
 - `aggregate`: `op` (count, nunique, median, min, max, sum, mean) of a column over the
   rows a filter selects;
-- `ratio`, `difference`, `product`: of two other facts;
+- `ratio`, `difference`, `product`, `sum`: of two other facts;
 - `config` / `machine`: a value of the run's composed config or machine record (a dotted
   path);
 - `constant`: a module's constant ("module:NAME");
@@ -72,6 +72,7 @@ DERIVED = {
     "ratio": lambda a, b: None if a is None or b in (None, 0) else a / b,
     "difference": lambda a, b: None if a is None or b is None else a - b,
     "product": lambda a, b: None if a is None or b is None else a * b,
+    "sum": lambda a, b: None if a is None or b is None else a + b,
 }
 
 

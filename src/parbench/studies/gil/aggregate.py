@@ -12,7 +12,10 @@ Tables (Parquet; schema in docs/data.md):
             interval, CPU use, speedup against the same runtime's sequential run, and the
             ratio to the baseline runtime in the seed's words, both with bootstrap
             intervals over the two points' repetitions;
-- runtimes: one row per configured runtime: measured or not (and why), what it is.
+- runtimes: one row per configured runtime: measured or not (and why), what it is;
+- load:     one row per launch (a record): when it started, the load on the machine
+            outside it and whether it stayed disturbed (`disturbance.load_table`); a
+            point counts its launches that stayed disturbed (`disturbed_reps`).
 
 Speedup = median sequential time / median time of the point (same runtime and
 workload); ratio to the baseline = median time of the point / the baseline runtime's
@@ -30,6 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
+from parbench.disturbance import load_columns, load_table
 from parbench.studies.gil import report
 from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import EXECUTIONS
@@ -157,7 +161,13 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
     workers_of = [r["worker"] for r, _ in ok]
     has_jit_clock = bool(workers_of) and all(w.get("jit_clock") for w in workers_of)
     rounds = [w["warmup_rounds"] for w in workers_of if w.get("warmup_rounds") is not None]
+    # a point is marked disturbed (figures, tables, text) when one of its launches that
+    # measured stayed disturbed after every attempt (the launch measures every point)
+    measured = [load_columns(r) for r, p in launches if p["status"] == "ok"]
+    loads = [m["load_other_cores"] for m in measured if m["load_other_cores"] is not None]
     row.update(repetitions=len(launches), repetitions_ok=sum(p["status"] == "ok" for _, p in launches),
+               disturbed_reps=sum(1 for m in measured if m["disturbed"]),
+               load_other_cores_max=max(loads) if loads else None,
                runs=len(times), median_wall_sec=stats.median(per_launch) if per_launch else None,
                median_wall_sec_ci_low=lo, median_wall_sec_ci_high=hi,
                min_wall_sec=min(times) if times else None, max_wall_sec=max(times) if times else None,
@@ -254,7 +264,8 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
     columns = ["study", "profile", *KEYS, "status", "failure", "chunks", "repetitions", "repetitions_ok", "runs",
                "median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high", "min_wall_sec",
                "max_wall_sec", "median_cpu_sec", "cpu_sec_per_wall_sec", "cpu_sec_per_wall_sec_ci_low",
-               "cpu_sec_per_wall_sec_ci_high", "cpu_null_reason", *RUNTIME_FACTS.values(), "start_method",
+               "cpu_sec_per_wall_sec_ci_high", "cpu_null_reason", "disturbed_reps", "load_other_cores_max",
+               *RUNTIME_FACTS.values(), "start_method",
                "wall_clock", "cpu_clock", "jit_clock", "median_jit_sec", "median_warmup_rounds",
                "jit_quiet_launches", "started_unix", *PROVENANCE]
     summary = pd.DataFrame(rows, columns=columns)
@@ -282,7 +293,7 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
         summary[f"{name}_ci_low"] = [t[1] for t in triples]
         summary[f"{name}_ci_high"] = [t[2] for t in triples]
     # intervals are numbers (NaN, not None, where there is none: a single launch)
-    for column in [c for c in summary.columns if c.endswith(("_ci_low", "_ci_high"))]:
+    for column in [c for c in summary.columns if c.endswith(("_ci_low", "_ci_high"))] + ["load_other_cores_max"]:
         summary[column] = pd.to_numeric(summary[column], errors="coerce").astype(float)
     ratio = summary["ratio_vs_baseline"].tolist()
     summary["ratio_text"] = [report.ratio_text(x) if x is not None else None for x in ratio]
@@ -363,7 +374,18 @@ def study_tables(records: list[dict], resolutions: list[dict], confidence: float
     # the order the repetitions ran in (0-based, by start time; all rows of one launch share it)
     runs["run_position"] = (runs["started_unix"].rank(method="dense") - 1).astype("Int64")
     return {"runs": runs, "summary": summary_table(records, confidence, baseline),
-            "runtimes": runtime_rows(records, resolutions), "comparisons": comparison_table(records, confidence)}
+            "runtimes": runtime_rows(records, resolutions), "comparisons": comparison_table(records, confidence),
+            "load": load_table("gil", records, load_label, load_group)}
+
+
+def load_label(record: dict) -> str:
+    """A cell's name in the load table: `cpython_ft multithread_cpu`."""
+    return f"{record['cell']['runtime']} {record['cell']['workload']}"
+
+
+def load_group(record: dict) -> str:
+    """What the run order must spread over the run: the runtime."""
+    return record["cell"]["runtime"]
 
 
 # --- the seed's report -----------------------------------------------------------------------------
