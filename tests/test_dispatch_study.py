@@ -64,15 +64,16 @@ def test_worker_messages_are_checked():
 # --- a pool process's runner ----------------------------------------------------------------------
 
 def _item(fn, *args, task_id="t1"):
-    return [task_id, 1, "f1", serialization.serialize((args, {}))], {"f1": serialization.serialize(fn)}
+    return [task_id, 1, "f1", serialization.serialize((args, {})), 300.0], {"f1": serialization.serialize(fn)}
 
 
 def test_the_executor_times_runs_and_fails_tasks():
     workloads.by_value()
     executor._functions.clear()
     item, bodies = _item(workloads.cpu, 1000)
-    task_id, attempt, status, value, error, started, finished, pid = executor.run_task(item, bodies)
+    task_id, attempt, status, value, error, started, finished, pid, kind = executor.run_task(item, bodies)
     assert status == "COMPLETED" and serialization.deserialize(value) == 332833500 and started <= finished
+    assert kind is None
 
     def raises():
         raise KeyError("missing")
@@ -80,7 +81,22 @@ def test_the_executor_times_runs_and_fails_tasks():
     executor._functions.clear()
     item, bodies = _item(raises)
     result = executor.run_task(item, bodies)
-    assert result[2] == "FAILED" and "KeyError: 'missing'" in result[4]
+    assert result[2] == "FAILED" and "KeyError: 'missing'" in result[4] and result[8] == "raised"
+
+    def exits():
+        raise SystemExit(3)  # a task's own SystemExit is its failure, never the process's
+
+    executor._functions.clear()
+    assert executor.run_task(*_item(exits))[8] == "raised"
+
+    def unpicklable():
+        import threading
+
+        return threading.Lock()
+
+    executor._functions.clear()
+    result = executor.run_task(*_item(unpicklable))
+    assert result[8] == "result_unserializable" and "cannot be serialized" in result[4]
 
     def huge():
         return b"x" * 5000
@@ -92,6 +108,7 @@ def test_the_executor_times_runs_and_fails_tasks():
     finally:
         executor._max_result_bytes = serialization.DEFAULT_MAX_PAYLOAD_BYTES
     assert result[2] == "FAILED" and "larger than the limit of 1024 bytes" in result[4]
+    assert result[8] == "result_too_large"
     executor._functions.clear()
     chunk = executor.run_chunk([_item(workloads.noop, task_id=f"t{i}")[0] for i in range(3)],
                                {"f1": serialization.serialize(workloads.noop)})
