@@ -156,6 +156,51 @@ def test_the_pool_replaces_a_process_and_fails_only_the_poison_task():
     assert first != last
 
 
+def test_the_pool_under_stress_ends_every_task_once():
+    """400 tasks in chunks of 1 to 7 on 3 processes, one in ten ending its process and
+    one in ten raising, chunks submitted while processes die: every task ends once,
+    every normal one with its value, every poison with its kind."""
+    import random
+
+    rng = random.Random(7)
+    kinds = ["exit" if r < 0.1 else "raise" if r < 0.2 else "ok" for r in (rng.random() for _ in range(400))]
+    items = [[f"t{i}", 1, "f", serialization.serialize(((kind, i), {})), 30.0] for i, kind in enumerate(kinds)]
+    chunks, start = [], 0
+    while start < len(items):
+        size = rng.randint(1, 7)
+        chunks.append(items[start:start + size])
+        start += size
+
+    async def run():
+        results, done = [], asyncio.get_running_loop().create_future()
+
+        def on_done(token, chunk_results):
+            results.extend(chunk_results)
+            if len(results) == len(items) and not done.done():
+                done.set_result(None)
+
+        pool = TaskPool(3, executor.Limits(1 << 20, 0), on_done)
+        await pool.start()
+        try:
+            for chunk in chunks:
+                pool.submit(chunk, {"f": serialization.serialize(mixed)}, None)
+                await asyncio.sleep(0)  # let deaths and results interleave with submissions
+            await asyncio.wait_for(done, 120)
+            return results, dict(pool.counters)
+        finally:
+            pool.close()
+
+    results, counters = asyncio.run(run())
+    assert sorted(r[0] for r in results) == sorted(item[0] for item in items)  # each task exactly once
+    for r in results:
+        i = int(r[0][1:])
+        if kinds[i] == "ok":
+            assert r[2] == "COMPLETED" and serialization.deserialize(r[3]) == 2 * i, r
+        else:
+            assert (r[2], r[8]) == ("FAILED", {"exit": "crashed", "raise": "raised"}[kinds[i]]), r
+    assert counters["crashes"] == counters["replaced"] == kinds.count("exit")
+
+
 # --- the platform, in each mode ------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", MODES)

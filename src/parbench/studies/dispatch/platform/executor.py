@@ -193,16 +193,16 @@ def serve(conn, limits: Limits) -> None:
     connection."""
     words = init_process(limits)
     bodies: dict[str, bytes] = {}
-    conn.send((HELLO, os.getpid(), words))
-    while True:
-        try:
+    try:
+        conn.send((HELLO, os.getpid(), words))
+        while True:
             items, new = conn.recv()
-        except (EOFError, OSError):
-            os._exit(0)
-        bodies.update(new)
-        for item in items:
-            result = run_task(item, bodies)
-            conn.send((RESULT, result))
+            bodies.update(new)
+            for item in items:
+                result = run_task(item, bodies)
+                conn.send((RESULT, result))
+    except (EOFError, OSError):
+        os._exit(0)  # the pool closed the connection: it wants no more of this process
 
 
 # --- a plain pool (the processpool peer) ---------------------------------------------------------

@@ -114,6 +114,7 @@ class TaskPool:
         self.control: socket.socket | None = None
         self.reports: Connection | None = None
         self.started: collections.deque[int] = collections.deque()  # pids reported, not yet taken
+        self.deferred: list = []  # exit reports read while a spawn waited for its pid
         self.exits: dict[int, int] = {}  # pid -> exit code, of processes not known to a slot yet
 
     # --- life ---------------------------------------------------------------------------
@@ -171,15 +172,26 @@ class TaskPool:
             self._exited(slot, self.exits.pop(pid))
 
     def _wait_started(self) -> int:
-        """The pid of the process just forked (reports of exits that come first are
-        handled on the way)."""
+        """The pid of the process just forked. Reports of exits that come first wait
+        until this spawn is done: handling one here would start another spawn inside
+        this one, which would take this one's pid."""
         while not self.started:
             if not self.reports.poll(10):
                 raise PoolError(f"{self.name}: the fork server did not answer within 10 s")
-            self._report(self.reports.recv())
+            message = self.reports.recv()
+            if message[0] == "started":
+                self.started.append(message[1])
+            else:
+                self.deferred.append(message)
+                self.loop.call_soon(self._handle_deferred)
         return self.started.popleft()
 
+    def _handle_deferred(self) -> None:
+        while self.deferred:
+            self._report(self.deferred.pop(0))
+
     def _reported(self) -> None:
+        self._handle_deferred()
         while True:
             try:
                 if not self.reports.poll():
