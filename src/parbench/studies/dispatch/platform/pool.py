@@ -163,7 +163,7 @@ class TaskPool:
         finally:
             theirs.close()
         pid = self._wait_started()
-        slot.conn = Connection(ours.detach())
+        slot.conn = executor.Channel(ours)
         slot.pid = pid
         slot.ready, slot.functions, slot.killed_for = False, set(), None
         self.by_pid[pid] = slot
@@ -337,12 +337,11 @@ class TaskPool:
     # --- what the processes say ----------------------------------------------------------
     def _readable(self, slot: Slot) -> None:
         conn = slot.conn
-        try:
-            while conn.poll():
-                self._message(slot, conn.recv())
-                if slot.conn is not conn:
-                    return
-        except (EOFError, OSError):
+        for message in conn.ready():
+            self._message(slot, message)
+            if slot.conn is not conn:
+                return
+        if conn.eof:
             # the process is gone; its exit report (from the fork server) handles it
             self.loop.remove_reader(conn.fileno())
 
@@ -379,11 +378,8 @@ class TaskPool:
                 self.loop.remove_reader(conn.fileno())
             except (ValueError, RuntimeError):
                 pass
-            try:
-                while conn.poll():
-                    self._message(slot, conn.recv())
-            except (EOFError, OSError):
-                pass
+            for message in conn.ready():
+                self._message(slot, message)
             conn.close()
         slot.conn = None
         self._forget(slot)

@@ -84,14 +84,17 @@ def _text(value):
 # Batched writes run as Lua scripts: one command for a whole batch of tasks instead of
 # one or two per task (the batch is written atomically, and the client spends its time
 # on the batch, not on each command). Keys are built from the prefix in ARGV[1].
+# Several ids go into one SADD/SREM (at most 1000 per call: Lua's unpack has a limit).
 ADD_TASKS = """
 local p = ARGV[1]
 local ids = {}
 for b = 2, #ARGV, 4 do
   redis.call('HSET', p .. 'task:' .. ARGV[b], 'function_id', ARGV[b + 1], 'payload', ARGV[b + 2],
              'status', 'QUEUED', 'attempts', 0, 'completions', 0, 't_queued', ARGV[b + 3])
-  redis.call('SADD', p .. 'tasks:open', ARGV[b])
   ids[#ids + 1] = ARGV[b]
+end
+for i = 1, #ids, 1000 do
+  redis.call('SADD', p .. 'tasks:open', unpack(ids, i, math.min(i + 999, #ids)))
 end
 redis.call('PUBLISH', p .. 'tasks:new', table.concat(ids, ','))
 return #ids
@@ -112,13 +115,16 @@ MARK_RUNNING = """
 local p = ARGV[1]
 for b = 2, #ARGV, 4 do
   local key = p .. 'task:' .. ARGV[b]
-  local status = redis.call('HGET', key, 'status')
-  if status == 'QUEUED' or status == 'RUNNING' then
+  local v = redis.call('HMGET', key, 'status', 'workers')
+  if v[1] == 'QUEUED' or v[1] == 'RUNNING' then
     local attempt, worker, t = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-    local before = redis.call('HGET', key, 'workers')
-    redis.call('HSET', key, 'status', 'RUNNING', 'worker', worker, 'attempts', attempt, 't_dispatched', t,
-               'workers', before and (before .. ',' .. worker) or worker)
-    if attempt == '1' then redis.call('HSET', key, 't_first_dispatched', t) end
+    if attempt == '1' then
+      redis.call('HSET', key, 'status', 'RUNNING', 'worker', worker, 'attempts', attempt, 't_dispatched', t,
+                 'workers', worker, 't_first_dispatched', t)
+    else
+      redis.call('HSET', key, 'status', 'RUNNING', 'worker', worker, 'attempts', attempt, 't_dispatched', t,
+                 'workers', v[2] and (v[2] .. ',' .. worker) or worker)
+    end
   end
 end
 return 1
@@ -139,20 +145,27 @@ return 1
 # array of them (its header written here). Returns how many were stored.
 STORE_RESULTS = """
 local p = ARGV[1]
-local done = {}
+local done, ids = {}, {}
 for b = 2, #ARGV, 11 do
   local key = p .. 'task:' .. ARGV[b]
-  local v = redis.call('HMGET', key, 'status', 'attempts')
+  local v = redis.call('HMGET', key, 'status', 'attempts', 'completions')
   if v[1] == 'RUNNING' and v[2] == ARGV[b + 1] then
     local status = ARGV[b + 3]
-    local field = (status == 'COMPLETED') and 'result' or 'error'
-    redis.call('HSET', key, 'status', status, 'worker', ARGV[b + 2], field, ARGV[b + 4], 't_started', ARGV[b + 6],
-               't_finished', ARGV[b + 7], 't_stored', ARGV[b + 8], 'pid', ARGV[b + 9])
-    if ARGV[b + 5] ~= '' then redis.call('HSET', key, 'error_kind', ARGV[b + 5]) end
-    redis.call('HINCRBY', key, 'completions', 1)
-    redis.call('SREM', p .. 'tasks:open', ARGV[b])
+    if status == 'COMPLETED' then
+      redis.call('HSET', key, 'status', status, 'worker', ARGV[b + 2], 'result', ARGV[b + 4], 't_started', ARGV[b + 6],
+                 't_finished', ARGV[b + 7], 't_stored', ARGV[b + 8], 'pid', ARGV[b + 9],
+                 'completions', tonumber(v[3] or 0) + 1)
+    else
+      redis.call('HSET', key, 'status', status, 'worker', ARGV[b + 2], 'error', ARGV[b + 4], 'error_kind', ARGV[b + 5],
+                 't_started', ARGV[b + 6], 't_finished', ARGV[b + 7], 't_stored', ARGV[b + 8], 'pid', ARGV[b + 9],
+                 'completions', tonumber(v[3] or 0) + 1)
+    end
+    ids[#ids + 1] = ARGV[b]
     done[#done + 1] = ARGV[b + 10]
   end
+end
+for i = 1, #ids, 1000 do
+  redis.call('SREM', p .. 'tasks:open', unpack(ids, i, math.min(i + 999, #ids)))
 end
 local n = #done
 if n > 0 then

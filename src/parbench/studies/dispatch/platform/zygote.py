@@ -84,7 +84,7 @@ def _child(fd: int, limits: executor.Limits, close: list[int]) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for other in close:
             os.close(other)
-        executor.serve(Connection(fd), limits)
+        executor.serve(socket.socket(fileno=fd), limits)
     except BaseException:  # a pool process must never run the server's loop
         import traceback
 
