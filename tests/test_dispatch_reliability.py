@@ -303,7 +303,7 @@ def test_redis_restarting_under_the_platform(mode):
 
 
 def test_no_request_outlasts_its_wait_even_with_redis_stalled():
-    with Platform("push", replace(FAST, store_timeout_sec=0.5)) as platform:
+    with Platform("push", replace(FAST, store_timeout_sec=0.5, max_wait_sec=2.0)) as platform:
         platform.start_workers(1, 1)
         with platform.client() as client:
             fid = client.register(sleepy)
@@ -332,8 +332,17 @@ def test_no_request_outlasts_its_wait_even_with_redis_stalled():
                     assert took < wait + 0.5, (answer, took)
             finally:
                 os.kill(redis_pid, signal.SIGCONT)
-            assert client.result(task, wait_sec=20) == 2.0
-            assert client.call(fid, 0.05) == 0.05
+            assert client.result(task, wait_sec=2) == 2.0
+            assert client.call(fid, 0.05, wait_sec=2) == 0.05
+        # a client that sends its body slowly holds its request no longer than max_wait_sec
+        import socket
+
+        with socket.create_connection(("127.0.0.1", platform.gateway_port), timeout=5) as sock:
+            started = time.monotonic()
+            sock.sendall(b"POST /execute_function HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + platform.token.encode()
+                         + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"function_id\"")
+            answer = sock.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 408") and time.monotonic() - started < 2.0 + 0.5, answer[:200]
 
 
 @pytest.mark.parametrize("mode", ["local", "push"])

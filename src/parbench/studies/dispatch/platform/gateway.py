@@ -14,8 +14,9 @@
                               -> {"task_id": str, "status": str[, "result": base64 | "error": str, "error_kind": str]}
 
 Every request needs `Authorization: Bearer <token>`, the token generated for the run
-(401 otherwise). A body over the size limit gets 413, a malformed one 400 (with what is
-wrong), an unknown function or task 404; Redis being unreachable (or not answering in
+(401 otherwise). A body over the size limit gets 413, one that has not all arrived within
+`max_wait_sec` 408, a malformed one 400 (with what is wrong), an unknown function or task
+404; Redis being unreachable (or not answering in
 time) is a 503, and the gateway serves again as soon as Redis is back, without a
 restart. The gateway never unpickles what it is sent: it checks sizes and base64 and
 stores the bytes. A FAILED task's answer carries `error_kind`, one of
@@ -326,12 +327,22 @@ def create_app(settings: Settings) -> FastAPI:
         return error_response(exc.status_code, message)
 
     async def read_body(request: Request) -> bytes:
+        """The body, refused past the size limit (413) or when it has not all arrived
+        within max_wait_sec (408): a slow client holds no request longer than that."""
         chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > settings.max_request_bytes:
-                raise ApiError(413, f"request body is over the limit of {settings.max_request_bytes} bytes")
-            chunks.append(chunk)
+
+        async def read() -> None:
+            nonlocal size
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > settings.max_request_bytes:
+                    raise ApiError(413, f"request body is over the limit of {settings.max_request_bytes} bytes")
+                chunks.append(chunk)
+
+        try:
+            await asyncio.wait_for(read(), settings.max_wait_sec)
+        except asyncio.TimeoutError:
+            raise ApiError(408, f"the request body did not arrive within {settings.max_wait_sec:g} s") from None
         return b"".join(chunks)
 
     async def known_function(function_id: str, budget: Budget) -> None:
