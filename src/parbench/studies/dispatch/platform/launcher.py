@@ -318,8 +318,8 @@ class Platform(ProcessGroup):
             return False
 
     def _children_env(self) -> dict:
-        """The environment of the dispatcher and the workers: their temporary files (the
-        fork server's socket) in the platform's folder, removed with it."""
+        """The environment of the dispatcher and the workers: their temporary files (and
+        their tasks') in the platform's folder, removed with it."""
         return {"TMPDIR": str(self.dir)}
 
     def _start_dispatcher(self, pool_processes: int = 1, also=None, port: int | None = None) -> None:
