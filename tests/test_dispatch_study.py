@@ -64,15 +64,16 @@ def test_worker_messages_are_checked():
 # --- a pool process's runner ----------------------------------------------------------------------
 
 def _item(fn, *args, task_id="t1"):
-    return [task_id, 1, "f1", serialization.serialize((args, {}))], {"f1": serialization.serialize(fn)}
+    return [task_id, 1, "f1", serialization.serialize((args, {})), 300.0], {"f1": serialization.serialize(fn)}
 
 
 def test_the_executor_times_runs_and_fails_tasks():
     workloads.by_value()
     executor._functions.clear()
     item, bodies = _item(workloads.cpu, 1000)
-    task_id, attempt, status, value, error, started, finished, pid = executor.run_task(item, bodies)
+    task_id, attempt, status, value, error, started, finished, pid, kind = executor.run_task(item, bodies)
     assert status == "COMPLETED" and serialization.deserialize(value) == 332833500 and started <= finished
+    assert kind is None
 
     def raises():
         raise KeyError("missing")
@@ -80,7 +81,22 @@ def test_the_executor_times_runs_and_fails_tasks():
     executor._functions.clear()
     item, bodies = _item(raises)
     result = executor.run_task(item, bodies)
-    assert result[2] == "FAILED" and "KeyError: 'missing'" in result[4]
+    assert result[2] == "FAILED" and "KeyError: 'missing'" in result[4] and result[8] == "raised"
+
+    def exits():
+        raise SystemExit(3)  # a task's own SystemExit is its failure, never the process's
+
+    executor._functions.clear()
+    assert executor.run_task(*_item(exits))[8] == "raised"
+
+    def unpicklable():
+        import threading
+
+        return threading.Lock()
+
+    executor._functions.clear()
+    result = executor.run_task(*_item(unpicklable))
+    assert result[8] == "result_unserializable" and "cannot be serialized" in result[4]
 
     def huge():
         return b"x" * 5000
@@ -92,6 +108,7 @@ def test_the_executor_times_runs_and_fails_tasks():
     finally:
         executor._max_result_bytes = serialization.DEFAULT_MAX_PAYLOAD_BYTES
     assert result[2] == "FAILED" and "larger than the limit of 1024 bytes" in result[4]
+    assert result[8] == "result_too_large"
     executor._functions.clear()
     chunk = executor.run_chunk([_item(workloads.noop, task_id=f"t{i}")[0] for i in range(3)],
                                {"f1": serialization.serialize(workloads.noop)})
@@ -133,12 +150,24 @@ def test_run_summary_counts_only_correct_tasks():
 
 # --- plan and config ---------------------------------------------------------------------------------
 
-def test_cells_are_the_modes_then_the_peers():
+def test_cells_are_the_modes_then_the_peers_then_the_anomaly_experiments():
     cfg = pbconfig.load("m4")
     systems = ["local", "pull", "push", "push-naive", "processpool", "dask", "celery", "ray"]
     reps = cfg["dispatch"]["repetitions"]
-    assert reps == 5 and plan.cells(cfg) == [plan.DispatchCell(s, r) for r in range(reps) for s in systems]
+    main = [plan.DispatchCell(s, r) for r in range(reps) for s in systems]
+    cells = plan.cells(cfg)
+    assert reps == 5 and cells[:len(main)] == main
     assert cfg["dispatch"]["workers"] == [1, 2, 4, 8] and cfg["dispatch"]["processes_per_worker"] == 5
+    # m4: every point of the experiments, push-naive and push; the seed's worker counts are the main sweep's
+    names = ["expiry-1x2", "expiry-1x6", "expiry-2x4", "order-io-noop-cpu", "order-cpu-io-noop"]
+    assert list(plan.experiments(cfg)) == names
+    assert cells[len(main):] == [plan.DispatchCell(s, r, n) for r in range(5) for n in names
+                                 for s in ("push-naive", "push")]
+    local = pbconfig.load("local")
+    assert list(plan.experiments(local)) == ["workers-1-2-4-8", "expiry-1x2", "expiry-1x6", "order-io-noop-cpu"]
+    cell = plan.DispatchCell.parse("push-naive@expiry-1x6", 2)
+    assert (cell.system, cell.rep, cell.experiment, cell.key) == ("push-naive", 2, "expiry-1x6", "push-naive@expiry-1x6")
+    assert cell.record("local") == "data/raw/local/dispatch/push-naive@expiry-1x6_r2.json"
     cell = plan.DispatchCell("push")
     assert cell.record("local") == "data/raw/local/dispatch/push_r0.json" and cell.kind == "platform"
     assert plan.DispatchCell("push", 2).record("local") == "data/raw/local/dispatch/push_r2.json"
@@ -151,9 +180,9 @@ def test_repetitions_run_interleaved_and_change_no_cells_parameters():
 
     cfg = pbconfig.load("local", ["studies=[dispatch]"])
     order = [cell for study, cell in pipeline.run_order(cfg) if study == "dispatch"]
-    n = len(cfg["dispatch"]["modes"]) + len(cfg["dispatch"]["peers"])
+    n = len(plan.cells(cfg)) // 3  # the main cells and the experiments' cells, 3 repetitions each
     assert [c.rep for c in order] == [r for r in range(3) for _ in range(n)]
-    assert sorted(c.system for c in order[:n]) == sorted(c.system for c in order[n:2 * n])
+    assert sorted(c.key for c in order[:n]) == sorted(c.key for c in order[n:2 * n])
     more = pbconfig.load("local", ["dispatch.repetitions=4"])
     assert plan.cell_parameters(more, plan.DispatchCell("push", 3)) == plan.cell_parameters(cfg, plan.DispatchCell("push"))
     assert plan.DispatchCell("dask").kind == "peer"
@@ -171,9 +200,30 @@ def test_cell_parameters_follow_what_the_cell_measures():
     assert plan.cell_parameters(estimate, plan.DispatchCell("push")) == push  # the estimate measures nothing
 
 
+def test_an_experiments_protocol_changes_one_thing_and_runs_no_saturation():
+    cfg = pbconfig.load("local")
+    main = plan.protocol(cfg, plan.DispatchCell("push-naive"))
+    dose = plan.protocol(cfg, plan.DispatchCell("push-naive", 0, "expiry-1x6"))
+    order = plan.protocol(cfg, plan.DispatchCell("push-naive", 0, "order-io-noop-cpu"))
+    scale = plan.protocol(cfg, plan.DispatchCell("push", 0, "workers-1-2-4-8"))
+    assert main["saturation"]["workers"] == [2] and dose["saturation"]["workers"] == []
+    assert (dose["platform"]["heartbeat_interval_sec"], dose["platform"]["heartbeat_liveness"]) == (1.0, 6)
+    assert {k: v for k, v in dose.items() if k not in ("platform", "saturation")} == \
+        {k: v for k, v in main.items() if k not in ("platform", "saturation")}
+    assert order["workloads"] == ["io", "noop", "cpu"] and order["platform"] == main["platform"]
+    assert scale["workers"] == [1, 2, 4, 8] and main["workers"] == [1, 2]
+    assert plan.cell_parameters(cfg, plan.DispatchCell("push-naive", 0, "expiry-1x6"))["experiment"] == "expiry-1x6"
+    with pytest.raises(ValueError, match="unknown dispatch experiment 'expiry-9x9'; allowed with this profile"):
+        plan.protocol(cfg, plan.DispatchCell("push-naive", 0, "expiry-9x9"))
+    # local mode runs as many processes per worker as the others unless told otherwise
+    assert cfg["dispatch"]["local_processes_per_worker"] is None
+    assert sweep.processes_per_worker(main, "local") == sweep.processes_per_worker(main, "push") == 2
+    assert sweep.processes_per_worker({**main, "local_processes_per_worker": 1}, "local") == 1
+
+
 def test_the_estimate_counts_every_run_and_the_naive_cliff():
     cfg = pbconfig.load("local")
-    runs = plan.runs_of(cfg)
+    runs = plan.runs_of(plan.sweep_parameters(cfg))
     dc = cfg["dispatch"]
     sat = dc["saturation"]
     assert len(runs) == sum(dc["runs_per_worker_count"] * 3 for _ in dc["workers"]) \
@@ -195,6 +245,13 @@ def test_the_estimate_counts_every_run_and_the_naive_cliff():
     ("dispatch.repetitions=0", "dispatch.repetitions: 0 is too small"),
     ("dispatch.runs_per_worker_count=0", "dispatch.runs_per_worker_count: 0 is too small"),
     ("+dispatch.platform.heartbeats=3", "unknown key 'heartbeats'"),
+    ("dispatch.platform.memory_limit_mb=10", "memory_limit_mb"),
+    ("dispatch.platform.task_time_limit_sec=0", "task_time_limit_sec: 0 is too small"),
+    ("dispatch.platform.redis_persistence=rdb", "'rdb' is not allowed; allowed: aof, none"),
+    ("dispatch.anomaly.expiry.heartbeats=[[1.0,3]]", "[1.0, 3] is the main setting"),
+    ("dispatch.anomaly.order.orders=[[io,noop]]", "is not an order of dispatch.workloads"),
+    ("dispatch.anomaly.order.orders=[[noop,cpu,io]]", "is the main order"),
+    ("dispatch.anomaly.expiry.workers=[2]", "dispatch.anomaly.expiry.workers: [2] must have at least 2 entries"),
 ])
 def test_bad_dispatch_parameters_are_refused(override, words):
     with pytest.raises(pbconfig.ConfigError) as info:
@@ -206,7 +263,9 @@ def test_the_header_names_the_systems_and_the_estimate():
     cfg = pbconfig.load("smoke")
     lines = plan.header(cfg, [("dispatch_cell", {"system": "push"})])
     assert lines[0].startswith("FUNCTION DISPATCH BENCHMARK (dispatch)")
-    assert "Cells to measure: 1 of 4 (3 already measured)" in lines[-1]
+    assert "Cells to measure: 1 of 6 (5 already measured)" in lines[-1]  # 4 main cells, 2 experiments' cells
+    assert "Anomaly experiments (1 time(s) each): push-naive with heartbeat 1 s x 2 = 2 s; push-naive with workloads " \
+        "io, noop, cpu" in lines
 
 
 # --- aggregation on canned records ---------------------------------------------------------------------
@@ -286,7 +345,7 @@ def test_the_papers_anomaly_text_comes_from_the_data(records):
     parts = paper.fragments(named, machine)
     assert sorted(parts) == sorted(paper.FRAGMENTS)
     assert "found 1 stale worker(s) on average" in parts["anomaly"]
-    assert "| 2 | 7.67 | 2.5 | 125x |" in parts["anomaly"]
+    assert "| 2 | 7.67 | 59x | 2.5 | 125x |" in parts["anomaly"]  # the seed's ratio at the same worker count
     assert "push mode" not in parts["summary"] or "the seed" in parts["summary"]
     assert "1 system(s) failed a check" in parts["setup"] and "ray is not installed" in parts["setup"]
 
@@ -405,3 +464,130 @@ def test_every_figure_draws_repetitions_and_a_single_one(repeated, records):
             assert spec, name
     spec = str(figures.throughput(aggregate.study_tables(repeated)["summary"], {}).to_dict())
     assert "median_throughput_tasks_per_sec_ci_low" in spec and "95% bootstrap" in spec
+
+
+# --- the push anomaly's experiments, on canned records -------------------------------------------------
+
+def _exp_record(system, experiment, rep, workloads, interval, liveness, changes, stall_of):
+    """One cell of push-naive or push: 1 worker, then each count of `changes`, every
+    workload in `workloads` order; `stall_of(workers, workload, first)` -> (stall,
+    predicted, stale) of a run."""
+    runs, index = [], 0
+    for workers in [1, *changes]:
+        for position, workload in enumerate(workloads):
+            first = position == 0
+            stall, predicted, stale = stall_of(workers, workload, first) if workers > 1 else (0.0, 0.0, 0)
+            run = _run(system, workers, workload, rep, 0.02 + stall, first=first, stale=stale,
+                       requeued=3 if stall else 0, index=index)
+            run.update(expiry_sec=interval * liveness, stall_sec=stall, predicted_stall_sec=predicted,
+                       stale_lag_sec=(interval * liveness - predicted) if stale else None)
+            runs.append(run)
+            index += 1
+    record = _record(system, runs)
+    record["cell"] = {"system": system, "kind": "platform", "rep": rep, "experiment": experiment}
+    record["parameters"] = {"workloads": list(workloads),
+                            "platform": {"heartbeat_interval_sec": interval, "heartbeat_liveness": liveness}}
+    record["tasks"] = {}
+    return record
+
+
+def _experiments(track: bool = True) -> list[dict]:
+    """push-naive (and push) through the main sweep and the experiments, 3 repetitions.
+    With `track`, push-naive's first run after a change stalls until the stale workers'
+    expiry (1.2 s after the run's start less than the expiry, +/- jitter), as the
+    explanation says; without, it stalls 7 s whatever the expiry and the order."""
+    records = []
+    for rep in range(3):
+        jitter = 0.02 * rep
+
+        def naive(expiry):
+            def stall_of(workers, workload, first):
+                if not first:
+                    return 0.0, 0.0, 0
+                predicted = expiry - 1.2
+                return ((predicted + 0.05 + jitter) if track else 7.0), predicted, workers // 2
+            return stall_of
+
+        def push(workers, workload, first):
+            return 0.0, 0.0, 0
+
+        main = ["noop", "cpu", "io"]
+        records.append(_exp_record("push-naive", "main", rep, main, 1.0, 3, [2], naive(3.0)))
+        records.append(_exp_record("push", "main", rep, main, 1.0, 3, [2], push))
+        records.append(_exp_record("push-naive", "expiry-1x2", rep, main, 1.0, 2, [2], naive(2.0)))
+        records.append(_exp_record("push-naive", "expiry-1x6", rep, main, 1.0, 6, [2], naive(6.0)))
+        if track:
+            order_stall = naive(3.0)
+        else:
+            def order_stall(workers, workload, first):  # the cliff stays on the no-op run whatever the order
+                return (7.0, 1.8, 1) if workload == "noop" else (0.0, 1.8 if first else 0.0, 1 if first else 0)
+        records.append(_exp_record("push-naive", "order-io-noop-cpu", rep, ["io", "noop", "cpu"], 1.0, 3, [2],
+                                   order_stall))
+        records.append(_exp_record("push-naive", "workers-1-2-4-8", rep, main, 1.0, 3, [2, 4, 8], naive(3.0)))
+        records.append(_exp_record("push", "workers-1-2-4-8", rep, main, 1.0, 3, [2, 4, 8], push))
+    return records
+
+
+def test_the_anomaly_table_groups_every_run_after_a_change():
+    tables = aggregate.study_tables(_experiments())
+    a = tables["anomaly"]
+    row = a[(a["experiment"] == "expiry-1x6") & (a["workload"] == "noop")].iloc[0]
+    assert (row["from_workers"], row["workers"], row["expiry_sec"], row["repetitions"]) == (1, 2, 6.0, 3)
+    assert row["median_stall_sec"] == pytest.approx(4.8 + 0.05 + 0.02)
+    assert row["median_predicted_stall_sec"] == pytest.approx(4.8)
+    assert row["median_residual_sec"] == pytest.approx(0.07)
+    assert row["median_stall_sec_ci_low"] <= row["median_stall_sec"] <= row["median_stall_sec_ci_high"]
+    scale = a[(a["experiment"] == "workers-1-2-4-8") & (a["system"] == "push-naive") & a["first_after_change"]]
+    assert sorted(zip(scale["from_workers"], scale["workers"])) == [(1, 2), (2, 4), (4, 8)]
+    # the main tables keep to the main sweep
+    assert set(aggregate.main_only(tables["summary"])["experiment"]) == {"main"}
+    slope = aggregate.dose_slope(tables["runs"], "push-naive", ["main", "expiry-1x2", "expiry-1x6"])
+    assert slope["slope"] == pytest.approx(1.0) and slope["slope_ci_low"] <= 1 <= slope["slope_ci_high"]
+    assert slope["expiries"] == [2.0, 3.0, 6.0]
+
+
+def test_the_paper_confirms_the_explanation_only_when_the_data_do():
+    machine = {"profile": "test", "config": pbconfig.load("smoke")}
+    parts = paper.fragments({f"dispatch_{k}": v for k, v in aggregate.study_tables(_experiments()).items()},
+                            machine)
+    assert "**Prediction 1 (dose-response): confirmed.** 3 of 3 measured stalls" in parts["verdict"]
+    assert "**Prediction 2 (order): confirmed.**" in parts["verdict"]
+    assert "**Prediction 3 (every change of workers, and not in push): confirmed.**" in parts["verdict"]
+    assert "| push-naive | 6 (1 x 6) | 1 → 2 | no-op |" in parts["dose"] and "as predicted" in parts["dose"]
+    assert "with the workloads in the order io, noop, cpu the I/O run, first after the change" in parts["order"]
+    assert "| 8 | 8.25 | 63.5x |" in parts["anomaly"]  # the seed's numbers beside ours at its worker counts
+    # the same experiments, where the cliff ignores the expiry and sticks to the no-op runs
+    parts = paper.fragments({f"dispatch_{k}": v for k, v in aggregate.study_tables(_experiments(False)).items()},
+                            machine)
+    assert "**Prediction 1 (dose-response): not confirmed.** 0 of 3 measured stalls" in parts["verdict"]
+    assert "excludes the predicted 1" in parts["verdict"]
+    assert "**Prediction 2 (order): not confirmed.**" in parts["verdict"]
+    assert "longer than predicted" in parts["dose"]
+
+
+def test_the_experiments_figures_draw_the_experiments():
+    from parbench.studies.dispatch import figures
+
+    runs = aggregate.study_tables(_experiments())["runs"]
+    dose = str(figures.dose_response(runs, {"profile": "test"}).to_dict())
+    assert "predicted_stall_sec" in dose and "1 → 2 workers" in dose and "expiry-1x6" in dose
+    order = str(figures.order_figure(runs, {"profile": "test"}).to_dict())
+    assert "io, noop, cpu" in order and "first after the change" in order
+
+
+def test_each_run_gets_the_stall_its_stale_workers_predict():
+    from parbench.studies.dispatch.sweep import RunData, TaskOutcome, measured_stall, stale_prediction
+
+    params = {"platform": {"heartbeat_interval_sec": 1.0, "heartbeat_liveness": 3}}
+    # two stale workers, last heard 0.5 s and 1.0 s before the run began; the expiry event of
+    # the later one records when it was really last heard (1.1 s before)
+    data = RunData([TaskOutcome(100.0, 101.0, "COMPLETED")], stale_last_seen={"a": 99.5, "b": 99.0},
+                   events=[[102.0, "expired", "a", "last seen 98.9"]])
+    lag, predicted = stale_prediction(data, 100.0, params)
+    assert lag == pytest.approx(1.0) and predicted == pytest.approx(2.0)
+    assert stale_prediction(RunData([]), 100.0, params) == (None, 0.0)
+    stages = [{"attempts": 1, "t_first_dispatched": 100.0, "t_dispatched": 100.0},
+              {"attempts": 2, "t_first_dispatched": 100.01, "t_dispatched": 102.1},
+              {"attempts": 3, "t_first_dispatched": 100.02, "t_dispatched": 101.0}]
+    assert measured_stall(stages) == pytest.approx(2.09)
+    assert measured_stall(stages[:1]) == 0.0 and measured_stall(None) is None

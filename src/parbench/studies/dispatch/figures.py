@@ -1,6 +1,7 @@
 """The dispatch figures, from the study's tables (`dispatch_summary`, `dispatch_runs`,
 `dispatch_tasks`, `dispatch_depth`) and the machine record. Runs whose checks failed
-and peers that could not run are not drawn."""
+and peers that could not run are not drawn. The main figures draw the main sweep; the
+dose-response and the order figures draw the push anomaly's experiments beside it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import altair as alt
 import pandas as pd
 
 from parbench.figures import note, ok_rows
-from parbench.studies.dispatch.plan import SYSTEMS
+from parbench.studies.dispatch.aggregate import main_only, previous_count
+from parbench.studies.dispatch.plan import MAIN, SYSTEMS
 
 COLORS = ["#4c78a8", "#72b7b2", "#54a24b", "#e45756", "#444444", "#f58518", "#b279a2", "#9d755d"]
 SYSTEM_COLOR = alt.Color("system:N", title="system", sort=list(SYSTEMS),
@@ -33,7 +35,17 @@ def _facet_workload(chart, title: str):
             .resolve_scale(y="independent").properties(title=title))
 
 
+def local_note(machine: dict) -> str:
+    """What a figure of every mode must say when local mode ran fewer processes per worker."""
+    dc = (machine or {}).get("config", {}).get("dispatch", {})
+    local, others = dc.get("local_processes_per_worker"), dc.get("processes_per_worker")
+    if local and others and local != others:
+        return f" (local mode: {local} process(es) per worker, the others {others})"
+    return ""
+
+
 def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
+    summary = main_only(summary)
     s = ok_rows(summary[summary["phase"] == "weak_scaling"])
     if s.empty:
         return note("Throughput", "no weak-scaling run passed its checks")
@@ -52,10 +64,11 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         y2="median_throughput_tasks_per_sec_ci_high:Q")
     return _facet_workload(alt.layer(bars, lines).properties(width=230, height=220),
                            "Weak scaling: throughput against workers (median of repetitions, 95% bootstrap "
-                           "interval bars; log scales)")
+                           "interval bars; log scales)" + local_note(machine))
 
 
 def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    runs = main_only(runs)
     r = ok_rows(runs[runs["phase"] == "weak_scaling"]).dropna(subset=["completion_time_sec"])
     if r.empty:
         return note("Weak scaling", "no weak-scaling run passed its checks")
@@ -79,6 +92,7 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
 
 
 def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
+    tasks = main_only(tasks)
     t = tasks[(tasks["phase"] == "weak_scaling") & (tasks["correct"] == True)].dropna(subset=["latency_ms"])  # noqa: E712
     if t.empty:
         return note("Latency", "no task latencies in this run")
@@ -110,6 +124,7 @@ def anomaly_run(runs: pd.DataFrame, system: str) -> pd.Series | None:
 
 
 def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    tasks, depth, runs = main_only(tasks), main_only(depth), main_only(runs)
     panels = []
     for system in ("push-naive", "push"):
         run = anomaly_run(runs, system)
@@ -159,6 +174,7 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
 
 
 def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
+    summary = main_only(summary)
     s = ok_rows(summary[summary["phase"] == "saturation"])
     if s.empty:
         return note("Saturation", "no saturation run in this run")
@@ -192,11 +208,97 @@ def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         title=f"Saturation: {tasks:,} no-op tasks, peak throughput per system and worker count")
 
 
+def after_change(runs: pd.DataFrame, system: str | None = None) -> pd.DataFrame:
+    """Weak-scaling runs of the modes with heartbeats at every worker count after a
+    cell's first, with the count before (`from_workers`)."""
+    r = ok_rows(runs[(runs["phase"] == "weak_scaling")])
+    if "expiry_sec" not in r or "stall_sec" not in r:
+        return r.iloc[0:0]
+    r = r[r["expiry_sec"].notna()]
+    if system is not None:
+        r = r[r["system"] == system]
+    r = r.sort_values("run_index")
+    r["from_workers"] = r.groupby(["experiment", "system", "rep"])["workers"].transform(previous_count)
+    r = r[r["from_workers"].notna()].copy()
+    r["change"] = r["from_workers"].astype(int).astype(str) + " → " + r["workers"].astype(int).astype(str) + " workers"
+    return r
+
+
+def dose_response(runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    r = after_change(runs, "push-naive")
+    r = r[(r["first_after_change"] == True)  # noqa: E712
+          & r["experiment"].map(lambda e: e == MAIN or str(e).startswith("expiry-")).astype(bool)]
+    r = r.dropna(subset=["stall_sec"])
+    if r.empty:
+        return note("Dose-response", "no push-naive first run after a change of workers in this run")
+    r = r[["experiment", "rep", "change", "workers", "expiry_sec", "heartbeat_interval_sec", "completion_time_sec",
+           "stall_sec", "predicted_stall_sec", "stale_workers", "stale_lag_sec"]].copy()
+    r["check_sec"] = r["predicted_stall_sec"] + r["heartbeat_interval_sec"] / 4
+    changes = sorted(r["change"].unique(), key=lambda c: int(c.split()[0]))
+    color = alt.Color("change:N", title="change of workers", sort=changes)
+    tooltip = ["experiment", "rep", "change", alt.Tooltip("expiry_sec:Q", title="expiry, s"),
+               alt.Tooltip("completion_time_sec:Q", format=".3f"), alt.Tooltip("stall_sec:Q", format=".3f"),
+               alt.Tooltip("predicted_stall_sec:Q", format=".3f"), "stale_workers",
+               alt.Tooltip("stale_lag_sec:Q", format=".3f")]
+    x = alt.X("expiry_sec:Q", title="heartbeat expiry (interval x liveness), s", scale=alt.Scale(zero=True))
+    points = alt.Chart(r).mark_circle(size=55, opacity=0.8).encode(
+        x=x, y=alt.Y("completion_time_sec:Q", title="first run after the change: completion time, s"),
+        color=color, tooltip=tooltip)
+    line = alt.Chart(r).mark_line().encode(x=x, y="median(completion_time_sec):Q", color=color)
+    left = alt.layer(line, points).properties(width=300, height=260, title="The cliff against the expiry")
+    top = float(max(r["stall_sec"].max(), r["check_sec"].max(), 0.1))
+    diagonal = alt.Chart(pd.DataFrame({"a": [0.0, top], "b": [0.0, top]})).mark_line(
+        color="#888", strokeDash=[4, 3]).encode(x="a:Q", y="b:Q")
+    band = alt.Chart(r).mark_rule(strokeWidth=6, opacity=0.25).encode(
+        x=alt.X("predicted_stall_sec:Q", title="predicted stall, s (the stale workers' heartbeats lapse)"),
+        y="predicted_stall_sec:Q", y2="check_sec:Q", color=color)
+    measured = alt.Chart(r).mark_point(filled=True, size=55, shape="diamond").encode(
+        x="predicted_stall_sec:Q",
+        y=alt.Y("stall_sec:Q", title="measured stall, s (a task's first to last dispatch)"),
+        color=color, tooltip=tooltip)
+    right = alt.layer(diagonal, band, measured).properties(width=300, height=260,
+                                                           title="Measured against predicted, run by run")
+    return alt.hconcat(left, right).properties(
+        title="push-naive: the first run after a change of workers at each heartbeat expiry")
+
+
+def order_figure(runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    r = after_change(runs, "push-naive")
+    r = r[r["experiment"].map(lambda e: e == MAIN or str(e).startswith("order-")).astype(bool)]
+    r = r.dropna(subset=["stall_sec"])
+    if r.empty or r["workload_order"].nunique() < 2:
+        return note("Order", "no second order of the workloads in this run")
+    first = r.groupby("experiment")["workers"].transform("min")
+    r = r[r["workers"] == first].copy()
+    r["order"] = r["workload_order"].str.replace(",", ", ")
+    r["workload_title"] = r["workload"].map({"noop": "no-op", "cpu": "CPU", "io": "I/O"})
+    r["run"] = r["first_after_change"].map({True: "first after the change", False: "later"})
+    r = r[["experiment", "order", "workload", "workload_title", "run", "rep", "change", "stall_sec",
+           "completion_time_sec", "stale_workers"]]
+    sort = ["no-op", "CPU", "I/O"]
+    main_order = set(r.loc[r["experiment"] == MAIN, "order"])
+    orders = sorted(r["order"].unique(), key=lambda o: (o not in main_order, o))  # the main order first
+    base = alt.Chart(r).encode(x=alt.X("workload_title:N", title=None, sort=sort, axis=alt.Axis(labelAngle=0)))
+    bars = base.mark_bar(opacity=0.35).encode(
+        y=alt.Y("median(stall_sec):Q", title="stall, s (a task's first to last dispatch)"),
+        color=alt.Color("run:N", title="run", sort=["first after the change", "later"],
+                        scale=alt.Scale(range=["#e45756", "#4c78a8"])))
+    dots = base.mark_circle(size=50).encode(
+        y="stall_sec:Q", color=alt.Color("run:N"),
+        tooltip=["order", "workload", "run", "rep", "change", alt.Tooltip("stall_sec:Q", format=".3f"),
+                 alt.Tooltip("completion_time_sec:Q", format=".3f"), "stale_workers"])
+    return (alt.layer(bars, dots).properties(width=200, height=240)
+            .facet(column=alt.Column("order:N", title="workloads in the order", sort=orders))
+            .properties(title=f"push-naive, {r['change'].iloc[0]}: the stall follows whichever workload runs first"))
+
+
 # name -> (function, the tables it draws from)
 FIGURES = {
     "dispatch_throughput": (throughput, ["dispatch_summary"]),
     "dispatch_latency": (latency, ["dispatch_tasks"]),
     "dispatch_weak_scaling": (weak_scaling, ["dispatch_runs"]),
     "dispatch_anomaly": (anomaly, ["dispatch_tasks", "dispatch_depth", "dispatch_runs"]),
+    "dispatch_dose_response": (dose_response, ["dispatch_runs"]),
+    "dispatch_order": (order_figure, ["dispatch_runs"]),
     "dispatch_saturation": (saturation, ["dispatch_summary"]),
 }
