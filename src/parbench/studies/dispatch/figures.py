@@ -119,8 +119,9 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     bars = base.transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_errorbar().encode(
         y=alt.Y("median_throughput_tasks_per_sec_ci_low:Q", title=y_title),
         y2="median_throughput_tasks_per_sec_ci_high:Q")
-    marked = disturbed_layer(base.encode(y="median_throughput_tasks_per_sec:Q",
-                                         tooltip=["system", "workload_title", "workers", "disturbed_reps"]), s)
+    # the diamonds' own colour: a chart without the system colour encoding (which would win)
+    marked = disturbed_layer(alt.Chart(s).encode(x=_workers_axis(s), y="median_throughput_tasks_per_sec:Q",
+                                                 tooltip=["system", "workload_title", "workers", "disturbed_reps"]), s)
     return _facet_workload(alt.layer(bars, lines, *marked).properties(width=230, height=220),
                            "Weak scaling: throughput against workers (median of repetitions, 95% bootstrap "
                            "interval bars; log scales)" + local_note(machine), s, machine)
@@ -205,37 +206,44 @@ def anomaly_run(runs: pd.DataFrame, system: str) -> pd.Series | None:
     return top.iloc[len(top) // 2]
 
 
-def anomaly_runs(runs: pd.DataFrame) -> dict[str, pd.Series]:
-    """The run `anomaly` draws for push-naive and for push (those of the main sweep that
-    have one): what it draws."""
-    runs = main_only(runs)
+def anomaly_segments(tasks: pd.DataFrame, run: pd.Series, system: str) -> pd.DataFrame:
+    """The stages of every task of one run (a bar each: task, stage, from, to); empty when
+    its tasks carry no stage times (peers)."""
+    t = tasks[(tasks["system"] == system) & (tasks["rep"] == run["rep"])
+              & (tasks["run_index"] == run["run_index"])].copy()
+    t = t.sort_values("submitted_ms").reset_index(drop=True)
+    t["task"] = t.index + 1
+    segments = []
+    for name, start, end, _ in STAGES:
+        part = t[["task", "worker", "attempts", start, end]].dropna(subset=[start, end]).rename(
+            columns={start: "from_ms", end: "to_ms"})
+        part = part[part["to_ms"] > part["from_ms"]]
+        if name == "sent to a worker that is gone":
+            part = part[t.loc[part.index, "attempts"] > 1]
+        part["stage"] = name
+        segments.append(part)
+    return pd.concat(segments, ignore_index=True)
+
+
+def anomaly_data(tasks: pd.DataFrame, runs: pd.DataFrame) -> dict[str, tuple[pd.Series, pd.DataFrame]]:
+    """For push-naive and for push (those of the main sweep with a run whose tasks carry
+    stage times): the run `anomaly` draws and its tasks' stages."""
+    runs, tasks = main_only(runs), main_only(tasks)
     out = {}
     for system in ("push-naive", "push"):
         run = anomaly_run(runs, system)
-        if run is not None:
-            out[system] = run
+        if run is None:
+            continue
+        seg = anomaly_segments(tasks, run, system)
+        if not seg.empty:
+            out[system] = (run, seg)
     return out
 
 
 def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
-    tasks, depth = main_only(tasks), main_only(depth)
+    depth = main_only(depth)
     panels = []
-    for system, run in anomaly_runs(runs).items():
-        t = tasks[(tasks["system"] == system) & (tasks["rep"] == run["rep"])
-                  & (tasks["run_index"] == run["run_index"])].copy()
-        t = t.sort_values("submitted_ms").reset_index(drop=True)
-        t["task"] = t.index + 1
-        segments = []
-        for name, start, end, _ in STAGES:
-            part = t[["task", "worker", "attempts", start, end]].dropna().rename(columns={start: "from_ms", end: "to_ms"})
-            part = part[part["to_ms"] > part["from_ms"]]
-            if name == "sent to a worker that is gone":
-                part = part[t.loc[part.index, "attempts"] > 1]
-            part["stage"] = name
-            segments.append(part)
-        seg = pd.concat(segments, ignore_index=True)
-        if seg.empty:
-            continue
+    for system, (run, seg) in anomaly_data(tasks, runs).items():
         disturbed = " (a repetition that stayed disturbed)" if bool(run.get("disturbed", False)) else ""
         title = (f"{system}: the first no-op run after the change to {int(run['workers'])} workers, rep "
                  f"{int(run['rep']) + 1}{disturbed} "
@@ -249,7 +257,7 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
             color=alt.Color("stage:N", title="stage", sort=[st[0] for st in drawn],
                             scale=alt.Scale(domain=[st[0] for st in drawn], range=[st[3] for st in drawn])),
             tooltip=["task", "stage", "worker", "attempts", alt.Tooltip("from_ms:Q", format=".2f"),
-                     alt.Tooltip("to_ms:Q", format=".2f")]).properties(width=620, height=max(120, 7 * len(t)),
+                     alt.Tooltip("to_ms:Q", format=".2f")]).properties(width=620, height=max(120, 7 * seg["task"].nunique()),
                                                                         title=title)
         d = depth[(depth["system"] == system) & (depth["rep"] == run["rep"]) & (depth["run_index"] == run["run_index"])]
         if len(d):

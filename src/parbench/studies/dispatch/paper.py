@@ -996,7 +996,7 @@ def _figure_data(tables: dict) -> dict[str, pd.DataFrame]:
 def drawn(tables: dict) -> dict:
     """Which figures draw data (a figure with none is not shown; the text says why)."""
     out = {name: not frame.empty for name, frame in _figure_data(tables).items()}
-    out["anomaly"] = bool(figs.anomaly_runs(tables["dispatch_runs"]))
+    out["anomaly"] = bool(figs.anomaly_data(tables["dispatch_tasks"], tables["dispatch_runs"]))
     return out
 
 
@@ -1019,7 +1019,7 @@ def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
               "dispatch_dose": dose_table(tables["dispatch_anomaly"]),
               "dispatch_order": order_table(tables["dispatch_anomaly"]),
               "dispatch_saturation": saturation_table(summary)}
-    panels = list(figs.anomaly_runs(tables["dispatch_runs"]))
+    panels = list(figs.anomaly_data(tables["dispatch_tasks"], tables["dispatch_runs"]))
     ctx: dict = {"f": f, "drawn": drawn(tables), "marked": marked(tables), "tables": frames,
                  "disturbed_columns": {name: "disturbed repetitions" in frame for name, frame in frames.items()},
                  "anomaly_panels": panels,
