@@ -100,17 +100,24 @@ def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[
 
 
 # The columns a study's per-repetition table takes from a record (docs/data.md).
-LOAD_COLUMNS = ["load_other_cores", "load_steal_cores", "cell_cpu_sec", "disturbed", "attempts"]
+LOAD_COLUMNS = ["load_other_cores", "load_steal_cores", "cell_cpu_sec", "disturbed", "attempts", "load_reason"]
 
 
 def load_columns(record: dict) -> dict:
     """A record's load as table columns: the cores busy outside the cell on average (steal
     included) and steal alone, the cell's own CPU seconds, whether it was disturbed, and
     how many attempts it took. Null for a record measured before loads were recorded."""
-    load = record.get("load") or {}
+    load = record.get("load")
+    reason = (NOT_RECORDED if load is None else
+              None if load.get("other_cores") is not None else load.get("reason") or "no reading")
+    load = load or {}
     return {"load_other_cores": load.get("other_cores"), "load_steal_cores": load.get("steal_cores"),
             "cell_cpu_sec": load.get("cell_cpu_sec"), "disturbed": bool(record.get("disturbed", False)),
-            "attempts": record.get("attempt")}
+            "attempts": record.get("attempt"), "load_reason": reason}
+
+
+# why a record has no load reading when it was measured before readings were recorded
+NOT_RECORDED = "measured before parbench recorded the load"
 
 
 def load_table(study: str, records: list[dict], label, group) -> "pd.DataFrame":
@@ -158,4 +165,7 @@ def load_facts(f, table: "pd.DataFrame", name: str) -> dict:
                   "load": f.lookup(f"disturbed_load.{r.cell}.{r.rep}", name, r, "load_other_cores", fmt="fixed2",
                                    unit="cores", interval=False)}
                  for r in measured[measured["disturbed"]].itertuples()]
-    return {"load_known": bool(len(known)), "disturbed_cells": disturbed}
+    reasons = measured["load_reason"].dropna() if "load_reason" in measured else measured["load_other_cores"].iloc[0:0]
+    if not len(known) and len(reasons):
+        f.aggregate("load_reason", name, "values", "load_reason", where={"status": "ok"}, fmt="list")
+    return {"load_known": bool(len(known)), "disturbed_cells": disturbed, "load_unknown_reason": bool(len(reasons))}

@@ -39,7 +39,7 @@ from parbench.paper.format import fmt_num, fmt_pct
 
 def _series(values) -> str:
     """`1`, `1 and 2`, `1, 2 and 4`."""
-    words = [fmt_num(v) for v in values]
+    words = [fmt_num(v) if isinstance(v, (int, float)) else str(v) for v in values]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else "none"
 
 

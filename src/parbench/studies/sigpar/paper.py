@@ -413,8 +413,8 @@ def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
     cells = tables["sigpar_cells"]
     f = Facts("sigpar", tables, KEYS, machine)
     ok = cells[cells["status"] == "ok"]
-    ctx = {"f": f, "any_ok": not ok.empty, "tables": {f"sigpar_summary_{k}": v for k, v in
-                                                      summary_frames(ok).items()}}
+    ctx = {"f": f, "any_ok": not ok.empty, "headline": None,
+           "tables": {f"sigpar_summary_{k}": v for k, v in summary_frames(ok).items()}}
     ctx.update(setup(f, cells, ok, machine))
     ctx.update(load_facts(f, tables["sigpar_load"], "sigpar_load"))
     ctx.update(versions(f, cells))
