@@ -400,6 +400,19 @@ def test_the_dispatch_parts_hold_against_their_tables(records):
     assert "Ray ([ray is not installed]{.fact" in parts["limitations"]
 
 
+def test_a_run_where_nothing_was_measured_says_so_in_every_part():
+    recs = [{**_record("ray", []), "cell": {"system": "ray", "kind": "peer"}, "status": "unavailable",
+             "failure": "ray is not installed"}]
+    tables, m = paper_tables(recs), machine()
+    assert list(tables["dispatch_summary"].columns) == aggregate.SUMMARY_COLUMNS
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "No system was measured in this run." in parts["setup"]
+    for name in ("modes", "latency", "scaling", "saturation", "dose", "order", "verdict", "summary", "headline"):
+        assert parts[name].strip() and "{#fig-" not in parts[name] and "@tbl-" not in parts[name], name
+    assert "Not measured here: Ray ([ray is not installed]{.fact" in parts["limitations"]
+
+
 def test_a_tampered_dispatch_fact_verdict_or_span_is_caught(repeated):
     tables, m = paper_tables(repeated), machine()
     parts, facts = render(tables, m)

@@ -68,6 +68,20 @@ DEPTH_COLUMNS = ["study", "profile", "system", "experiment", "rep", "workers", "
                  "repetition", "run_index", "t_ms", "worker", "tasks_held"]
 ANOMALY_KEYS = ["experiment", "system", "heartbeat_interval_sec", "expiry_sec", "workload_order", "workers", "workload",
                 "first_after_change"]
+_INTERVAL = ("", "_ci_low", "_ci_high")
+# the columns of the summary and anomaly tables, also when no run was measured
+SUMMARY_COLUMNS = [*KEYS, "status", "failure", "repetitions", "disturbed_reps", "runs", "tasks_per_run",
+                   *(f"median_completion_time_sec{e}" for e in _INTERVAL), "min_completion_time_sec",
+                   "max_completion_time_sec", *(f"first_run_completion_time_sec{e}" for e in _INTERVAL),
+                   "later_median_completion_time_sec", *(f"median_throughput_tasks_per_sec{e}" for e in _INTERVAL),
+                   "min_throughput_tasks_per_sec", "max_throughput_tasks_per_sec", "mean_throughput_tasks_per_sec",
+                   "success_rate", "stale_workers_first_run", "requeued_tasks", "avg_latency_ms", "min_latency_ms",
+                   "max_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
+                   *(f"weak_scaling_efficiency{e}" for e in _INTERVAL), *(f"efficiency_first_run{e}" for e in _INTERVAL)]
+ANOMALY_COLUMNS = [*ANOMALY_KEYS, "from_workers", "repetitions", "disturbed_reps",
+                   *(f"median_{c}{e}" for c in ("completion_time_sec", "stall_sec", "predicted_stall_sec",
+                                                "residual_sec", "stale_lag_sec") for e in _INTERVAL),
+                   "stale_workers", "requeued_tasks"]
 
 
 def read_records(paths) -> list[dict]:
@@ -172,7 +186,7 @@ def per_rep(ok: pd.DataFrame, column: str) -> list[float]:
 def summary_table(runs: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if runs.empty:
-        return pd.DataFrame(columns=KEYS)
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
     samples = {}  # (experiment, system, ..., workers) -> per-repetition completion times (weak scaling)
     for key, group in runs.groupby(KEYS, sort=False, dropna=False):
         row = dict(zip(KEYS, key))
@@ -263,7 +277,7 @@ def anomaly_table(runs: pd.DataFrame) -> pd.DataFrame:
     medians over repetitions, each with its 95% bootstrap interval, of the completion
     time, the measured stall, the predicted stall and their difference (measured -
     predicted), and the stale workers and tasks dispatched again."""
-    columns = [*ANOMALY_KEYS, "from_workers", "repetitions"]
+    columns = ANOMALY_COLUMNS
     if runs.empty or "stall_sec" not in runs:
         return pd.DataFrame(columns=columns)
     r = runs[(runs["phase"] == "weak_scaling") & (runs["status"] == "ok") & runs["expiry_sec"].notna()].copy()
