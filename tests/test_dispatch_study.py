@@ -394,7 +394,7 @@ def test_the_dispatch_parts_hold_against_their_tables(records):
     assert "{#tbl-dispatch-anomaly}" in anomaly
     # one repetition: no interval, so nothing is ranked and no headline cause is claimed
     assert all(v["value"].startswith("not distinguishable") for v in facts.values() if v["kind"] == "verdict")
-    assert parts["headline"].startswith("**Dispatch (@sec-dispatch).** After the change from one worker to [2]{.fact")
+    assert parts["headline"].startswith("**Dispatch (@sec-dispatch).** After the change from [1]{.fact")
     assert "This run did not confirm that the cliff is the heartbeat expiry" in parts["headline"]
     assert "[2]{.fact key=\"dispatch.cores\"} logical cores" in parts["limitations"]
     assert "Ray ([ray is not installed]{.fact" in parts["limitations"]

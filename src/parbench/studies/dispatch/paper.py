@@ -776,7 +776,12 @@ def saturation(f: Facts, summary: pd.DataFrame) -> dict:
                 "batch": ranking(f, batch, "median_throughput_tasks_per_sec", "sat", unit="tasks/s")}
         if item["per_task"] or item["batch"]:
             out.append(item)
-    return {"saturation": out}
+    main = main_only(summary)
+    absent = main[(main["phase"] == "saturation") & (main["status"] == "unavailable")]
+    missing = [{"name": NAMES[r["system"]], "submission": "batched" if r["submission"] == "batch" else "one per task",
+                "why": row_fact(f, r, "failure", "sat_failure", fmt="text", interval=False)}
+               for _, r in absent.iterrows()]
+    return {"saturation": out, "saturation_missing": missing}
 
 
 # --- the headline, the summary and the limitations ------------------------------------------------
@@ -800,6 +805,7 @@ def headline(f: Facts, tables: dict, seed: dict[int, dict], found: dict) -> dict
     push2 = push[push["workers"] == counts[0]] if push is not None else pd.DataFrame()
     return {"headline": {
         "workers": row_fact(f, r2, "workers", "workers", fmt="int", interval=False),
+        "one_worker": row_fact(f, r1, "workers", "workers", fmt="int", interval=False),
         "time": t2, "one": t1,
         "ratio": f.derived(_id("cliff", r2["experiment"], "push-naive", _w(r2)), "ratio", t2, t1,
                            about=("push-naive",)),
@@ -878,11 +884,11 @@ def modes_table(summary: pd.DataFrame) -> pd.DataFrame:
             continue
         row = {"system": system}
         for w in ("noop", "cpu", "io"):
-            row[f"{WORKLOAD_NAMES[w]}<br>tasks/s"] = fmt_num(m["throughput"].get(w))
+            row[f"{WORKLOAD_NAMES[w]} tasks/s"] = fmt_num(m["throughput"].get(w))
         for w in ("noop", "cpu", "io"):
-            row[f"{WORKLOAD_NAMES[w]}<br>latency, ms"] = fmt_num(m["latency"].get(w))
+            row[f"{WORKLOAD_NAMES[w]} latency, ms"] = fmt_num(m["latency"].get(w))
         row["success"] = fmt_pct(m["success_rate"])
-        row["weak-scaling<br>efficiency"] = fmt_pct(m["efficiency"])
+        row["weak-scaling efficiency"] = fmt_pct(m["efficiency"])
         rows.append(row)
         weak = ok[(ok["system"] == system) & (ok["phase"] == "weak_scaling")]
         disturbed.append(int(weak["disturbed_reps"].max()) if "disturbed_reps" in weak and len(weak) else 0)
