@@ -760,6 +760,10 @@ def test_the_anomaly_table_groups_every_run_after_a_change():
     slope = aggregate.dose_slope(tables["runs"], "push-naive", ["main", "expiry-1x2", "expiry-1x6"])
     assert slope["slope"] == pytest.approx(1.0) and slope["slope_ci_low"] <= 1 <= slope["slope_ci_high"]
     assert slope["expiries"] == [2.0, 3.0, 6.0]
+    # one run per expiry: resampling redraws the same line, so no interval
+    one = aggregate.study_tables([r for r in _experiments() if r["cell"]["rep"] == 0])["runs"]
+    single = aggregate.dose_slope(one, "push-naive", ["main", "expiry-1x2", "expiry-1x6"])
+    assert single["slope"] == pytest.approx(1.0) and single["slope_ci_low"] is None
 
 
 def test_the_experiments_figures_draw_the_experiments():

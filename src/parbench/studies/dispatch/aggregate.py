@@ -308,9 +308,11 @@ def dose_slope(runs: pd.DataFrame, system: str = "push-naive", experiments=None,
     """The dose-response of the cliff: the least-squares slope of the measured stall of
     the first run after each change of workers against the heartbeat expiry, over every
     such run of `system` (of the `experiments` named, or all; every worker count), with its 95%
-    interval from resampling the runs; None with fewer than two expiries. The
-    explanation predicts about 1 (s of stall per s of expiry) where the stale workers are
-    still registered when the run begins."""
+    interval from resampling the runs; None with fewer than two expiries. The interval
+    needs two runs or more at every expiry (repetitions): with one run per expiry,
+    resampling only redraws the same line, so the slope has no interval (null), as a
+    single repetition has none. The explanation predicts about 1 (s of stall per s of
+    expiry) where the stale workers are still registered when the run begins."""
     import numpy as np
 
     r = runs[(runs["system"] == system) & (runs["phase"] == "weak_scaling") & (runs["status"] == "ok")
@@ -332,8 +334,10 @@ def dose_slope(runs: pd.DataFrame, system: str = "push-naive", experiments=None,
         if len(set(x[pick])) > 1:
             boot.append(np.polyfit(x[pick], y[pick], 1)[0])
     tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = (np.percentile(boot, [tail, 100 - tail]) if boot else (None, None))
-    return {"system": system, "slope": slope, "slope_ci_low": float(low), "slope_ci_high": float(high),
+    low = high = None
+    if boot and r.groupby("expiry_sec").size().min() >= 2:
+        low, high = (float(v) for v in np.percentile(boot, [tail, 100 - tail]))
+    return {"system": system, "slope": slope, "slope_ci_low": low, "slope_ci_high": high,
             "runs": len(r), "expiries": sorted(r["expiry_sec"].unique().tolist())}
 
 
