@@ -886,7 +886,7 @@ def modes_table(summary: pd.DataFrame) -> pd.DataFrame:
         for w in ("noop", "cpu", "io"):
             row[f"{WORKLOAD_NAMES[w]} tasks/s"] = fmt_num(m["throughput"].get(w))
         for w in ("noop", "cpu", "io"):
-            row[f"{WORKLOAD_NAMES[w]} latency, ms"] = fmt_num(m["latency"].get(w))
+            row[f"{WORKLOAD_NAMES[w]} ms"] = fmt_num(m["latency"].get(w))
         row["success"] = fmt_pct(m["success_rate"])
         row["weak-scaling efficiency"] = fmt_pct(m["efficiency"])
         rows.append(row)
