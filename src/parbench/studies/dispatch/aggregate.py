@@ -77,7 +77,8 @@ SUMMARY_COLUMNS = [*KEYS, "status", "failure", "repetitions", "disturbed_reps", 
                    "min_throughput_tasks_per_sec", "max_throughput_tasks_per_sec", "mean_throughput_tasks_per_sec",
                    "success_rate", "stale_workers_first_run", "requeued_tasks", "avg_latency_ms", "min_latency_ms",
                    "max_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
-                   *(f"weak_scaling_efficiency{e}" for e in _INTERVAL), *(f"efficiency_first_run{e}" for e in _INTERVAL)]
+                   *(f"weak_scaling_efficiency{e}" for e in _INTERVAL),
+                   *(f"efficiency_first_run{e}" for e in _INTERVAL)]
 ANOMALY_COLUMNS = [*ANOMALY_KEYS, "from_workers", "repetitions", "disturbed_reps",
                    *(f"median_{c}{e}" for c in ("completion_time_sec", "stall_sec", "predicted_stall_sec",
                                                 "residual_sec", "stale_lag_sec") for e in _INTERVAL),

@@ -257,8 +257,8 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
             color=alt.Color("stage:N", title="stage", sort=[st[0] for st in drawn],
                             scale=alt.Scale(domain=[st[0] for st in drawn], range=[st[3] for st in drawn])),
             tooltip=["task", "stage", "worker", "attempts", alt.Tooltip("from_ms:Q", format=".2f"),
-                     alt.Tooltip("to_ms:Q", format=".2f")]).properties(width=620, height=max(120, 7 * seg["task"].nunique()),
-                                                                        title=title)
+                     alt.Tooltip("to_ms:Q", format=".2f")]).properties(
+            width=620, height=max(120, 7 * seg["task"].nunique()), title=title)
         d = depth[(depth["system"] == system) & (depth["rep"] == run["rep"]) & (depth["run_index"] == run["run_index"])]
         if len(d):
             held = alt.Chart(d).mark_line(interpolate="step-after", point=True).encode(

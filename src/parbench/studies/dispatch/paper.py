@@ -160,7 +160,8 @@ def seed_anomaly(text: str | None = None) -> dict[int, dict]:
     return out
 
 
-SEED_METRICS = {"noop": r"\*\*No-op Throughput\*\*: ([\d.]+) tasks/s", "cpu": r"\*\*CPU Throughput\*\*: ([\d.]+) tasks/s",
+SEED_METRICS = {"noop": r"\*\*No-op Throughput\*\*: ([\d.]+) tasks/s",
+                "cpu": r"\*\*CPU Throughput\*\*: ([\d.]+) tasks/s",
                 "io": r"\*\*I/O Throughput\*\*: ([\d.]+) tasks/s",
                 "latency": r"\*\*Average Latency\*\*: ([\d.]+)ms \(no-op\)",
                 "efficiency": r"Scaling efficiency: ([\d.]+)%"}
