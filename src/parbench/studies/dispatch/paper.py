@@ -183,16 +183,25 @@ def seed_modes(text: str | None = None) -> dict[str, dict[str, tuple[str, float]
     return out
 
 
-def seed_setup(f: Facts) -> dict:
-    """The seed's protocol: its worker counts, processes and tasks per worker, workloads."""
-    workers = "Worker configurations: 1, 2, 4, 8 workers"
-    f.seed("seed_workers_min", SEED, workers, 1, fmt="int")
-    f.seed("seed_workers_max", SEED, workers, 8, fmt="int")
-    f.seed("seed_processes", SEED, "Each worker runs 5 processes (except Local mode)", 5, fmt="int")
-    f.seed("seed_tasks_per_worker", SEED, "5 tasks per worker configuration", 5, fmt="int")
-    f.seed("seed_cpu_iterations", SEED, "Quadratic computation (1000 iterations)", 1000, fmt="int")
-    f.seed("seed_io_sleep", SEED, "100ms sleep (concurrency testing)", 100, unit="ms")
-    return {"seed_counts": [1, 2, 4, 8]}
+# The seed's protocol, as its report words it: (fact, pattern whose first group is the number)
+SEED_PROTOCOL = {"seed_processes": r"Each worker runs (\d+) processes \(except Local mode\)",
+                 "seed_tasks_per_worker": r"(\d+) tasks per worker configuration",
+                 "seed_cpu_iterations": r"Quadratic computation \((\d+) iterations\)",
+                 "seed_io_sleep": r"(\d+)ms sleep \(concurrency testing\)"}
+
+
+def seed_setup(f: Facts, text: str | None = None) -> dict:
+    """The seed's protocol, read from its report: its worker counts (the fewest and the
+    most as facts), processes and tasks per worker, its CPU loop and its sleep."""
+    text = text if text is not None else seed_text()
+    m = re.search(r"Worker configurations: ([\d, ]+) workers", text)
+    counts = [int(w) for w in re.findall(r"\d+", m.group(1))]
+    f.seed("seed_workers_min", SEED, m.group(0), min(counts), fmt="int")
+    f.seed("seed_workers_max", SEED, m.group(0), max(counts), fmt="int")
+    for key, pattern in SEED_PROTOCOL.items():
+        found = re.search(pattern, text)
+        f.seed(key, SEED, found.group(0), int(found.group(1)), fmt="int", unit="ms" if key == "seed_io_sleep" else None)
+    return {"seed_counts": counts}
 
 
 def seed_anomaly_facts(f: Facts) -> dict[int, dict]:
@@ -425,7 +434,7 @@ def seed_averages(f: Facts, summary: pd.DataFrame, machine: dict, seed_counts: l
         rows.append(row)
     dc = _config(machine)
     return {"rows": rows, "missing": missing,
-            "fewer_processes": bool(rows) and dc.get("processes_per_worker") != 5}
+            "fewer_processes": bool(rows) and dc.get("processes_per_worker") != f["seed_processes"].value}
 
 
 def _seed_mode_facts(f: Facts, mode: str, seed: dict) -> dict:
