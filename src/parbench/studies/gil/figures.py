@@ -182,7 +182,10 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     marks = disturbed_layer(place.encode(y=y, tooltip=["runtime", "workload", "execution", "workers",
                                                        DISTURBED_TIP]), s)
     executions = " and ".join(present(s, "execution", EXECUTION_ORDER))
-    return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=alt.Step(16), height=180)
+    # wide enough for the panel's header (the workload's name) even with a single runtime:
+    # narrower panels printed their headers over each other
+    return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=max(140, 34 * len(runtimes)),
+                                                                         height=180)
             .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
             .resolve_scale(x="independent")
             .properties(title=f"CPU use of {executions} at {top} workers (1 = one core busy; dashed: all {top} "
