@@ -40,7 +40,7 @@ rule dispatch_cell:
 
 rule dispatch_aggregate:
     # Prints the seed's report blocks (key metrics, scaling behaviour, the push anomaly);
-    # the anomaly's experiments go to dispatch_anomaly.
+    # the anomaly's experiments go to dispatch_anomaly, each record's load to dispatch_load.
     input:
         cells=dispatch_plan.cell_records(PB),
     output:
@@ -78,6 +78,13 @@ rule dispatch_aggregate:
             category=report_category("dispatch"),
             subcategory="Tables",
             labels={"table": "dispatch_anomaly", "format": "Parquet"},
+        ),
+        load=report(
+            f"{PROCESSED}/dispatch_load.parquet",
+            caption="../report/load.rst",
+            category=report_category("dispatch"),
+            subcategory="Tables",
+            labels={"table": "dispatch_load", "format": "Parquet"},
         ),
         cells=report(
             f"{PROCESSED}/dispatch_cells.parquet",
@@ -145,6 +152,7 @@ rule dispatch_paper:
         machine=MACHINE,
         tables=paper_tables("dispatch"),
         figures=figure_outputs("dispatch"),
+        templates=paper_templates("dispatch"),
     output:
         fragments=paper_fragments("dispatch"),
         modes_html=report(

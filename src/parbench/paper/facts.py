@@ -50,6 +50,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "num": fmt_num,
     "pct": fmt_pct,
     "pct1": lambda x: "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.1f}%",
+    # a share near 0% or 100% whose whole-percent text would hide that it is not (99.97%)
+    "pct2": lambda x: "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.2f}%",
     "int": lambda x: "n/a" if x is None or pd.isna(x) else f"{int(round(float(x))):,}",
     "fixed1": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.1f}",
     "fixed2": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.2f}",

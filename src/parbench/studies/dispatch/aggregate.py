@@ -16,7 +16,12 @@ Tables (Parquet; schemas in docs/data.md):
 - anomaly: one row per (experiment, system, expiry, workload order, workers, workload,
            first run after the change or not) of the modes with heartbeats, at every
            worker count after the first: completion time, measured and predicted stall,
-           and their difference, each the median over repetitions with its interval.
+           and their difference, each the median over repetitions with its interval;
+- load:    one row per record (a cell's repetition): when it started, the load on the
+           machine outside it and whether it stayed disturbed (`disturbance.load_table`);
+           runs carry their record's `disturbed` flag, and every summary and anomaly row
+           counts its repetitions that stayed disturbed (`disturbed_reps`), which the
+           figures mark and the paper names.
 
 `experiment` is `main` for the main sweep, else the name of one of the push anomaly's
 experiments (plan.experiments); the seed's tables and the main figures read `main` only.
@@ -35,9 +40,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from parbench.disturbance import load_columns, load_table
 from parbench.stats import bootstrap_median_ci, bootstrap_ratio_ci
 from parbench.studies.dispatch import metrics
 from parbench.studies.dispatch.plan import MAIN, SYSTEMS
+
+# the confidence of every interval of the tables (percentile bootstrap)
+CONFIDENCE = 0.95
 
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
               "timestamp_utc"]
@@ -49,9 +58,9 @@ RUN_COLUMNS = ["study", "profile", "system", "kind", "experiment", "rep", "cell_
                "throughput_tasks_per_sec", "avg_latency_ms", "min_latency_ms", "max_latency_ms", "p50_latency_ms",
                "p95_latency_ms", "p99_latency_ms", "exactly_once", "requests", "registered_workers", "stale_workers",
                "requeued_tasks", "workers_dropped", "max_tasks_held", "heartbeat_interval_sec", "heartbeat_liveness",
-               "expiry_sec", "stale_lag_sec", "predicted_stall_sec", "stall_sec", "errors"]
-TASK_COLUMNS = ["study", "profile", "system", "kind", "experiment", "rep", "workers", "workload", "submission", "phase",
-                "repetition",
+               "expiry_sec", "stale_lag_sec", "predicted_stall_sec", "stall_sec", "errors", "disturbed"]
+TASK_COLUMNS = ["study", "profile", "system", "kind", "experiment", "rep", "cell_status", "workers", "workload",
+                "submission", "phase", "repetition",
                 "run_index", "first_after_change", "task_index", "task_id", "status", "correct", "error", "attempts",
                 "worker", "first_worker", "workers_tried", "completions", "latency_ms", "submitted_ms", "queued_ms",
                 "first_dispatched_ms", "dispatched_ms", "started_ms", "finished_ms", "stored_ms", "seen_ms"]
@@ -59,6 +68,21 @@ DEPTH_COLUMNS = ["study", "profile", "system", "experiment", "rep", "workers", "
                  "repetition", "run_index", "t_ms", "worker", "tasks_held"]
 ANOMALY_KEYS = ["experiment", "system", "heartbeat_interval_sec", "expiry_sec", "workload_order", "workers", "workload",
                 "first_after_change"]
+_INTERVAL = ("", "_ci_low", "_ci_high")
+# the columns of the summary and anomaly tables, also when no run was measured
+SUMMARY_COLUMNS = [*KEYS, "status", "failure", "repetitions", "disturbed_reps", "runs", "tasks_per_run",
+                   *(f"median_completion_time_sec{e}" for e in _INTERVAL), "min_completion_time_sec",
+                   "max_completion_time_sec", *(f"first_run_completion_time_sec{e}" for e in _INTERVAL),
+                   "later_median_completion_time_sec", *(f"median_throughput_tasks_per_sec{e}" for e in _INTERVAL),
+                   "min_throughput_tasks_per_sec", "max_throughput_tasks_per_sec", "mean_throughput_tasks_per_sec",
+                   "success_rate", "stale_workers_first_run", "requeued_tasks", "avg_latency_ms", "min_latency_ms",
+                   "max_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
+                   *(f"weak_scaling_efficiency{e}" for e in _INTERVAL),
+                   *(f"efficiency_first_run{e}" for e in _INTERVAL)]
+ANOMALY_COLUMNS = [*ANOMALY_KEYS, "from_workers", "repetitions", "disturbed_reps",
+                   *(f"median_{c}{e}" for c in ("completion_time_sec", "stall_sec", "predicted_stall_sec",
+                                                "residual_sec", "stale_lag_sec") for e in _INTERVAL),
+                   "stale_workers", "requeued_tasks"]
 
 
 def read_records(paths) -> list[dict]:
@@ -69,6 +93,26 @@ def _base(record: dict) -> dict:
     return {"study": "dispatch", "profile": record["profile"], "system": record["cell"]["system"],
             "kind": record["cell"]["kind"], "experiment": record["cell"].get("experiment") or MAIN,
             "rep": int(record["cell"].get("rep", 0))}
+
+
+def load_label(record: dict) -> str:
+    """A cell's name in the load table: its key, `push-naive` or `push-naive@expiry-1x6`."""
+    experiment = record["cell"].get("experiment") or MAIN
+    system = record["cell"]["system"]
+    return system if experiment == MAIN else f"{system}@{experiment}"
+
+
+def load_group(record: dict) -> str:
+    """What the run order must spread over the run: the system."""
+    return record["cell"]["system"]
+
+
+def disturbed_reps(rows: pd.DataFrame) -> int:
+    """How many of the repetitions behind `rows` (runs that passed) stayed disturbed: a
+    repetition is one record, measured again while the machine was busy elsewhere."""
+    if rows.empty or "disturbed" not in rows:
+        return 0
+    return int(rows.loc[rows["disturbed"].fillna(False).astype(bool), "rep"].nunique())
 
 
 def main_only(frame: pd.DataFrame) -> pd.DataFrame:
@@ -96,7 +140,7 @@ def cell_table(records: list[dict]) -> pd.DataFrame:
         rows.append({**_base(record), "status": record["status"], "failure": record["failure"],
                      "runs": len(runs), "failed_runs": sum(1 for r in runs if r.get("status") == "failed"),
                      "tasks": sum(r.get("tasks") or 0 for r in runs if r.get("status") != "unavailable"),
-                     "elapsed_sec": record["elapsed_sec"],
+                     "elapsed_sec": record["elapsed_sec"], **load_columns(record),
                      **{f"{k}_version": v for k, v in record.get("versions", {}).items()},
                      **{c: record.get("provenance", {}).get(c) for c in PROVENANCE}})
     return pd.DataFrame(rows)
@@ -105,7 +149,7 @@ def cell_table(records: list[dict]) -> pd.DataFrame:
 def run_table(records: list[dict]) -> pd.DataFrame:
     frames = []
     for record in records:
-        base = {**_base(record), "cell_status": record["status"]}
+        base = {**_base(record), "cell_status": record["status"], "disturbed": bool(record.get("disturbed", False))}
         params = record.get("parameters", {})
         platform = params.get("platform") or {}
         base.update(heartbeat_interval_sec=platform.get("heartbeat_interval_sec"),
@@ -117,7 +161,8 @@ def run_table(records: list[dict]) -> pd.DataFrame:
 
 
 def task_table(records: list[dict]) -> pd.DataFrame:
-    frames = [_frame(r["tasks"], _base(r), TASK_COLUMNS) for r in records if r.get("tasks")]
+    frames = [_frame(r["tasks"], {**_base(r), "cell_status": r["status"]}, TASK_COLUMNS) for r in records
+              if r.get("tasks")]
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TASK_COLUMNS)
 
@@ -142,7 +187,7 @@ def per_rep(ok: pd.DataFrame, column: str) -> list[float]:
 def summary_table(runs: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if runs.empty:
-        return pd.DataFrame(columns=KEYS)
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
     samples = {}  # (experiment, system, ..., workers) -> per-repetition completion times (weak scaling)
     for key, group in runs.groupby(KEYS, sort=False, dropna=False):
         row = dict(zip(KEYS, key))
@@ -159,9 +204,10 @@ def summary_table(runs: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
         rep_first = per_rep(first, "completion_time_sec")
         samples[(row["experiment"], row["system"], row["phase"], row["workload"], row["submission"], row["workers"])] = \
             {"median_completion_time_sec": rep_times, "first_run_completion_time_sec": rep_first}
-        time_ci, rate_ci, first_ci = (bootstrap_median_ci(rep_times), bootstrap_median_ci(rep_rates),
-                                      bootstrap_median_ci(rep_first))
-        row.update(repetitions=int(ok["rep"].nunique()), runs=len(ok), tasks_per_run=int(group["tasks"].iloc[0]),
+        time_ci, rate_ci, first_ci = (bootstrap_median_ci(values, CONFIDENCE)
+                                      for values in (rep_times, rep_rates, rep_first))
+        row.update(repetitions=int(ok["rep"].nunique()), disturbed_reps=disturbed_reps(ok), runs=len(ok),
+                   tasks_per_run=int(group["tasks"].iloc[0]),
                    median_completion_time_sec=_median(rep_times),
                    median_completion_time_sec_ci_low=time_ci[0], median_completion_time_sec_ci_high=time_ci[1],
                    min_completion_time_sec=min(times, default=None), max_completion_time_sec=max(times, default=None),
@@ -199,7 +245,8 @@ def summary_table(runs: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
             if r.phase != "weak_scaling" or r.status != "ok" or (r.experiment, r.system, r.workload) not in one.index:
                 bounds.append((None, None))
                 continue
-            bounds.append(bootstrap_ratio_ci(samples[(*key, 1)][source], samples[(*key, r.workers)][source]))
+            bounds.append(bootstrap_ratio_ci(samples[(*key, 1)][source], samples[(*key, r.workers)][source],
+                                             confidence=CONFIDENCE))
         summary[f"{column}_ci_low"] = [b[0] for b in bounds]
         summary[f"{column}_ci_high"] = [b[1] for b in bounds]
     order = {"system": {s: i for i, s in enumerate(SYSTEMS)}, "workload": {w: i for i, w in enumerate(WORKLOAD_ORDER)},
@@ -231,7 +278,7 @@ def anomaly_table(runs: pd.DataFrame) -> pd.DataFrame:
     medians over repetitions, each with its 95% bootstrap interval, of the completion
     time, the measured stall, the predicted stall and their difference (measured -
     predicted), and the stale workers and tasks dispatched again."""
-    columns = [*ANOMALY_KEYS, "from_workers", "repetitions"]
+    columns = ANOMALY_COLUMNS
     if runs.empty or "stall_sec" not in runs:
         return pd.DataFrame(columns=columns)
     r = runs[(runs["phase"] == "weak_scaling") & (runs["status"] == "ok") & runs["expiry_sec"].notna()].copy()
@@ -246,9 +293,10 @@ def anomaly_table(runs: pd.DataFrame) -> pd.DataFrame:
         row = dict(zip([*ANOMALY_KEYS, "from_workers"], key))
         row["from_workers"] = int(row["from_workers"])
         row["repetitions"] = int(group["rep"].nunique())
+        row["disturbed_reps"] = disturbed_reps(group)
         for column in ("completion_time_sec", "stall_sec", "predicted_stall_sec", "residual_sec", "stale_lag_sec"):
             values = per_rep(group, column)
-            low, high = bootstrap_median_ci(values)
+            low, high = bootstrap_median_ci(values, CONFIDENCE)
             row.update({f"median_{column}": _median(values), f"median_{column}_ci_low": low,
                         f"median_{column}_ci_high": high})
         row["stale_workers"] = _median(group["stale_workers"])
@@ -261,9 +309,11 @@ def dose_slope(runs: pd.DataFrame, system: str = "push-naive", experiments=None,
     """The dose-response of the cliff: the least-squares slope of the measured stall of
     the first run after each change of workers against the heartbeat expiry, over every
     such run of `system` (of the `experiments` named, or all; every worker count), with its 95%
-    interval from resampling the runs; None with fewer than two expiries. The
-    explanation predicts about 1 (s of stall per s of expiry) where the stale workers are
-    still registered when the run begins."""
+    interval from resampling the runs; None with fewer than two expiries. The interval
+    needs two runs or more at every expiry (repetitions): with one run per expiry,
+    resampling only redraws the same line, so the slope has no interval (null), as a
+    single repetition has none. The explanation predicts about 1 (s of stall per s of
+    expiry) where the stale workers are still registered when the run begins."""
     import numpy as np
 
     r = runs[(runs["system"] == system) & (runs["phase"] == "weak_scaling") & (runs["status"] == "ok")
@@ -284,8 +334,11 @@ def dose_slope(runs: pd.DataFrame, system: str = "push-naive", experiments=None,
         pick = rng.integers(0, len(x), len(x))
         if len(set(x[pick])) > 1:
             boot.append(np.polyfit(x[pick], y[pick], 1)[0])
-    low, high = (np.percentile(boot, [2.5, 97.5]) if boot else (None, None))
-    return {"system": system, "slope": slope, "slope_ci_low": float(low), "slope_ci_high": float(high),
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low = high = None
+    if boot and r.groupby("expiry_sec").size().min() >= 2:
+        low, high = (float(v) for v in np.percentile(boot, [tail, 100 - tail]))
+    return {"system": system, "slope": slope, "slope_ci_low": low, "slope_ci_high": high,
             "runs": len(r), "expiries": sorted(r["expiry_sec"].unique().tolist())}
 
 
@@ -293,7 +346,8 @@ def study_tables(records: list[dict]) -> dict[str, pd.DataFrame]:
     runs = run_table(records)
     tasks = task_table(records)
     return {"cells": cell_table(records), "runs": runs, "tasks": tasks, "depth": depth_table(records),
-            "summary": summary_table(runs, tasks), "anomaly": anomaly_table(runs)}
+            "summary": summary_table(runs, tasks), "anomaly": anomaly_table(runs),
+            "load": load_table("dispatch", records, load_label, load_group)}
 
 
 # --- the seed's report ----------------------------------------------------------------------
