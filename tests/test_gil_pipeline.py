@@ -88,4 +88,4 @@ def test_the_paper_holds_the_gil_section_from_the_data(run):
     assert fact["text"] in text and "on multithread_cpu cpython took" in text
     assert "When do threads help? In threads at" in text
     # sigpar ran in the same smoke run: its threading results are set beside hashlib's
-    assert "threading cells at" in text and "sec-sigpar-efficiency" in html
+    assert "sigpar's threading cells" in text and "sec-sigpar-efficiency" in html
