@@ -17,7 +17,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= all
 PROFILE ?= local
 
-.PHONY: paper test env deps slurm-deps rerun native-test clean-env help
+.PHONY: paper test env deps slurm-deps cross-deps rerun native-test clean-env help
 
 help:
 	@sed -n '3,5p' Makefile
@@ -26,7 +26,7 @@ paper: env deps
 	$(PY) -m parbench resume-check
 	$(SNAKEMAKE) --cores $(CORES) report --configfile conf/$(PROFILE).yaml
 
-test: env deps slurm-deps
+test: env deps slurm-deps cross-deps
 	$(PY) -m pytest
 
 # The packages of the SLURM test (tests/test_slurm.py: slurm-wlm, slurmdbd, munge,
@@ -35,6 +35,13 @@ test: env deps slurm-deps
 # that test skips with the same reason.
 slurm-deps:
 	@bash tests/slurm/cluster.sh install || [ $$? -eq 3 ]
+
+# The packages of the arm64 Linux tests (tests/test_cross_arm64.py: gcc-aarch64-linux-gnu,
+# qemu-user-static, libssl-dev:arm64, Debian's rustc-web with an arm64 std), installed
+# with apt-get when running as root on Debian, like slurm-deps; elsewhere install.sh
+# exits 3 and says why, make goes on and those tests skip with the same reason.
+cross-deps:
+	@bash tests/cross/install.sh || [ $$? -eq 3 ]
 
 # The system packages the studies need (Study.system_packages): installed with apt-get
 # when running as root on Debian, otherwise the command to run is printed; a missing

@@ -36,4 +36,5 @@ rule all:
         # the run's page first: Snakemake's report lists categories in the order it meets them
         rules.report_run.output,
         rules.render_paper.output,
+        rules.paper_layout.output,
     default_target: True

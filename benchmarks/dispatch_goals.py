@@ -55,7 +55,9 @@ def params(args, workers: list[int], processes: int) -> dict:
             "client": {"concurrency": args.concurrency, "batch_size": 1000, "wait_sec": 30.0,
                        "run_timeout_sec": 120.0},
             "platform": {"heartbeat_interval_sec": 1.0, "heartbeat_liveness": 3, "max_chunk_tasks": 64,
-                         "chunk_target_sec": 0.002, "max_request_bytes": 8 << 20, "max_result_bytes": 8 << 20}}
+                         "chunk_target_sec": 0.002, "max_request_bytes": 8 << 20, "max_result_bytes": 8 << 20,
+                         "task_time_limit_sec": 300.0, "memory_limit_mb": 4096, "max_task_attempts": 10,
+                         "redis_persistence": "aof"}}
 
 
 def measure(runner, p: dict, workers: int, submission: str, count: int, reps: int) -> list[float]:

@@ -1,6 +1,7 @@
 """The dispatch study in the shared smoke run (tests/conftest.py: `smoke_run`): its
-cells measured, the tidy tables and the seed's report written, the anomaly recorded
-with its cause, every figure drawn and the section in the rendered paper."""
+cells measured (the anomaly's experiments too), the tidy tables and the seed's report
+written, the anomaly recorded with its cause and its prediction, every figure drawn and
+the section in the rendered paper."""
 
 from pathlib import Path
 
@@ -14,20 +15,24 @@ pytestmark = pytest.mark.integration
 PROFILE = "smoke"
 PROCESSED = Path("data/processed") / PROFILE
 SYSTEMS = ["local", "push", "push-naive", "processpool"]  # conf/dispatch/smoke.yaml
+EXPERIMENTS = ["expiry-1x2", "order-io-noop-cpu"]  # push-naive only
 
 
 @pytest.fixture(scope="module")
 def tables(smoke_run, smoke_checkout):
     return {name: pd.read_parquet(smoke_checkout / PROCESSED / f"dispatch_{name}.parquet")
-            for name in ("cells", "runs", "tasks", "depth", "summary")}
+            for name in ("cells", "runs", "tasks", "depth", "summary", "anomaly", "load")}
 
 
 def test_every_cell_is_measured_and_checked(tables, smoke_checkout):
-    cells = tables["cells"].set_index("system")
+    every = tables["cells"]
+    assert (every["status"] == "ok").all(), every[["system", "experiment", "status", "failure"]]
+    assert sorted(every.loc[every["experiment"] != "main", "experiment"]) == EXPERIMENTS
+    assert (smoke_checkout / "data/raw" / PROFILE / "dispatch/push-naive@expiry-1x2_r0.json").exists()
+    cells = aggregate.main_only(every).set_index("system")
     assert sorted(cells.index) == sorted(SYSTEMS)
-    assert (cells["status"] == "ok").all(), cells[["status", "failure"]]
     assert (smoke_checkout / "data/raw" / PROFILE / "dispatch/push_r0.json").exists()
-    runs = tables["runs"]
+    runs = aggregate.main_only(tables["runs"])
     assert set(aggregate.RUN_COLUMNS) <= set(runs.columns)
     # workers 1 and 2, three workloads, one run each, then two saturation runs at 2 workers (smoke: 1 repetition)
     assert (runs.groupby("system").size() == 2 * 3 + 2).all()
@@ -52,7 +57,15 @@ def test_platform_tasks_carry_every_stage_in_order(tables):
 
 
 def test_the_anomaly_is_recorded_with_its_cause(tables):
-    runs = tables["runs"]
+    every = tables["runs"]
+    # every run of a mode with heartbeats carries its prediction beside its measurement
+    heartbeats = every[every["kind"] == "platform"]
+    assert heartbeats["expiry_sec"].isna().eq(heartbeats["system"] == "local").all()
+    naive = heartbeats[heartbeats["system"] == "push-naive"]
+    assert naive[["stall_sec", "predicted_stall_sec"]].notna().all().all()
+    assert set(naive.loc[naive["experiment"] == "expiry-1x2", "expiry_sec"]) == {2.0}
+    assert set(tables["anomaly"]["experiment"]) == {"main", *EXPERIMENTS}
+    runs = aggregate.main_only(every)
     first = runs[(runs["phase"] == "weak_scaling") & (runs["workload"] == "noop") & (runs["workers"] == 2)
                  & runs["first_after_change"]].set_index("system")
     # the fixed push never finds a stale worker nor dispatches a task twice
@@ -61,6 +74,12 @@ def test_the_anomaly_is_recorded_with_its_cause(tables):
     if naive["stale_workers"] > 0:  # the stopped worker had not expired yet when the run began (the usual case)
         assert naive["requeued_tasks"] > 0
         assert naive["completion_time_sec"] > 5 * first.loc["push", "completion_time_sec"]
+
+
+def test_every_record_has_its_load_row(tables):
+    load = tables["load"]
+    assert len(load) == len(tables["cells"]) and set(load["group"]) <= set(SYSTEMS)
+    assert "push-naive@expiry-1x2" in set(load["cell"])
 
 
 def test_the_seed_report_and_the_figures(smoke_checkout, tables):
@@ -76,9 +95,14 @@ def test_the_paper_has_the_section_its_tables_and_figures(smoke_checkout, tables
     html = (smoke_checkout / "paper/_output/index.html").read_text()
     assert 'id="sec-dispatch"' in html
     for label in ("fig-dispatch-throughput", "fig-dispatch-latency", "fig-dispatch-weak-scaling",
-                  "fig-dispatch-anomaly", "fig-dispatch-saturation", "tbl-dispatch-modes", "tbl-dispatch-anomaly",
+                  "fig-dispatch-anomaly", "fig-dispatch-dose", "fig-dispatch-order", "fig-dispatch-saturation",
+                  "tbl-dispatch-modes", "tbl-dispatch-anomaly", "tbl-dispatch-dose", "tbl-dispatch-order",
                   "tbl-dispatch-saturation"):
         assert f'id="{label}"' in html, label
     for name in paper.FRAGMENTS:
         assert (smoke_checkout / "paper/_generated/dispatch" / f"{name}.md").exists()
     assert "stale worker" in html and "ROUTER_MANDATORY" in html
+    assert "Dose-response:" in html and "Order:" in html
+    # the section's numbers are facts the paper check holds against these tables
+    facts = (smoke_checkout / "paper/_generated/dispatch/facts.json").read_text()
+    assert '"dispatch.seed_anomaly.w2.time"' in facts and '"dispatch.expiry"' in facts

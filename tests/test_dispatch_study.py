@@ -1,10 +1,13 @@
 """The dispatch study's parts that need no running platform: serialization and its
 size checks, the task state machine, the metrics, a pool process's task runner, the
 plan and the config's refusals, the aggregation and the seed's report on canned
-records, and a peer measured for real (the process pool) or recorded as unavailable."""
+records, the paper's parts rendered from canned tables and held against them by the paper
+check, the figures against the figure check, and a peer measured for real (the process
+pool) or recorded as unavailable."""
 
 import base64
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,6 +15,8 @@ import pytest
 from parbench import config as pbconfig
 from parbench.studies.dispatch import aggregate, metrics, paper, plan, run_cell, sweep, workloads
 from parbench.studies.dispatch.platform import executor, protocol, serialization, store
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 # --- serialization --------------------------------------------------------------------------
@@ -64,15 +69,16 @@ def test_worker_messages_are_checked():
 # --- a pool process's runner ----------------------------------------------------------------------
 
 def _item(fn, *args, task_id="t1"):
-    return [task_id, 1, "f1", serialization.serialize((args, {}))], {"f1": serialization.serialize(fn)}
+    return [task_id, 1, "f1", serialization.serialize((args, {})), 300.0], {"f1": serialization.serialize(fn)}
 
 
 def test_the_executor_times_runs_and_fails_tasks():
     workloads.by_value()
     executor._functions.clear()
     item, bodies = _item(workloads.cpu, 1000)
-    task_id, attempt, status, value, error, started, finished, pid = executor.run_task(item, bodies)
+    task_id, attempt, status, value, error, started, finished, pid, kind = executor.run_task(item, bodies)
     assert status == "COMPLETED" and serialization.deserialize(value) == 332833500 and started <= finished
+    assert kind is None
 
     def raises():
         raise KeyError("missing")
@@ -80,7 +86,22 @@ def test_the_executor_times_runs_and_fails_tasks():
     executor._functions.clear()
     item, bodies = _item(raises)
     result = executor.run_task(item, bodies)
-    assert result[2] == "FAILED" and "KeyError: 'missing'" in result[4]
+    assert result[2] == "FAILED" and "KeyError: 'missing'" in result[4] and result[8] == "raised"
+
+    def exits():
+        raise SystemExit(3)  # a task's own SystemExit is its failure, never the process's
+
+    executor._functions.clear()
+    assert executor.run_task(*_item(exits))[8] == "raised"
+
+    def unpicklable():
+        import threading
+
+        return threading.Lock()
+
+    executor._functions.clear()
+    result = executor.run_task(*_item(unpicklable))
+    assert result[8] == "result_unserializable" and "cannot be serialized" in result[4]
 
     def huge():
         return b"x" * 5000
@@ -92,6 +113,7 @@ def test_the_executor_times_runs_and_fails_tasks():
     finally:
         executor._max_result_bytes = serialization.DEFAULT_MAX_PAYLOAD_BYTES
     assert result[2] == "FAILED" and "larger than the limit of 1024 bytes" in result[4]
+    assert result[8] == "result_too_large"
     executor._functions.clear()
     chunk = executor.run_chunk([_item(workloads.noop, task_id=f"t{i}")[0] for i in range(3)],
                                {"f1": serialization.serialize(workloads.noop)})
@@ -133,12 +155,24 @@ def test_run_summary_counts_only_correct_tasks():
 
 # --- plan and config ---------------------------------------------------------------------------------
 
-def test_cells_are_the_modes_then_the_peers():
+def test_cells_are_the_modes_then_the_peers_then_the_anomaly_experiments():
     cfg = pbconfig.load("m4")
     systems = ["local", "pull", "push", "push-naive", "processpool", "dask", "celery", "ray"]
     reps = cfg["dispatch"]["repetitions"]
-    assert reps == 5 and plan.cells(cfg) == [plan.DispatchCell(s, r) for r in range(reps) for s in systems]
+    main = [plan.DispatchCell(s, r) for r in range(reps) for s in systems]
+    cells = plan.cells(cfg)
+    assert reps == 5 and cells[:len(main)] == main
     assert cfg["dispatch"]["workers"] == [1, 2, 4, 8] and cfg["dispatch"]["processes_per_worker"] == 5
+    # m4: every point of the experiments, push-naive and push; the seed's worker counts are the main sweep's
+    names = ["expiry-1x2", "expiry-1x6", "expiry-2x4", "order-io-noop-cpu", "order-cpu-io-noop"]
+    assert list(plan.experiments(cfg)) == names
+    assert cells[len(main):] == [plan.DispatchCell(s, r, n) for r in range(5) for n in names
+                                 for s in ("push-naive", "push")]
+    local = pbconfig.load("local")
+    assert list(plan.experiments(local)) == ["workers-1-2-4-8", "expiry-1x2", "expiry-1x6", "order-io-noop-cpu"]
+    cell = plan.DispatchCell.parse("push-naive@expiry-1x6", 2)
+    assert (cell.system, cell.rep, cell.experiment, cell.key) == ("push-naive", 2, "expiry-1x6", "push-naive@expiry-1x6")
+    assert cell.record("local") == "data/raw/local/dispatch/push-naive@expiry-1x6_r2.json"
     cell = plan.DispatchCell("push")
     assert cell.record("local") == "data/raw/local/dispatch/push_r0.json" and cell.kind == "platform"
     assert plan.DispatchCell("push", 2).record("local") == "data/raw/local/dispatch/push_r2.json"
@@ -151,9 +185,9 @@ def test_repetitions_run_interleaved_and_change_no_cells_parameters():
 
     cfg = pbconfig.load("local", ["studies=[dispatch]"])
     order = [cell for study, cell in pipeline.run_order(cfg) if study == "dispatch"]
-    n = len(cfg["dispatch"]["modes"]) + len(cfg["dispatch"]["peers"])
+    n = len(plan.cells(cfg)) // 3  # the main cells and the experiments' cells, 3 repetitions each
     assert [c.rep for c in order] == [r for r in range(3) for _ in range(n)]
-    assert sorted(c.system for c in order[:n]) == sorted(c.system for c in order[n:2 * n])
+    assert sorted(c.key for c in order[:n]) == sorted(c.key for c in order[n:2 * n])
     more = pbconfig.load("local", ["dispatch.repetitions=4"])
     assert plan.cell_parameters(more, plan.DispatchCell("push", 3)) == plan.cell_parameters(cfg, plan.DispatchCell("push"))
     assert plan.DispatchCell("dask").kind == "peer"
@@ -171,9 +205,30 @@ def test_cell_parameters_follow_what_the_cell_measures():
     assert plan.cell_parameters(estimate, plan.DispatchCell("push")) == push  # the estimate measures nothing
 
 
+def test_an_experiments_protocol_changes_one_thing_and_runs_no_saturation():
+    cfg = pbconfig.load("local")
+    main = plan.protocol(cfg, plan.DispatchCell("push-naive"))
+    dose = plan.protocol(cfg, plan.DispatchCell("push-naive", 0, "expiry-1x6"))
+    order = plan.protocol(cfg, plan.DispatchCell("push-naive", 0, "order-io-noop-cpu"))
+    scale = plan.protocol(cfg, plan.DispatchCell("push", 0, "workers-1-2-4-8"))
+    assert main["saturation"]["workers"] == [2] and dose["saturation"]["workers"] == []
+    assert (dose["platform"]["heartbeat_interval_sec"], dose["platform"]["heartbeat_liveness"]) == (1.0, 6)
+    assert {k: v for k, v in dose.items() if k not in ("platform", "saturation")} == \
+        {k: v for k, v in main.items() if k not in ("platform", "saturation")}
+    assert order["workloads"] == ["io", "noop", "cpu"] and order["platform"] == main["platform"]
+    assert scale["workers"] == [1, 2, 4, 8] and main["workers"] == [1, 2]
+    assert plan.cell_parameters(cfg, plan.DispatchCell("push-naive", 0, "expiry-1x6"))["experiment"] == "expiry-1x6"
+    with pytest.raises(ValueError, match="unknown dispatch experiment 'expiry-9x9'; allowed with this profile"):
+        plan.protocol(cfg, plan.DispatchCell("push-naive", 0, "expiry-9x9"))
+    # local mode runs as many processes per worker as the others unless told otherwise
+    assert cfg["dispatch"]["local_processes_per_worker"] is None
+    assert sweep.processes_per_worker(main, "local") == sweep.processes_per_worker(main, "push") == 2
+    assert sweep.processes_per_worker({**main, "local_processes_per_worker": 1}, "local") == 1
+
+
 def test_the_estimate_counts_every_run_and_the_naive_cliff():
     cfg = pbconfig.load("local")
-    runs = plan.runs_of(cfg)
+    runs = plan.runs_of(plan.sweep_parameters(cfg))
     dc = cfg["dispatch"]
     sat = dc["saturation"]
     assert len(runs) == sum(dc["runs_per_worker_count"] * 3 for _ in dc["workers"]) \
@@ -195,6 +250,13 @@ def test_the_estimate_counts_every_run_and_the_naive_cliff():
     ("dispatch.repetitions=0", "dispatch.repetitions: 0 is too small"),
     ("dispatch.runs_per_worker_count=0", "dispatch.runs_per_worker_count: 0 is too small"),
     ("+dispatch.platform.heartbeats=3", "unknown key 'heartbeats'"),
+    ("dispatch.platform.memory_limit_mb=10", "memory_limit_mb"),
+    ("dispatch.platform.task_time_limit_sec=0", "task_time_limit_sec: 0 is too small"),
+    ("dispatch.platform.redis_persistence=rdb", "'rdb' is not allowed; allowed: aof, none"),
+    ("dispatch.anomaly.expiry.heartbeats=[[1.0,3]]", "[1.0, 3] is the main setting"),
+    ("dispatch.anomaly.order.orders=[[io,noop]]", "is not an order of dispatch.workloads"),
+    ("dispatch.anomaly.order.orders=[[noop,cpu,io]]", "is the main order"),
+    ("dispatch.anomaly.expiry.workers=[2]", "dispatch.anomaly.expiry.workers: [2] must have at least 2 entries"),
 ])
 def test_bad_dispatch_parameters_are_refused(override, words):
     with pytest.raises(pbconfig.ConfigError) as info:
@@ -206,7 +268,9 @@ def test_the_header_names_the_systems_and_the_estimate():
     cfg = pbconfig.load("smoke")
     lines = plan.header(cfg, [("dispatch_cell", {"system": "push"})])
     assert lines[0].startswith("FUNCTION DISPATCH BENCHMARK (dispatch)")
-    assert "Cells to measure: 1 of 4 (3 already measured)" in lines[-1]
+    assert "Cells to measure: 1 of 6 (5 already measured)" in lines[-1]  # 4 main cells, 2 experiments' cells
+    assert "Anomaly experiments (1 time(s) each): push-naive with heartbeat 1 s x 2 = 2 s; push-naive with workloads " \
+        "io, noop, cpu" in lines
 
 
 # --- aggregation on canned records ---------------------------------------------------------------------
@@ -279,16 +343,235 @@ def test_the_seed_report_has_its_blocks(records):
     assert "### ray (peer)\n\nNot measured: ray is not installed" in report
 
 
-def test_the_papers_anomaly_text_comes_from_the_data(records):
-    tables = aggregate.study_tables(records)
-    machine = {"profile": "test", "config": pbconfig.load("smoke")}
-    named = {f"dispatch_{k}": v for k, v in tables.items()}
-    parts = paper.fragments(named, machine)
+# --- the paper, on canned tables ---------------------------------------------------------------
+
+def machine(cores=2, **dispatch):
+    cfg = pbconfig.load("smoke")
+    cfg["dispatch"].update(dispatch)
+    return {"profile": "test", "config": {**cfg, "run_order_seed": 7}, "machine": {"logical_cores": cores},
+            "capabilities": {}}
+
+
+def paper_tables(records):
+    return {f"dispatch_{k}": v for k, v in aggregate.study_tables(records).items()}
+
+
+def render(tables, m):
+    from parbench.paper import render_parts
+
+    return render_parts("dispatch", paper, tables, m)
+
+
+def check(tables, m, parts, facts):
+    """Every problem the paper check finds in the dispatch parts and the section's fixed prose."""
+    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir
+
+    problems = fact_problems(facts, Sources(tables, m, seeds_dir()))
+    for name, text in parts.items():
+        problems += prose_problems(text, facts, name)
+    return problems + prose_problems((REPO / "paper/sections/dispatch.qmd").read_text(), facts, "dispatch.qmd")
+
+
+def test_the_dispatch_parts_hold_against_their_tables(records):
+    from parbench.paper import templates
+
+    tables, m = paper_tables(records), machine()
+    parts, facts = render(tables, m)
     assert sorted(parts) == sorted(paper.FRAGMENTS)
-    assert "found 1 stale worker(s) on average" in parts["anomaly"]
-    assert "| 2 | 7.67 | 2.5 | 125x |" in parts["anomaly"]
-    assert "push mode" not in parts["summary"] or "the seed" in parts["summary"]
-    assert "1 system(s) failed a check" in parts["setup"] and "ray is not installed" in parts["setup"]
+    assert check(tables, m, parts, facts) == []
+    # the templates state no number or comparison of their own
+    assert [p for t in sorted((REPO / "paper/sections/dispatch").glob("*.md")) for p in templates.lint(t)] == []
+    setup = parts["setup"]
+    assert "[1]{.fact key=\"dispatch.n_failed\"} of [3]{.fact key=\"dispatch.n_systems\"} systems failed" in setup
+    assert "push mode ([1 of 10 tasks]{.fact" in setup and "Ray ([ray is not installed]{.fact" in setup
+    # the seed's anomaly beside push-naive's at the same worker count: 59x at 2 workers, 125x here
+    row = paper.anomaly_table(tables["dispatch_summary"]).set_index("workers").loc["2"]
+    assert (row["seed push, s"], row["seed<br>× 1 worker"]) == ("7.67", "59x")
+    assert (row["push-naive<br>first run, s"], row["push-naive<br>× 1 worker"]) == ("2.5", "125x")
+    anomaly = parts["anomaly"]
+    assert "The seed's push mode took [0.13 s]{.fact" in anomaly and "[7.67 s]{.fact" in anomaly
+    assert "found [1]{.fact key=\"dispatch.cause.stale_mean\"} stale workers on average" in anomaly
+    assert "{#tbl-dispatch-anomaly}" in anomaly
+    # one repetition: no interval, so nothing is ranked and no headline cause is claimed
+    assert all(v["value"].startswith("not distinguishable") for v in facts.values() if v["kind"] == "verdict")
+    assert parts["headline"].startswith("**Dispatch (@sec-dispatch).** After the change from [1]{.fact")
+    assert "This run did not confirm that the cliff is the heartbeat expiry" in parts["headline"]
+    assert "[2]{.fact key=\"dispatch.cores\"} logical cores" in parts["limitations"]
+    assert "Ray ([ray is not installed]{.fact" in parts["limitations"]
+
+
+def test_a_run_where_nothing_was_measured_says_so_in_every_part():
+    recs = [{**_record("ray", []), "cell": {"system": "ray", "kind": "peer"}, "status": "unavailable",
+             "failure": "ray is not installed"}]
+    tables, m = paper_tables(recs), machine()
+    assert list(tables["dispatch_summary"].columns) == aggregate.SUMMARY_COLUMNS
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "No system was measured in this run." in parts["setup"]
+    for name in ("modes", "latency", "scaling", "saturation", "dose", "order", "verdict", "summary", "headline"):
+        assert parts[name].strip() and "{#fig-" not in parts[name] and "@tbl-" not in parts[name], name
+    assert "Not measured here: Ray ([ray is not installed]{.fact" in parts["limitations"]
+
+
+def test_a_tampered_dispatch_fact_verdict_or_span_is_caught(repeated):
+    tables, m = paper_tables(repeated), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    key = "dispatch.first_run.main.push-naive.weak_scaling.noop.per_task.w2"
+    wrong = {k: dict(v) for k, v in facts.items()}
+    wrong[key]["value"] = 0.7
+    assert any(p.startswith(f"{key}: the paper says 0.7") for p in check(tables, m, parts, wrong))
+    # a verdict that calls push-naive's throughput not lower where the intervals are apart
+    verdict = "dispatch.rate.vs_highest.main.push-naive.noop.per_task.w2"
+    assert facts[verdict]["value"] == "lower than"
+    wrong = {k: dict(v) for k, v in facts.items()}
+    wrong[verdict]["value"] = wrong[verdict]["text"] = "higher than"
+    assert any(p.startswith(f"{verdict}: the paper says 'higher than'") for p in check(tables, m, parts, wrong))
+    # a span showing another number, a number outside any fact, a comparison outside a verdict
+    text = facts[key]["text"]
+    assert f"[{text}]" in parts["headline"]
+    edited = dict(parts, headline=parts["headline"].replace(f"[{text}]", "[1.9 s]", 1))
+    assert any("shows '1.9 s'" in p for p in check(tables, m, edited, facts))
+    edited = dict(parts, modes=parts["modes"] + "\nPush-naive took 7.7 s and was slower.\n")
+    problems = check(tables, m, edited, facts)
+    assert any("the number '7.7' is not a fact" in p for p in problems)
+    assert any("the comparison 'slower' is not a verdict fact" in p for p in problems)
+
+
+def test_the_paper_ranks_only_what_the_intervals_tell_apart(repeated):
+    tables, m = paper_tables(repeated), machine()
+    parts, facts = render(tables, m)
+    # weak scaling at 2 workers: push's throughput interval lies far above push-naive's
+    assert "on no-op tasks push mode had the highest median throughput, [" in parts["modes"]
+    assert "and the other was [lower than]{.fact" in parts["modes"]
+    # saturation (batched): the two systems' repetitions overlap
+    assert "and the other was [not distinguishable on this machine from]{.fact" in parts["saturation"]
+    assert "measured [3]{.fact key=\"dispatch.repetitions\"} times" in parts["setup"]
+    assert "[95%]{.fact key=\"dispatch.confidence\"} percentile-bootstrap interval" in parts["setup"]
+    assert "took [2.7 (2.5–2.9) s]{.fact" in parts["headline"]
+    # the seed ran no saturation: none of its numbers stands beside a saturation run
+    assert "The seed ran no saturation runs" in parts["saturation"] and "seed." not in parts["saturation"]
+
+
+def test_the_paper_confirms_the_explanation_only_when_the_data_do():
+    tables, m = paper_tables(_experiments()), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    verdict = parts["verdict"]
+    assert "**Dose-response: confirmed.** In push-naive, [3]{.fact" in verdict
+    assert "**Order: confirmed.**" in verdict and "**Scale: confirmed.**" in verdict
+    assert "was [above]{.fact key=\"dispatch.scale.stalled.w8\"} zero" in verdict
+    assert "[3]{.fact key=\"dispatch.dose.n_as_predicted\"} of the [3]{.fact" in parts["dose"]
+    assert "{#tbl-dispatch-dose}" in parts["dose"] and "| as predicted " in parts["dose"]
+    assert "with the workloads in the order I/O, no-op, CPU, the I/O run, first after the change" in parts["order"]
+    assert "The cliff is the heartbeat expiry" in parts["headline"]
+    # the seed's anomaly at each of its worker counts beside push-naive's at the same count
+    assert "where the seed's push mode took [59]{.fact" in parts["summary"]
+    row = paper.anomaly_table(tables["dispatch_summary"]).set_index("workers").loc["8"]
+    assert (row["seed push, s"], row["seed<br>× 1 worker"]) == ("8.25", "63x")
+    # the same experiments, where the cliff ignores the expiry and sticks to the no-op runs
+    tables = paper_tables(_experiments(False))
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    verdict = parts["verdict"]
+    assert "**Dose-response: not confirmed.** In push-naive, [0]{.fact" in verdict
+    assert "was [above]{.fact key=\"dispatch.dose.slope_vs_one\"} the predicted one second" not in verdict
+    assert "**Order: not confirmed.**" in verdict
+    assert "[longer than predicted]{.fact" in parts["dose"]
+    assert "This run did not confirm that the cliff is the heartbeat expiry" in parts["headline"]
+    # one repetition: no interval, so no prediction is confirmed whatever the medians say
+    one = paper_tables([r for r in _experiments() if r["cell"]["rep"] == 0])
+    parts, facts = render(one, m)
+    assert check(one, m, parts, facts) == []
+    assert "confirmed.**" in parts["verdict"] and ": confirmed.**" not in parts["verdict"]
+
+
+def test_the_seed_s_averages_stand_only_beside_the_same_worker_counts():
+    tables, m = paper_tables(_experiments()), machine()
+    parts, _ = render(tables, m)
+    modes = parts["modes"]
+    # the main sweep ran 1 and 2 workers: push-naive's average comes from its scale experiment
+    assert "push-naive (its scale experiment) averaged [" in modes
+    assert "where the seed's push mode, push-naive's design, averaged [11.5]{.fact" in modes
+    assert "(the fixed design, which the seed did not run)" in modes
+    assert "push-naive (its scale experiment) reached [" in parts["scaling"] and "[26.2%]{.fact" in parts["scaling"]
+    # a main sweep at the seed's worker counts (the m4 profile's): the averages come from it
+    main = [r for r in _experiments() if r["cell"]["experiment"] == "main"]
+    for r in main:
+        r["runs"] = _exp_record(r["cell"]["system"], "main", r["cell"]["rep"], ["noop", "cpu", "io"], 1.0, 3, [2, 4, 8],
+                                lambda w, wl, first: (2.0, 1.9, 1) if first and r["cell"]["system"] == "push-naive"
+                                else (0.0, 0.0, 0))["runs"]
+    tables = paper_tables(main)
+    parts, facts = render(tables, machine(workers=[1, 2, 4, 8]))
+    assert check(tables, machine(workers=[1, 2, 4, 8]), parts, facts) == []
+    assert "push-naive averaged [" in parts["modes"] and "scale experiment" not in parts["modes"]
+    assert "The seed's averages for" not in parts["modes"]
+
+
+def _loaded(records, disturbed: tuple[str, int] | None = None):
+    """The records with load readings; `disturbed` (system, rep) stayed disturbed."""
+    out = []
+    for r in records:
+        r = dict(r, load={"other_cores": 0.02, "steal_cores": 0.0, "cell_cpu_sec": 1.0}, disturbed=False, attempt=1)
+        r["cell"] = dict(r["cell"])
+        if disturbed and (r["cell"]["system"], r["cell"].get("rep", 0)) == disturbed:
+            r.update(load={"other_cores": 0.8, "steal_cores": 0.1, "cell_cpu_sec": 1.0}, disturbed=True, attempt=3)
+        out.append(r)
+    return out
+
+
+def test_a_disturbed_repetition_is_tabled_named_and_drawn(repeated):
+    recs = _loaded(repeated, ("push", 1))
+    t = aggregate.study_tables(recs)
+    load = t["load"]
+    assert len(load) == len(recs) and set(load["group"]) == {"push", "push-naive"}
+    row = load[(load["cell"] == "push") & (load["rep"] == 1)].iloc[0]
+    assert row["disturbed"] and row["attempts"] == 3 and row["load_other_cores"] == 0.8
+    s = t["summary"].set_index(["system", "phase", "workload", "submission", "workers"])
+    assert s.loc[("push", "weak_scaling", "noop", "per_task", 2), "disturbed_reps"] == 1
+    assert s.loc[("push-naive", "weak_scaling", "noop", "per_task", 2), "disturbed_reps"] == 0
+    assert t["runs"].loc[t["runs"]["system"] == "push", "disturbed"].sum() == 3  # its three runs
+    tables, m = paper_tables(recs), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "push (repetition [1]{.fact" in parts["setup"]
+    assert "red diamonds: points with a repetition that stayed disturbed" in parts["modes"]
+    assert "red diamonds: runs of a repetition that stayed disturbed" in parts["scaling"]
+    assert paper.modes_table(tables["dispatch_summary"])["disturbed repetitions"].tolist() == ["1", "0"]
+    # records from before loads were measured: null load, nothing disturbed, no column
+    old = aggregate.study_tables(repeated)
+    assert old["load"]["load_other_cores"].isna().all() and not old["load"]["disturbed"].any()
+    assert (old["summary"]["disturbed_reps"] == 0).all()
+    assert "disturbed repetitions" not in paper.modes_table(old["summary"])
+
+
+def test_every_drawn_dispatch_figure_passes_the_figure_check(repeated):
+    """Panel headers are the data under them (the workload in every tooltip), legends list
+    only the systems drawn, no title states a comparison, log axes are labelled at powers
+    of ten only; a disturbed repetition is marked."""
+    import vl_convert as vlc
+
+    from parbench.figures import DISTURBED_COLOR
+    from parbench.paper import figure_check
+    from parbench.studies.dispatch import figures
+
+    main = paper_tables(_loaded(repeated, ("push", 1)))
+    experiments = paper_tables(_loaded(_experiments(), ("push-naive", 1)))
+    m = machine()
+    for name, (draw, inputs) in figures.FIGURES.items():
+        tables = experiments if name in ("dispatch_dose_response", "dispatch_order") else main
+        svg = vlc.vegalite_to_svg(draw(*(tables[i] for i in inputs), m).to_json())
+        assert figure_check.problems(svg, name) == [], name
+        assert paper.drawn(tables)[name.replace("dispatch_", "").replace("_response", "")], name
+        if name != "dispatch_latency" and name != "dispatch_anomaly":
+            assert DISTURBED_COLOR in svg, name
+        # only the systems drawn: no peer ran in these records
+        assert ">processpool<" not in svg and ">ray<" not in svg and "system: ray" not in svg, name
+    assert figures.decades([0.3, 2.9e3]) == [0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]
+    # nothing to draw: the paper leaves the figure out and says so in words
+    assert paper.drawn(paper_tables(repeated))["order"] is False
+    parts, _ = render(paper_tables(repeated), m)
+    assert "fig-dispatch-order" not in parts["order"] and "no second order" in parts["order"]
 
 
 # --- peers -----------------------------------------------------------------------------------------------
@@ -332,7 +615,12 @@ def _rep_record(system, rep, t1, t2, sat):
                               _run(system, 2, "noop", 0, sat, phase="saturation", submission="batch", index=2)])
     record["cell"] = {"system": system, "kind": "platform", "rep": rep}
     record["tasks"] = {"mode": [system] * 2, "run_index": [0, 1], "workers": [1, 2], "workload": ["noop"] * 2,
-                       "phase": ["weak_scaling"] * 2, "latency_ms": [10.0 + rep, 20.0 + rep], "correct": [True] * 2}
+                       "phase": ["weak_scaling"] * 2, "latency_ms": [10.0 + rep, 20.0 + rep], "correct": [True] * 2,
+                       "first_after_change": [True] * 2, "attempts": [1, 2 if system == "push-naive" else 1],
+                       "worker": ["w0", "w1"], "submitted_ms": [0.0, 0.0], "queued_ms": [0.5, 0.5],
+                       "first_dispatched_ms": [1.0, 1.0], "dispatched_ms": [1.0, 1000.0 * t2 - 5],
+                       "started_ms": [2.0, 1000.0 * t2 - 4], "finished_ms": [2.5, 1000.0 * t2 - 3],
+                       "stored_ms": [3.0, 1000.0 * t2 - 2], "seen_ms": [4.0, 1000.0 * t2 - 1]}
     return record
 
 
@@ -369,19 +657,6 @@ def test_the_summary_is_the_median_of_repetitions_with_bootstrap_intervals(repea
     assert push2["max_latency_ms"] == pytest.approx(22.0)
 
 
-def test_the_paper_ranks_only_what_the_intervals_tell_apart(repeated):
-    tables = aggregate.study_tables(repeated)
-    machine = {"profile": "test", "config": pbconfig.load("smoke")}
-    parts = paper.fragments({f"dispatch_{k}": v for k, v in tables.items()}, machine)
-    # weak scaling at 2 workers: push's throughput interval is far above push-naive's
-    assert "on no-op tasks push mode (credit-based) with " in parts["modes"]
-    assert "not distinguishable" not in parts["modes"]
-    # saturation: the two systems' repetitions overlap
-    assert "not distinguishable on this machine from" in parts["saturation"]
-    assert "measured 3 time(s)" in parts["setup"] and "95% percentile-bootstrap interval" in parts["setup"]
-    assert "2.7 (2.5–2.9)" in parts["anomaly"]
-
-
 def test_console_lines_name_the_repetition():
     assert run_cell.rep_suffix(plan.DispatchCell("push", 1), 3) == " [rep 2/3]"
     assert run_cell.rep_suffix(plan.DispatchCell("push", 0), 1) == ""
@@ -405,3 +680,115 @@ def test_every_figure_draws_repetitions_and_a_single_one(repeated, records):
             assert spec, name
     spec = str(figures.throughput(aggregate.study_tables(repeated)["summary"], {}).to_dict())
     assert "median_throughput_tasks_per_sec_ci_low" in spec and "95% bootstrap" in spec
+
+
+# --- the push anomaly's experiments, on canned records -------------------------------------------------
+
+def _exp_record(system, experiment, rep, workloads, interval, liveness, changes, stall_of):
+    """One cell of push-naive or push: 1 worker, then each count of `changes`, every
+    workload in `workloads` order; `stall_of(workers, workload, first)` -> (stall,
+    predicted, stale) of a run."""
+    runs, index = [], 0
+    for workers in [1, *changes]:
+        for position, workload in enumerate(workloads):
+            first = position == 0
+            stall, predicted, stale = stall_of(workers, workload, first) if workers > 1 else (0.0, 0.0, 0)
+            run = _run(system, workers, workload, rep, 0.02 + stall, first=first, stale=stale,
+                       requeued=3 if stall else 0, index=index)
+            run.update(expiry_sec=interval * liveness, stall_sec=stall, predicted_stall_sec=predicted,
+                       stale_lag_sec=(interval * liveness - predicted) if stale else None)
+            runs.append(run)
+            index += 1
+    record = _record(system, runs)
+    record["cell"] = {"system": system, "kind": "platform", "rep": rep, "experiment": experiment}
+    record["parameters"] = {"workloads": list(workloads),
+                            "platform": {"heartbeat_interval_sec": interval, "heartbeat_liveness": liveness}}
+    record["tasks"] = {}
+    return record
+
+
+def _experiments(track: bool = True) -> list[dict]:
+    """push-naive (and push) through the main sweep and the experiments, 3 repetitions.
+    With `track`, push-naive's first run after a change stalls until the stale workers'
+    expiry (1.2 s after the run's start less than the expiry, +/- jitter), as the
+    explanation says; without, it stalls 7 s whatever the expiry and the order."""
+    records = []
+    for rep in range(3):
+        jitter = 0.02 * rep
+
+        def naive(expiry):
+            def stall_of(workers, workload, first):
+                if not first:
+                    return 0.0, 0.0, 0
+                predicted = expiry - 1.2
+                return ((predicted + 0.05 + jitter) if track else 7.0), predicted, workers // 2
+            return stall_of
+
+        def push(workers, workload, first):
+            return 0.0, 0.0, 0
+
+        main = ["noop", "cpu", "io"]
+        records.append(_exp_record("push-naive", "main", rep, main, 1.0, 3, [2], naive(3.0)))
+        records.append(_exp_record("push", "main", rep, main, 1.0, 3, [2], push))
+        records.append(_exp_record("push-naive", "expiry-1x2", rep, main, 1.0, 2, [2], naive(2.0)))
+        records.append(_exp_record("push-naive", "expiry-1x6", rep, main, 1.0, 6, [2], naive(6.0)))
+        if track:
+            order_stall = naive(3.0)
+        else:
+            def order_stall(workers, workload, first):  # the cliff stays on the no-op run whatever the order
+                return (7.0, 1.8, 1) if workload == "noop" else (0.0, 1.8 if first else 0.0, 1 if first else 0)
+        records.append(_exp_record("push-naive", "order-io-noop-cpu", rep, ["io", "noop", "cpu"], 1.0, 3, [2],
+                                   order_stall))
+        records.append(_exp_record("push-naive", "workers-1-2-4-8", rep, main, 1.0, 3, [2, 4, 8], naive(3.0)))
+        records.append(_exp_record("push", "workers-1-2-4-8", rep, main, 1.0, 3, [2, 4, 8], push))
+    return records
+
+
+def test_the_anomaly_table_groups_every_run_after_a_change():
+    tables = aggregate.study_tables(_experiments())
+    a = tables["anomaly"]
+    row = a[(a["experiment"] == "expiry-1x6") & (a["workload"] == "noop")].iloc[0]
+    assert (row["from_workers"], row["workers"], row["expiry_sec"], row["repetitions"]) == (1, 2, 6.0, 3)
+    assert row["median_stall_sec"] == pytest.approx(4.8 + 0.05 + 0.02)
+    assert row["median_predicted_stall_sec"] == pytest.approx(4.8)
+    assert row["median_residual_sec"] == pytest.approx(0.07)
+    assert row["median_stall_sec_ci_low"] <= row["median_stall_sec"] <= row["median_stall_sec_ci_high"]
+    scale = a[(a["experiment"] == "workers-1-2-4-8") & (a["system"] == "push-naive") & a["first_after_change"]]
+    assert sorted(zip(scale["from_workers"], scale["workers"])) == [(1, 2), (2, 4), (4, 8)]
+    # the main tables keep to the main sweep
+    assert set(aggregate.main_only(tables["summary"])["experiment"]) == {"main"}
+    slope = aggregate.dose_slope(tables["runs"], "push-naive", ["main", "expiry-1x2", "expiry-1x6"])
+    assert slope["slope"] == pytest.approx(1.0) and slope["slope_ci_low"] <= 1 <= slope["slope_ci_high"]
+    assert slope["expiries"] == [2.0, 3.0, 6.0]
+    # one run per expiry: resampling redraws the same line, so no interval
+    one = aggregate.study_tables([r for r in _experiments() if r["cell"]["rep"] == 0])["runs"]
+    single = aggregate.dose_slope(one, "push-naive", ["main", "expiry-1x2", "expiry-1x6"])
+    assert single["slope"] == pytest.approx(1.0) and single["slope_ci_low"] is None
+
+
+def test_the_experiments_figures_draw_the_experiments():
+    from parbench.studies.dispatch import figures
+
+    runs = aggregate.study_tables(_experiments())["runs"]
+    dose = str(figures.dose_response(runs, {"profile": "test"}).to_dict())
+    assert "predicted_stall_sec" in dose and "1 → 2 workers" in dose and "expiry-1x6" in dose
+    order = str(figures.order_figure(runs, {"profile": "test"}).to_dict())
+    assert "io, noop, cpu" in order and "first after the change" in order
+
+
+def test_each_run_gets_the_stall_its_stale_workers_predict():
+    from parbench.studies.dispatch.sweep import RunData, TaskOutcome, measured_stall, stale_prediction
+
+    params = {"platform": {"heartbeat_interval_sec": 1.0, "heartbeat_liveness": 3}}
+    # two stale workers, last heard 0.5 s and 1.0 s before the run began; the expiry event of
+    # the later one records when it was really last heard (1.1 s before)
+    data = RunData([TaskOutcome(100.0, 101.0, "COMPLETED")], stale_last_seen={"a": 99.5, "b": 99.0},
+                   events=[[102.0, "expired", "a", "last seen 98.9"]])
+    lag, predicted = stale_prediction(data, 100.0, params)
+    assert lag == pytest.approx(1.0) and predicted == pytest.approx(2.0)
+    assert stale_prediction(RunData([]), 100.0, params) == (None, 0.0)
+    stages = [{"attempts": 1, "t_first_dispatched": 100.0, "t_dispatched": 100.0},
+              {"attempts": 2, "t_first_dispatched": 100.01, "t_dispatched": 102.1},
+              {"attempts": 3, "t_first_dispatched": 100.02, "t_dispatched": 101.0}]
+    assert measured_stall(stages) == pytest.approx(2.09)
+    assert measured_stall(stages[:1]) == 0.0 and measured_stall(None) is None

@@ -230,3 +230,31 @@ def test_a_bad_threshold_is_refused():
         pbconfig.load("smoke", ["disturbance.max_other_cores=-1"])
     with pytest.raises(pbconfig.ConfigError, match="max_attempts"):
         pbconfig.load("smoke", ["disturbance.max_attempts=0"])
+
+
+SUBREAPER_THAT_EXITS = """
+import os, sys, time
+from parbench.telemetry import load
+assert load.become_subreaper() is None
+if os.fork() == 0:           # a child that starts a daemon and exits: the daemon is orphaned
+    if os.fork() == 0:
+        time.sleep(600)
+        os._exit(0)
+    os._exit(0)
+os.wait()
+time.sleep(0.5)              # the daemon now has the subreaper as its parent
+print(" ".join(str(c.pid) for c in __import__("psutil").Process().children()), flush=True)
+sys.exit(130)                # as a cell does on Ctrl+C
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: a child subreaper")
+def test_a_subreaper_leaves_no_orphan_when_it_exits():
+    import psutil
+
+    done = subprocess.run([sys.executable, "-c", SUBREAPER_THAT_EXITS], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    orphans = [int(pid) for pid in done.stdout.split()]
+    assert orphans, "the daemon was not reparented to the subreaper"
+    for pid in orphans:  # neither running nor a zombie left to init
+        assert not psutil.pid_exists(pid), psutil.Process(pid).status()

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -169,7 +170,7 @@ def test_the_estimate_counts_start_up_warm_up_and_every_point():
 
 @pytest.mark.parametrize("override, words", [
     ("gil.measure=[cpython,graalpy]", "gil.measure[1]: 'graalpy' is not a configured runtime; allowed: cpython"),
-    ("gil.baseline=graalpy", "gil.baseline: 'graalpy' is not measured; allowed: cpython, pypy"),
+    ("gil.baseline=graalpy", "gil.baseline: 'graalpy' is not measured; allowed: cpython, cpython_src, cpython_ft"),
     ("gil.executions=[threads,processes]", "lacks 'sequential'"),
     ("gil.executions=[sequential,fibers]", "'fibers' is not allowed; allowed: sequential, threads, processes"),
     ("gil.workers=[0,1]", "gil.workers[0]: 0 is too small; allowed: >= 1"),
@@ -177,12 +178,18 @@ def test_the_estimate_counts_start_up_warm_up_and_every_point():
     ("gil.repetitions=101", "gil.repetitions: 101 is too large"),
     ("gil.runs_per_cell=0", "gil.runs_per_cell: 0 is too small; allowed: >= 1"),
     ("gil.runtimes.pypy.gil=maybe", "gil.runtimes.pypy.gil: 'maybe' is not allowed; allowed: auto"),
-    ("+gil.runtimes.pypy.comand=[x]", "unknown key 'comand' (did you mean 'command'?); allowed keys: command, gil"),
+    ("+gil.runtimes.pypy.comand=[x]", "unknown key 'comand' (did you mean 'command'?); allowed keys: command, env, gil"),
     ("+gil.runtimes.Bad-Name={command: [x], gil: auto, warmup_runs: null, startup_sec: 0, speed_factor: 1}",
      "gil.runtimes: 'Bad-Name' does not match"),
     ("gil.workloads.multithread_hashlib.buffer_kib=1", "buffer_kib: 1 is too small; allowed: >= 4"),
     ("+gil.workloads.multithread_sleep={chunks: 1}", "allowed keys: multithread_alloc, multithread_cpu,"),
     ("gil.confidence=1.5", "gil.confidence: 1.5 is too large"),
+    ("gil.cpython.versions=[3.13]", "gil.cpython.versions[0]: 3.13 has the wrong type; allowed: string"),
+    ("gil.cpython.versions=['3']", "gil.cpython.versions[0]: '3' does not match"),
+    ("gil.cpython.pins={3.13.5: abc}", "does not match"),
+    ("+gil.runtimes.pypy.env={PYTHON_GIL: 0}", "gil.runtimes.pypy.env.PYTHON_GIL: 0 has the wrong type; allowed: string"),
+    ("+gil.runtimes.pypy.require={gil: true}", "unknown key 'gil'"),
+    ("gil.runtimes.native.work_scale=0", "gil.runtimes.native.work_scale: 0 is too small"),
 ])
 def test_bad_gil_parameters_are_refused(override, words):
     with pytest.raises(pbconfig.ConfigError) as info:
@@ -375,9 +382,6 @@ def test_a_single_launch_has_medians_but_no_intervals(records):
     ok = s[s["status"] == "ok"]
     assert ok["median_wall_sec"].notna().all() and ok["median_wall_sec_ci_low"].isna().all()
     assert ok["speedup_ci_low"].isna().all() and ok["cpu_sec_per_wall_sec_ci_low"].isna().all()
-    t = tables(one)
-    setup = paper.setup(t["summary"], t["runtimes"], machine())
-    assert "launched once" in setup
 
 
 def test_a_cell_that_never_ran_stands_for_each_of_its_points():
@@ -412,48 +416,135 @@ def test_the_seed_report_sets_each_runtime_beside_the_baseline_in_threads(record
 
 # --- the paper ----------------------------------------------------------------------------------
 
-def machine(studies=("gil",)):
+REPO = Path(__file__).resolve().parents[1]
+
+
+def machine(studies=("gil",), reps=3, cores=2):
     cfg = pbconfig.load("smoke")
     cfg["studies"] = list(studies)
     cfg["gil"]["workers"] = [1, 2]
-    return {"profile": "test", "config": cfg}
+    cfg["gil"]["repetitions"] = reps
+    return {"profile": "test", "config": {**cfg, "run_order_seed": 7}, "machine": {"logical_cores": cores},
+            "capabilities": {}}
 
 
-def test_the_paper_says_when_threads_help_naming_the_execution(records):
-    t = tables(records)
-    parts = paper.fragments({"gil_summary": t["summary"], "gil_runtimes": t["runtimes"]}, machine())
+def paper_tables(recs, resolutions=RESOLUTIONS, baseline="cpython"):
+    t = aggregate.study_tables(recs, resolutions, 0.95, baseline)
+    return {"gil_summary": t["summary"], "gil_runtimes": t["runtimes"], "gil_comparisons": t["comparisons"],
+            "gil_load": t["load"]}
+
+
+def render(tables, m):
+    from parbench.paper import render_parts
+
+    return render_parts("gil", paper, tables, m)
+
+
+def check(tables, m, parts, facts):
+    """Every problem the paper check finds in the gil parts and the section's fixed prose."""
+    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir
+
+    problems = fact_problems(facts, Sources(tables, m, seeds_dir()))
+    for name, text in parts.items():
+        problems += prose_problems(text, facts, name)
+    section = (REPO / "paper/sections/gil.qmd").read_text()
+    return problems + prose_problems(section, facts, "gil.qmd")
+
+
+def test_the_gil_parts_hold_against_their_tables(records):
+    from parbench.paper import templates
+
+    tables, m = paper_tables(records), machine()
+    parts, facts = render(tables, m)
     assert sorted(parts) == sorted(paper.FRAGMENTS)
+    assert check(tables, m, parts, facts) == []
+    # the templates state no number or comparison of their own
+    assert [p for t in sorted((REPO / "paper/sections/gil").glob("*.md")) for p in templates.lint(t)] == []
     speed = parts["speedup"]
-    assert "On runtimes with a GIL, 2 threads made no difference on the pure-Python workloads: cpython on " \
-           "multithread_cpu" in speed
-    assert "On runtimes with a GIL, 2 threads helped on the native-call workload: cpython on multithread_hashlib " \
-           "1.90x [1.82, 2.00]" in speed
-    assert "On runtimes without a GIL, 2 threads helped on the pure-Python workloads: jython on " \
-           "multithread_cpu" in speed
-    assert "protopy (PROTOPY_BIN is not set)" in parts["runtimes"] and "{#tbl-gil-runtimes}" in parts["runtimes"]
+    # threads at 2 workers: cpython's multithread_cpu gains nothing (0.92 (0.85-1.09)), its hashlib does
+    assert "On the runtimes with a GIL (cpython), on the pure-Python workloads: the one speedup was [not " \
+           "distinguishable on this machine from]" in speed
+    assert "On the runtimes with a GIL (cpython), on the native-call workload: the one speedup was [above]" in speed
+    assert "On the runtimes without a GIL (jython), on the pure-Python workloads: the one speedup was [above]" \
+        in speed
+    assert '[1.90 (1.82–2.00)]{.fact key="gil.speedup.cpython.multithread_hashlib.threads.w2"}' not in speed
+    assert "1.90<br>(1.82–2.00)" in paper.speedup_table(tables["gil_summary"]).to_string()
+    assert "protopy ([PROTOPY_BIN is not set]{.fact" in parts["runtimes"] and "{#tbl-gil-runtimes}" in parts["runtimes"]
     assert "│ multithread_cpu        │       160.00 │       120.00 │ 1.3x slower  │" in parts["report"]
-    assert "threads x2: repetition 0: timed run 0: chunk 1 returned 'x'" in parts["setup"]
+    assert "jython multithread_hashlib in threads at [2]{.fact" in parts["setup"]
+    assert "([repetition 0: timed run 0: chunk 1 returned 'x']{.fact" in parts["setup"]
     assert "The sigpar study did not run in this run" in parts["related"]
-    assert "launched 3 times, interleaved" in parts["setup"]
-    assert "{#tbl-gil-speedup}" in parts["summary"] and "{#fig-gil-wall-time}" in parts["wall_time"]
+    assert "launched [3]{.fact" in parts["setup"] and "{#tbl-gil-speedup}" in parts["summary"]
+    assert "{#fig-gil-wall-time}" in parts["wall_time"] and "{#fig-gil-speedup}" in parts["speedup"]
+    # no free-threaded build here: the headline says so, the limitations name what was not measured
+    assert parts["headline"].startswith("**The GIL (@sec-gil).** This run did not measure")
+    assert "[2]{.fact key=\"gil.cores\"} logical cores" in parts["limitations"]
+    assert "protopy ([PROTOPY_BIN is not set]{.fact" in parts["limitations"]
+
+
+def test_a_tampered_fact_verdict_or_span_is_caught(records):
+    tables, m = paper_tables(records), machine()
+    parts, facts = render(tables, m)
+    key = "gil.time.jython.multithread_cpu.sequential.w1"
+    wrong = {k: dict(v) for k, v in facts.items()}
+    wrong[key]["value"] = 200.0
+    assert any(p.startswith(f"{key}: the paper says 200.0") for p in check(tables, m, parts, wrong))
+    # a verdict that calls a gain where the interval holds one
+    verdict = "gil.speedup_vs_one.cpython.multithread_cpu.threads"
+    wrong = {k: dict(v) for k, v in facts.items()}
+    wrong[verdict]["value"] = wrong[verdict]["text"] = "above"
+    assert any(p.startswith(f"{verdict}: the paper says 'above'") for p in check(tables, m, parts, wrong))
+    # a span showing another number, a number outside any fact, a comparison outside a verdict
+    text = facts[key]["text"]
+    edited = dict(parts, wall_time=parts["wall_time"].replace(f"[{text}]", "[250 ms]", 1))
+    assert any("shows '250 ms'" in p for p in check(tables, m, edited, facts))
+    edited = dict(parts, setup=parts["setup"] + "\nJython took 4.2 ms and was slower.\n")
+    problems = check(tables, m, edited, facts)
+    assert any("the number '4.2' is not a fact" in p for p in problems)
+    assert any("the comparison 'slower' is not a verdict fact" in p for p in problems)
+
+
+def test_a_single_launch_ranks_nothing(records):
+    one = [r for r in records if r["cell"]["rep"] == 0]
+    tables, m = paper_tables(one), machine(reps=1)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "launched once" in parts["setup"]
+    verdicts = [f for f in facts.values() if f["kind"] == "verdict"]
+    assert verdicts and all(f["value"].startswith("not distinguishable") for f in verdicts)
 
 
 def test_the_paper_sets_sigpar_threading_beside_the_native_workload_when_it_ran(records):
-    t = tables(records)
-    sig = pd.DataFrame({"status": ["ok", "ok", "ok", "failed"], "mode": ["threading"] * 3 + ["threading"],
-                        "workers": [2, 2, 1, 2], "kind": ["classical", "pqc", "pqc", "pqc"],
-                        "scaling_efficiency": [0.9, 0.8, 1.0, None]})
-    text = paper.related(t["summary"], t["runtimes"], machine(("sigpar", "gil")), sig)
-    assert "sigpar's threading cells at 2 workers reached classical signatures a median scaling efficiency of 90%" \
-           in text
-    assert "cpython threads at 2 workers reached an efficiency (speedup / workers) of 95% for multithread_hashlib" \
-           in text
+    tables, m = paper_tables(records), machine(("sigpar", "gil"))
+    tables["sigpar_cells"] = pd.DataFrame({
+        "status": ["ok", "ok", "ok", "failed", "ok"], "mode": ["threading"] * 5, "workers": [2, 2, 1, 2, 2],
+        "variant": ["threading"] * 4 + ["threading-openssl-cffi"], "backend": ["pyca"] * 4 + ["openssl-cffi"],
+        "kind": ["classical", "pqc", "pqc", "pqc", "classical"], "scaling_efficiency": [0.9, 0.8, 1.0, None, 0.5]})
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    text = parts["related"]
+    # the cells of the study's own bindings only: openssl-cffi's 50% is another backend's
+    assert "sigpar's threading cells (Python threads calling pyca) at [2]{.fact" in text
+    assert "a median scaling efficiency of [90%]{.fact" in text and "for classical signatures ([1]{.fact" in text
+    assert "cpython in threads at [2]{.fact" in text and "[95% (91%–100%)]{.fact" in text
+    assert "on multithread_hashlib, its speedup [above]{.fact" in text
 
 
-@pytest.mark.parametrize("speedup, words", [(1.9, "helped"), (1.3, "helped a little"), (1.0, "made no difference"),
-                                            (0.5, "slowed it down")])
-def test_verdicts_follow_the_stated_rule(speedup, words):
-    assert paper.verdict(speedup, 2) == words
+def test_runtimes_whose_intervals_overlap_are_not_ranked(records):
+    tables, m = paper_tables(records), machine()
+    parts, _ = render(tables, m)
+    # sequential multithread_cpu: cpython 0.10-0.12 s against jython 0.29-0.31 s: told apart
+    assert "on multithread_cpu cpython had the lowest median time, [110 (100–120) ms]{.fact" in parts["wall_time"]
+    assert "jython the highest, [300 (290–310) ms]{.fact" in parts["wall_time"]
+    assert '[slower than]{.fact key="gil.seq_high_vs_low.multithread_cpu"} cpython' in parts["wall_time"]
+    close = {**tables, "gil_summary": tables["gil_summary"].copy()}
+    s = close["gil_summary"]
+    jy = (s["runtime"] == "jython") & (s["workload"] == "multithread_cpu") & (s["execution"] == "sequential")
+    s.loc[jy, ["median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high"]] = (0.115, 0.09, 0.13)
+    parts, facts = render(close, m)
+    assert check(close, m, parts, facts) == []
+    assert '[not distinguishable on this machine from]{.fact key="gil.seq_high_vs_low.multithread_cpu"}' in \
+        parts["wall_time"]
 
 
 def test_console_line_shows_every_point_in_ms():
@@ -477,24 +568,6 @@ def test_a_free_threaded_cpython_is_believed_when_it_says_its_gil_is_off():
     # protoPython cannot say: the config's declaration stands
     proto = rt.Resolution("protopy", ("$PROTOPY_BIN",), ("/opt/protopy",), "$PROTOPY_BIN", None, False)
     assert runtime_facts(proto, {"implementation": "protoPython", "gil_enabled": None})["has_gil"] is False
-
-
-def test_runtimes_whose_intervals_overlap_are_not_ranked(records):
-    t = tables(records)
-    s = t["summary"]
-    text = paper.wall_time(s, t["runtimes"], machine())
-    # sequential multithread_cpu: cpython 0.10-0.12 s against jython 0.29-0.31 s: told apart
-    assert "on multithread_cpu cpython was fastest (110 (100–120) ms) and jython slowest" in text
-    close = s.copy()
-    jy = (close["runtime"] == "jython") & (close["workload"] == "multithread_cpu") & (close["execution"] == "sequential")
-    close.loc[jy, ["median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high"]] = (0.115, 0.09, 0.13)
-    text = paper.wall_time(close, t["runtimes"], machine())
-    assert "on multithread_cpu the runtimes were not distinguishable on this machine (cpython 110 (100–120) ms" in text
-    # a speedup whose interval holds 1 is flagged
-    wide = s.copy()
-    at = (wide["runtime"] == "cpython") & (wide["workload"] == "multithread_hashlib") & (wide["execution"] == "threads")
-    wide.loc[at, ["speedup_ci_low", "speedup_ci_high"]] = (0.9, 2.5)
-    assert "not distinguishable from no gain on this machine" in paper.speedup(wide, t["runtimes"], machine())
 
 
 # --- the JIT's warm-up (worker version 2) -------------------------------------------------------
@@ -574,11 +647,83 @@ def test_the_summary_and_the_paper_say_how_the_jit_warm_up_ended(records):
     cpy = s.loc[("cpython", "multithread_cpu", "sequential", 1)]
     assert pd.isna(cpy["jit_clock"]) and pd.isna(cpy["median_jit_sec"]) and pd.isna(cpy["jit_quiet_launches"])
     assert t["runs"]["jit_sec"].notna().any()
-    cfg = machine()["config"]["gil"]
-    line = paper.jit_warmup(t["summary"], cfg["jit_quiet"])
-    assert "(CompilationMXBean.getTotalCompilationTime)" in line and "at most 40 rounds" in line
-    assert "jython ran a median of 11 warm-up round(s), ended with its JIT quiet in 2 of 3 launches" in line
-    assert "a median of 2 ms of compiling" in line
-    assert "`gil.jit_quiet` is off" in paper.jit_warmup(t["summary"], None)
-    assert paper.jit_warmup(tables([r for r in records if r["cell"]["runtime"] == "cpython"])["summary"],
-                            cfg["jit_quiet"]) == ""
+    tables_, m = paper_tables(records), machine()
+    parts, facts = render(tables_, m)
+    assert check(tables_, m, parts, facts) == []
+    line = parts["setup"]
+    assert "(CompilationMXBean.getTotalCompilationTime)" in line and "at most [40]{.fact" in line
+    assert "jython ran a median of [11]{.fact" in line and "with the JIT quiet in [2]{.fact" in line
+    assert "of [3]{.fact" in line and "a median of [2 ms]{.fact" in line
+    m["config"]["gil"]["jit_quiet"] = None
+    assert "`gil.jit_quiet` is off" in render(tables_, m)[0]["setup"]
+    only = paper_tables([r for r in records if r["cell"]["runtime"] == "cpython"])
+    assert "JIT" not in render(only, machine())[0]["setup"]
+
+
+# --- load, disturbed launches and the figures ---------------------------------------------------
+
+def disturbed(records, runtime="cpython", workload="multithread_cpu", rep=1):
+    """Every launch with a load reading; one still disturbed after its third attempt."""
+    recs = [dict(r) for r in records]
+    for k, rec in enumerate(recs):
+        rec.update(load={"other_cores": 0.01 * (k + 1), "steal_cores": 0.0, "cell_cpu_sec": 0.5}, disturbed=False,
+                   attempt=1)
+        if rec["cell"] == {"runtime": runtime, "workload": workload, "rep": rep}:
+            rec.update(load={"other_cores": 0.9, "steal_cores": 0.1, "cell_cpu_sec": 0.4}, disturbed=True, attempt=3)
+    return recs
+
+
+def test_the_load_of_each_launch_is_tabled_and_a_disturbed_one_marks_its_points(records):
+    recs = disturbed(records)
+    t = tables(recs)
+    load = t["load"]
+    assert len(load) == len(recs) and set(load["group"]) == {"cpython", "jython"}
+    row = load[(load["cell"] == "cpython multithread_cpu") & (load["rep"] == 1)].iloc[0]
+    assert row["disturbed"] and row["attempts"] == 3 and row["load_other_cores"] == 0.9
+    assert list(load["started_unix"]) == sorted(load["started_unix"])  # the order they ran in
+    s = t["summary"].set_index(["runtime", "workload", "execution", "workers"])
+    # the launch measured every point of its cell: each carries it
+    assert (s.loc[("cpython", "multithread_cpu"), "disturbed_reps"] == 1).all()
+    assert s.loc[("cpython", "multithread_cpu", "threads", 2), "load_other_cores_max"] == 0.9
+    assert (s.loc[("cpython", "multithread_hashlib"), "disturbed_reps"] == 0).all()
+    # the paper names it, the captions say how it is marked, the table counts it
+    tables_, m = paper_tables(recs), machine()
+    parts, facts = render(tables_, m)
+    assert check(tables_, m, parts, facts) == []
+    assert "cpython multithread_cpu (repetition [1]{.fact" in parts["setup"]
+    assert "red diamonds: points with a launch that stayed disturbed" in parts["speedup"]
+    frame = paper.speedup_table(tables_["gil_summary"])
+    assert frame["disturbed launches"].astype(int).tolist().count(1) == 1
+    # records from before loads were measured: null load, nothing disturbed
+    old = tables(records)
+    assert old["load"]["load_other_cores"].isna().all() and not old["load"]["disturbed"].any()
+    assert (old["summary"]["disturbed_reps"] == 0).all() and old["summary"]["load_other_cores_max"].isna().all()
+
+
+def test_every_drawn_gil_figure_passes_the_figure_check(records):
+    """Facet headers are the data under them, legends list only what is drawn, no title
+    states a comparison; a disturbed point is marked; a CPU reading recorded null as
+    impossible is never drawn."""
+    import vl_convert as vlc
+
+    from parbench.figures import DISTURBED_COLOR
+    from parbench.paper import figure_check
+    from parbench.studies.gil import figures
+
+    recs = disturbed(records)
+    for rec in recs:  # jython's CPU clock steps by 50 ms: every reading is impossible
+        if rec["cell"]["runtime"] == "jython":
+            rec["worker"] = dict(rec["worker"], cpu_clock_resolution_sec=0.05)
+    s = tables(recs)["summary"]
+    assert s.loc[s["runtime"] == "jython", "cpu_null_reason"].notna().any()
+    for name, (draw, _) in figures.FIGURES.items():
+        svg = vlc.vegalite_to_svg(draw(s, {}).to_json())
+        assert figure_check.problems(svg, name) == [], name
+        assert DISTURBED_COLOR in svg, name
+        if name == "gil_cpu_utilization":
+            assert "runtime: jython" not in svg and "runtime: cpython" in svg
+    # no processes point: neither legend nor title speaks of processes
+    threads_only = s[s["execution"] != "processes"]
+    for draw in (figures.wall_time, figures.thread_speedup, figures.cpu_utilization):
+        svg = vlc.vegalite_to_svg(draw(threads_only, {}).to_json())
+        assert figure_check.problems(svg, draw.__name__) == [] and "processes" not in svg, draw.__name__

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from parbench import hosts
-from parbench.paper.sources import run_section
+from parbench.paper.sources import shared_parts
 from parbench.studies.sched import aggregate as sched_aggregate
 from parbench.studies.sched import figures as sched_figures
 from parbench.studies.sigpar import aggregate as sigpar_aggregate
@@ -27,12 +27,17 @@ def two_host_frame():
                          {**NODE_B, "status": "ok", "threads": 1}])
 
 
-def machine_record(hostname="node-a"):
+def machine_record(hostname="node-a", studies=("sched",)):
     return {"profile": "cluster", "description": "two node types", "config_hash": "abc",
             "machine": {"hostname": hostname, "cpu_model": "AMD EPYC 9654", "logical_cores": 192,
                         "physical_cores": 96, "memory_total_bytes": 2**38, "os_release": "Debian 12",
                         "kernel": "6.1"},
-            "libraries": {}, "git": {}, "capabilities": {}, "config": {"studies": []}}
+            "libraries": {}, "git": {}, "capabilities": {}, "config": {"studies": list(studies)}}
+
+
+def method(machine, tables) -> str:
+    """The Method section the paper would show, from tables by name."""
+    return shared_parts(machine, tables)[0]["run.md"]
 
 
 def test_machines_lists_every_host_with_its_cpu_cores_and_studies():
@@ -49,8 +54,8 @@ def test_rows_without_a_hostname_are_no_machine():
     frame = pd.DataFrame([{**NODE_A, "status": "ok"}, {"hostname": None, "status": "unavailable"}])
     found = hosts.machines({"dispatch": frame, "kem": pd.DataFrame({"hostname": [None], "status": ["ok"]})})
     assert found["host"].tolist() == ["node-a"] and found["studies"].tolist() == ["dispatch"]
-    assert hosts.machines_paragraph({"dispatch": frame}, machine_record("node-a")) == \
-        "Every cell ran on this machine (host `node-a`)."
+    assert "Every cell ran on this machine (host `node-a`)." in method(machine_record("node-a", ["dispatch"]),
+                                                                       {"dispatch_cells": frame})
 
 
 def test_a_cell_without_a_hostname_is_an_unknown_host():
@@ -61,25 +66,22 @@ def test_a_cell_without_a_hostname_is_an_unknown_host():
 
 
 def test_method_names_every_machine_a_cell_ran_on():
-    text = hosts.machines_paragraph({"sched": two_host_frame()}, machine_record("node-a"))
-    assert "The cells ran on 2 machines (@tbl-machines)" in text
+    text = method(machine_record("node-a"), {"sched_summary": two_host_frame()})
+    assert "machine(s) (@tbl-machines)" in text and '[2]{.fact key="paper.n_machines"}' in text
     assert "probed on (host `node-a`)" in text
-    assert "| `node-a` | AMD EPYC 9654 | 192 | sched |" in text
-    assert "| `node-b` | Intel Xeon Platinum 8480+ | 112 | sched |" in text
+    assert "`node-a`" in text and "Intel Xeon Platinum 8480+" in text
     assert "{#tbl-machines}" in text
-    # the Method section carries it, after the probed machine's facts
-    section = run_section(machine_record("node-a"), {"sched": two_host_frame()})
-    assert section.index("AMD EPYC 9654 with 192 logical cores") < section.index("The cells ran on 2 machines")
+    # the Method section names the probed machine first, then the machines the cells ran on
+    assert text.index("AMD EPYC 9654") < text.index("machine(s) (@tbl-machines)")
 
 
 def test_method_of_a_one_machine_run_says_so_in_one_sentence():
     frame = pd.DataFrame([{**NODE_A, "status": "ok"}])
-    assert hosts.machines_paragraph({"sched": frame}, machine_record("node-a")) == \
-        "Every cell ran on this machine (host `node-a`)."
+    assert "Every cell ran on this machine (host `node-a`)." in method(machine_record("node-a"),
+                                                                       {"sched_summary": frame})
     # cells that ran on another machine than the probed one are named even when alone
-    assert "`node-a`" in hosts.machines_paragraph({"sched": frame}, machine_record("login-1"))
-    assert hosts.machines_paragraph({}, machine_record()) == ""
-    assert "Every cell ran" not in run_section(machine_record(), None)
+    assert "`node-a`" in method(machine_record("login-1"), {"sched_summary": frame})
+    assert "Every cell ran" not in method(machine_record(), {})
 
 
 def test_figures_tell_hosts_apart_only_when_there_are_several():

@@ -285,14 +285,15 @@ def test_cells_whose_intervals_overlap_are_not_ranked(records):
     # liboqs encaps within the AVX2 code's spread: the two cannot be told apart
     cycles.append(cycles_record("liboqs", "ML-KEM-512", "encaps", [42010 + i for i in range(100)]))
     cycles.append(cycles_record("liboqs", "ML-KEM-512", "decaps", [90000 + i for i in range(100)]))
-    parts = paper.fragments(paper_tables((cycles, sweep)), MACHINE)
+    tables, parts, facts = render((cycles, sweep))
+    assert facts["kem.oqs_vs_simd.ML-KEM-512.encaps"]["value"] == paper.SAME
+    assert facts["kem.oqs_vs_simd.ML-KEM-512.decaps"]["value"] == "slower than"
+    assert facts["kem.lowest_encaps.ML-KEM-512"]["value"] == paper.SAME  # libcrux-avx2's median is lower
     text = parts["cycles"]
-    assert "1.00x (ML-KEM-512 encaps; 1.00–1.00x; not distinguishable on this machine)" in text
-    decaps = text[text.index("ML-KEM-512 decaps"):]
-    assert not decaps.split(")", 1)[0].endswith("not distinguishable on this machine")
-    assert "not distinguishable on this machine from liboqs's" in text  # the fastest encapsulation
-    seed = paper.seed_table_frame(paper_tables((cycles, sweep))["kem_cycles"],
-                                  paper_tables((cycles, sweep))["kem_percentiles"])
+    assert "liboqs was [not distinguishable on this machine from]" in text and "ML-KEM-512 encaps ([1.000 (" in text
+    assert "[slower than]" in text
+    assert check(tables, parts, facts) == []
+    seed = paper.seed_table_frame(tables["kem_cycles"], tables["kem_percentiles"])
     assert "95% CI" in seed.columns and seed["95% CI"].str.contains("–").all()
 
 
@@ -337,8 +338,8 @@ def test_the_seed_results_file(records):
 
 # --- the paper and the figures ---------------------------------------------------------------
 
-MACHINE = {"profile": "test", "config": {"kem": {"iterations": 100, "throughput": {"warmup_sec": 0.5,
-                                                                                    "duration_sec": 2.0}}}}
+MACHINE = {"profile": "test", "machine": {"logical_cores": 2},
+           "config": {"kem": {"iterations": 100, "throughput": {"warmup_sec": 0.5, "duration_sec": 2.0}}}}
 
 
 def paper_tables(records):
@@ -346,30 +347,138 @@ def paper_tables(records):
     return {f"kem_{name}": frame for name, frame in tables.items()}
 
 
-def test_the_paper_names_the_counter_and_its_unit(records):
-    parts = paper.fragments(paper_tables(records), MACHINE)
+def render(records, machine=MACHINE):
+    """The kem section's generated parts and facts from canned records."""
+    from parbench.paper import render_parts
+
+    tables = paper_tables(records)
+    parts, facts = render_parts("kem", paper, tables, machine)
+    return tables, parts, facts
+
+
+def check(tables, parts, facts, machine=MACHINE):
+    """The paper check's problems with the parts: every fact against its source, every
+    number and comparison of the prose inside a fact."""
+    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir
+
+    problems = fact_problems(facts, Sources(tables, machine, seeds_dir()))
+    for name, text in parts.items():
+        problems += prose_problems(text, facts, name)
+    return problems
+
+
+def with_load(record, other_cores, disturbed=False, attempt=1, started=0.0):
+    """A record as measured inside a LoadMeter (parbench.disturbance)."""
+    record = copy.deepcopy(record)
+    record.update(started_unix=started, load={"other_cores": other_cores, "steal_cores": 0.0, "cell_cpu_sec": 0.5},
+                  disturbed=disturbed, attempt=attempt, earlier_attempts=[])
+    return record
+
+
+def full_records(records):
+    """The fixture with liboqs, a repeated sweep of two implementations and a load on
+    every record, one sweep repetition disturbed after its last attempt."""
+    cycles, _ = copy.deepcopy(records)
+    for op, base in (("keypair", 30000), ("encaps", 40000), ("decaps", 60000)):
+        cycles.append(cycles_record("liboqs", "ML-KEM-512", op, [base + 3 * i for i in range(100)]))
+    sweep = repeated_sweep({"libcrux-avx2": {1: [30000, 31000, 30500], 2: [60000, 61000, 59000]},
+                            "liboqs": {1: [10000, 11000, 10500], 2: [18000, 19000, 17000]}})
+    cycles = [with_load(r, 0.01 * i, started=i) for i, r in enumerate(cycles)]
+    sweep = [with_load(r, 0.02, started=100 + i) for i, r in enumerate(sweep)]
+    sweep[-1] = with_load(sweep[-1], 0.6, disturbed=True, attempt=3, started=200)
+    return cycles, sweep
+
+
+def test_the_kem_section_holds_against_its_tables(records):
+    """The whole paper check on the kem section from canned tables: every fact recomputed
+    from its source, no number or comparison outside a fact (the generated parts and the
+    section's fixed prose), every template clean, every figure's panels, legend and units
+    held against its data."""
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check, templates
+    from parbench.paper.check import prose_problems
+
+    tables, parts, facts = render(full_records(records))
     assert list(parts) == paper.FRAGMENTS
-    assert "**TSC** counter" in parts["setup"] and "not core cycles" in parts["setup"]
-    assert "PERF_CYCLES: perf_event_open: not supported" in parts["setup"]
-    assert "libcrux-neon: NEON is an aarch64" in parts["setup"]
-    assert "2.00x (ML-KEM-512 keypair; 2.00–2.00x)" in parts["cycles"] and "in TSC ticks" in parts["cycles"]
-    assert "core cycles" not in parts["cycles"]
+    assert check(tables, parts, facts) == []
+    section = templates.sections_dir()
+    assert prose_problems((section / "kem.qmd").read_text(), facts, "kem.qmd") == []
+    assert [p for t in sorted((section / "kem").glob("*.md")) for p in templates.lint(t)] == []
+    for name, (fn, inputs) in figures.FIGURES.items():
+        svg = vlc.vegalite_to_svg(fn(*(tables[i] for i in inputs), MACHINE).to_json())
+        units = {u for i in inputs for u in tables[i].get("counter_unit", pd.Series(dtype=str)).dropna()}
+        assert figure_check.problems(svg, name) == [], name
+        assert figure_check.unit_problems(svg, name, units) == [], name
+    # the disturbed repetition is named, counted and drawn
+    assert "liboqs ML-KEM-768 decaps 2t" in parts["setup"] and facts["kem.load_disturbed"]["value"] == 1
+    point = tables["kem_throughput"].set_index(["implementation", "threads"]).loc[("liboqs", 2)]
+    assert point["disturbed_reps"] == 1
+    assert "open red diamonds" in parts["throughput"]
+
+
+def test_the_paper_names_the_counter_and_its_unit(records):
+    tables, parts, facts = render(records)
+    assert check(tables, parts, facts) == []
+    setup = parts["setup"]
+    assert "**TSC** counter" in setup and "not core cycles" in setup
+    assert "PERF_CYCLES ([perf_event_open: not supported]" in setup
+    assert "libcrux-neon: [NEON is an aarch64" in setup
+    cycles = parts["cycles"]
+    assert "TSC ticks per call" in cycles and "core cycles" not in cycles
+    # the AVX2 code took half the portable code's count, beyond both intervals
+    assert facts["kem.simd_vs_portable.count.faster"]["value"] == 3
+    half = facts["kem.ratio.libcrux-avx2.keypair.over.libcrux-portable.keypair.ML-KEM-512"]
+    assert half["value"] == pytest.approx(40050 / 80050) and half["ci"][0] <= half["value"] <= half["ci"][1]
+    assert half["text"].startswith("0.500 (")
     seed = parts["seed_table"]
     assert "{#tbl-kem-seed}" in seed and "ML-KEM-512 Benchmark Results" in seed and "libcrux-avx2" in seed
-    assert "**TSC ticks of the TSC counter**" in seed
-    assert "efficiency 0.9" in parts["throughput"]
+    assert "**TSC ticks of the TSC counter**" in seed and "calls them cycles" in seed
+    # one repetition: no interval, so the efficiency is not ranked against full
+    assert facts["kem.eff.libcrux-avx2.ML-KEM-768.encaps.t2"]["text"] == "90.0%"
+    assert facts["kem.eff_vs_full.libcrux-avx2.ML-KEM-768.encaps"]["value"] == paper.SAME
     assert "{#tbl-kem-published}" in parts["published"] and "34,938 cycles" in parts["published"]
+    headline = parts["headline"]
+    assert headline.startswith("**Key exchange (@sec-kem).**")
+    assert facts["kem.seed_decaps_over_encaps"]["text"] == "1.146"  # 43,913 / 38,331
+    assert facts["kem.headline_vs_seed.libcrux-avx2"]["value"] == "above"  # 50,050 / 42,050 = 1.190
+    limitations = parts["limitations"]
+    assert limitations.startswith("- **Key exchange** (@sec-kem): this machine offers no core-cycle counter")
+    assert "libcrux-neon cannot run on this CPU" in limitations and "logical cores" in limitations
+
+
+def test_the_titles_name_the_unit_of_the_data_and_a_wrong_one_is_caught(records):
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+
+    tables = paper_tables(records)
+    chart = figures.cycles(tables["kem_cycles"], tables["kem_percentiles"], MACHINE)
+    svg = vlc.vegalite_to_svg(chart.to_json())
+    assert figure_check.unit_problems(svg, "kem_cycles", {"tsc_ticks"}) == []
+    wrong = vlc.vegalite_to_svg(chart.properties(title="Cycles per call by parameter set").to_json())
+    problems = figure_check.unit_problems(wrong, "kem_cycles", {"tsc_ticks"})
+    assert problems and "speaks of cycles but the data is in tsc_ticks" in problems[0]
 
 
 def test_a_failed_cell_is_listed_not_reported(records):
     cycles, sweep = copy.deepcopy(records)
     cycles[1] = cycles_record("libcrux-avx2", "ML-KEM-512", "keypair", [], status="failed",
                               failure="3 of 100 tampered inputs gave the original secret")
-    parts = paper.fragments(paper_tables((cycles, sweep)), MACHINE)
+    tables, parts, facts = render((cycles, sweep))
+    assert check(tables, parts, facts) == []
     assert "Cells that failed their checks" in parts["setup"]
-    assert "cycles libcrux-avx2 ML-KEM-512 keypair: 3 of 100 tampered inputs" in parts["setup"]
-    assert "keypair" not in paper.seed_table_frame(paper_tables((cycles, sweep))["kem_cycles"],
-                                                   paper_tables((cycles, sweep))["kem_percentiles"])["operation"].tolist()
+    assert "cycles libcrux-avx2 ML-KEM-512 keypair: [3 of 100 tampered inputs" in parts["setup"]
+    seed = paper.seed_table_frame(tables["kem_cycles"], tables["kem_percentiles"])
+    assert "keypair" not in seed["operation"].tolist()
+
+
+def test_a_part_without_data_says_so_instead_of_drawing(records):
+    cycles, _ = copy.deepcopy(records)
+    tables, parts, facts = render((cycles, []))
+    assert check(tables, parts, facts) == []
+    assert "![" not in parts["throughput"] and "No thread-sweep point passed" in parts["throughput"]
+    assert "thread sweep" not in parts["limitations"]
 
 
 def test_every_figure_draws_from_canned_tables(records):
@@ -436,14 +545,33 @@ def test_the_sweep_is_the_median_of_repetitions_with_bootstrap_intervals(records
 def test_the_paper_ranks_implementations_only_when_intervals_tell_them_apart(records):
     apart = repeated_sweep({"libcrux-avx2": {1: [30000, 31000, 30500], 2: [60000, 61000, 59000]},
                             "liboqs": {1: [10000, 11000, 10500], 2: [18000, 19000, 17000]}})
-    parts = paper.fragments(paper_tables((records[0], apart)), MACHINE)
-    assert "libcrux-avx2 was the fastest, ahead of liboqs" in parts["throughput"]
-    assert "60,000 (59,000–61,000) ops/s" in parts["throughput"] or "(59,000–61,000)" in parts["throughput"]
+    tables, parts, facts = render((records[0], apart))
+    assert check(tables, parts, facts) == []
+    assert facts["kem.sweep_rank.ML-KEM-768.decaps.t2"]["value"] == "faster than"
+    assert "libcrux-avx2 ([60,000 (" in parts["throughput"] and "was [faster than]" in parts["throughput"]
     close = repeated_sweep({"libcrux-avx2": {1: [10000, 11000, 10500], 2: [18000, 19500, 17000]},
                             "liboqs": {1: [10000, 11000, 10500], 2: [18500, 19000, 17500]}})
-    parts = paper.fragments(paper_tables((records[0], close)), MACHINE)
-    assert "not distinguishable on this machine" in parts["throughput"]
-    assert "each measured 3 time(s)" in parts["setup"]
+    tables, parts, facts = render((records[0], close))
+    assert check(tables, parts, facts) == []
+    assert facts["kem.sweep_rank.ML-KEM-768.decaps.t2"]["value"] == paper.SAME
+    assert "[not distinguishable on this machine from]" in parts["throughput"]
+    assert facts["kem.repetitions"]["value"] == 3
+
+
+def test_the_load_table_covers_cycles_cells_and_sweep_repetitions(records):
+    cycles, sweep = full_records(records)
+    cycles[0] = with_load(cycles[0], 0.7, disturbed=True, attempt=3)
+    tables = aggregate.study_tables(cycles, sweep, PROBE)
+    load = tables["load"]
+    assert len(load) == len(cycles) + len(sweep) and set(load["study"]) == {"kem"}
+    assert set(load["group"]) == {"libcrux-portable", "libcrux-avx2", "libcrux-neon", "liboqs", "x25519"}
+    assert "libcrux-portable ML-KEM-512 keypair" in set(load["cell"]) and "liboqs ML-KEM-768 decaps 2t" in set(
+        load["cell"])
+    assert load.set_index(["cell", "rep"]).index.is_unique  # the paper's key of the table
+    assert load["disturbed"].sum() == 2 and load["attempts"].max() == 3
+    first = tables["cycles"].set_index(["implementation", "operation"]).loc[("libcrux-portable", "keypair")]
+    assert bool(first["disturbed"])
+    assert tables["throughput"]["disturbed_reps"].tolist() == [0, 0, 0, 1]
 
 
 def test_the_console_line_names_the_repetition():
@@ -452,3 +580,44 @@ def test_the_console_line_names_the_repetition():
     record["cell"]["rep"] = 1
     assert run_cell.progress_line(record, 3).endswith("ops/s [rep 2/3]")
     assert run_cell.progress_line(record, 1).endswith("ops/s")
+
+
+def test_a_wrapped_panel_titled_with_another_panels_name_is_caught(records):
+    """The cost figure puts two panels a row (a wrapped facet): the figure check holds
+    each panel's title against the operation its bars carry."""
+    import re
+
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+
+    tables = paper_tables(records)
+    svg = vlc.vegalite_to_svg(figures.cycles(tables["kem_cycles"], tables["kem_percentiles"], MACHINE).to_json())
+    assert figure_check.problems(svg, "kem_cycles") == []
+    # swap two panel titles, as a header sorted apart from its data would
+    swapped = re.sub(r">(keypair|encaps)</text>", lambda m: ">" + {"keypair": "encaps", "encaps": "keypair"}[
+        m.group(1)] + "</text>", svg)
+    problems = figure_check.problems(swapped, "kem_cycles")
+    assert any("the panel titled 'encaps' draws operation ['keypair']" in p for p in problems), problems
+
+
+def test_with_a_core_cycle_counter_the_counts_are_core_cycles(records):
+    cycles, sweep = copy.deepcopy(records)
+    for r in cycles:
+        r["result"]["counter"] = PERF
+    probe = copy.deepcopy(PROBE)
+    probe["selected"] = PERF
+    for c in probe["counters"]:
+        if c["name"] == "PERF_CYCLES":
+            c.update(available=True, reason=None)
+    tables = {f"kem_{name}": frame for name, frame in aggregate.study_tables(cycles, sweep, probe).items()}
+    from parbench.paper import render_parts
+
+    parts, facts = render_parts("kem", paper, tables, MACHINE)
+    assert check(tables, parts, facts) == []
+    assert "core cycles per call" in parts["cycles"] and "TSC" not in parts["cycles"]
+    assert " ns" not in parts["cycles"]  # core cycles do not convert to time
+    assert "as many core cycles" in parts["headline"]
+    assert "no core-cycle counter" not in parts["limitations"] and "core cycles of the PERF_CYCLES" in parts[
+        "limitations"]
+    assert "although the seed's format calls them cycles" not in parts["seed_table"]

@@ -41,3 +41,48 @@ def test_a_working_snakemake_keeps_its_lock(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def _wait_for(condition, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_snakemake_itself_resumes_after_sigkill_and_names_a_working_run(fresh_checkout):
+    """The card's `snakemake report` (any snakemake command of the workflow), with no `make`
+    in front: a real run holds its lock; a second run is refused, naming the first; the first
+    is SIGKILLed, leaving its lock; the next run removes the stale lock and resumes."""
+    import os
+    import signal
+
+    checkout = fresh_checkout()
+    lock_dir = checkout / ".snakemake" / "locks"
+    # `snakemake report`, only as far as the machine probe (a real job of a few seconds)
+    command = [sys.executable, "-m", "snakemake", "report", "--until", "machine_probe",
+               "--configfile", "conf/smoke.yaml"]
+    first = subprocess.Popen(command, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        _wait_for(lambda: list(lock_dir.glob("*.lock")) or first.poll() is not None, 120, "the first run's lock")
+        os.killpg(first.pid, signal.SIGSTOP)  # frozen while it holds its lock: a run that works
+        assert first.poll() is None, "the first run ended before it could be stopped"
+        second = subprocess.run([*command[:3], "--configfile", "conf/smoke.yaml"], cwd=checkout,
+                                capture_output=True, text=True, timeout=120)
+        out = second.stdout + second.stderr
+        assert second.returncode != 0, out[-3000:]
+        assert "Directory cannot be locked" in out, out[-3000:]
+        assert f"parbench: another Snakemake (pid {first.pid}: " in out and "wait for it to finish" in out, out[-3000:]
+        os.killpg(first.pid, signal.SIGKILL)  # power loss, the OOM killer: nothing cleans up
+        first.wait(timeout=30)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait(timeout=30)
+    assert list(lock_dir.glob("*.lock")), "SIGKILL should leave the lock"
+    resumed = subprocess.run(command, cwd=checkout, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "parbench: removed the lock a killed run left behind" in resumed.stdout
+    assert (checkout / "data/processed/smoke/machine.json").is_file()
+    assert not list(lock_dir.glob("*.lock"))

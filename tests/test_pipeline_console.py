@@ -2,6 +2,7 @@
 explained with its command, its log's path and the log's last lines."""
 
 import io
+import os
 import logging
 
 from parbench import pipeline
@@ -29,3 +30,21 @@ def test_a_failed_job_is_explained(tmp_path):
     assert f"  log: {log}" in text and "    | ValueError: boom" in text
     assert "line 25" not in text and "line 26" in text  # the last 15 lines
     assert "parbench: job sched_build failed" in text and "(the log was not written)" in text
+
+
+def test_a_plan_prints_the_header_and_starts_nothing(tmp_path, monkeypatch):
+    """`snakemake -n`: the header, but no run id, no estimate exported to cells and no
+    recorded run order (nothing runs)."""
+    from parbench import config as pbconfig
+    from parbench.progress import RUN_ESTIMATE_ENV, RUN_ID_ENV
+
+    monkeypatch.chdir(tmp_path)
+    for name in (RUN_ID_ENV, RUN_ESTIMATE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    out = io.StringIO()
+    pipeline.start_run(pbconfig.load("smoke"), [("sigpar_cell", {}), ("all", {})], [], out=out, plan_only=True)
+    text = out.getvalue()
+    assert "parbench: profile smoke" in text and "Plan only (dry run): nothing is measured" in text
+    assert "Started at" not in text and "Estimated total time: ~" in text
+    assert RUN_ID_ENV not in os.environ and RUN_ESTIMATE_ENV not in os.environ
+    assert not (tmp_path / "data").exists()

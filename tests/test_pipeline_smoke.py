@@ -5,6 +5,7 @@ algorithm rerun while every other cell stays untouched."""
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -92,7 +93,7 @@ def test_every_cell_has_real_nonzero_throughput(checkout, full_run):
     # every backend measured: the library bindings, the shim through cffi, the native runner
     assert set(cells["backend"]) == {"pyca", "liboqs-python", "openssl-cffi", "native"}
     native = cells[cells["backend"] == "native"]
-    assert native["backend_version"].str.contains("OpenSSL 3|liboqs").all()
+    assert native["backend_version"].str.contains(r"OpenSSL \d|liboqs").all()
     assert cells["liboqs_version"].dropna().eq("0.13.0").any() or cells["liboqs_version"].notna().any()
     workers = pd.read_parquet(checkout / PROCESSED / "sigpar_workers.parquet")
     assert len(workers) == sum(cells["workers"])
@@ -119,7 +120,9 @@ def test_the_seed_files_are_there(checkout, full_run):
 
 def test_sched_cells_are_measured_and_verified(checkout, full_run):
     summary = pd.read_parquet(checkout / PROCESSED / "sched_summary.parquet")
-    assert len(summary) == 2 * 5 + 1 + 3 * 2 + 1  # quicksort: 5 schedulers x 2 threads + sequential; mandelbrot
+    # quicksort: 6 schedulers and peers (lifo, ws, ws_sync, openmp, tbb, tbb_parallel_sort) x 2 threads
+    # + sequential; mandelbrot: 3 schedulers x 2 threads + sequential
+    assert len(summary) == 6 * 2 + 1 + 3 * 2 + 1
     peers = summary["scheduler"].isin(["openmp", "tbb", "tbb_parallel_sort"])
     assert (summary.loc[~peers, "status"] == "ok").all()
     assert summary.loc[peers, "status"].isin(["ok", "unavailable"]).all()  # a missing peer is noted
@@ -145,21 +148,68 @@ def test_figures_exist_in_every_format(checkout, full_run):
         assert (checkout / "figures" / PROFILE / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_paper_reads_nothing_outside_its_quarto_project(checkout, full_run):
+    """Quarto typesets the PDF with Typst rooted at paper/ (so does the fallback that made
+    this run's PDF): every figure the generated text shows is a file inside paper/."""
+    import re
+
+    paper = (checkout / "paper").resolve()
+    shown = []
+    for fragment in sorted((paper / "_generated").rglob("*.md")):
+        # an image's target (its caption may hold facts' [text]{.fact} spans, so brackets)
+        shown += re.findall(r"\]\(([^)\s]+\.(?:svg|png))\)", fragment.read_text())
+    assert len(shown) >= len(SIGPAR_FIGURES + SCHED_FIGURES), shown
+    for target in shown:
+        path = (paper / target).resolve()
+        assert path.is_relative_to(paper) and path.is_file(), target
+        assert path.read_bytes() == (checkout / "figures" / PROFILE / path.name).read_bytes()  # the figure, copied
+
+
 def test_the_paper_holds_the_figures_and_numbers_from_the_data(checkout, full_run):
+    """The paper rendered, its every number a fact that holds against the tables (the
+    paper check ran before rendering), and its PDF on its pages (the layout check)."""
     proc, _ = full_run
     assert "rendered paper/_output/index.html and paper/_output/index.pdf with" in proc.stdout + proc.stderr
     pdf = checkout / "paper/_output/index.pdf"
     assert pdf.read_bytes().startswith(b"%PDF-") and pdf.stat().st_size > 100_000  # the figures are in it
     html = (checkout / "paper/_output/index.html").read_text()
-    for name in SIGPAR_FIGURES + SCHED_FIGURES:
-        assert f'id="{FIGURE_IDS.get(name, "fig-" + name.replace("_", "-"))}"' in html, name
     assert "data:image/svg+xml" in html
+    check = json.loads((checkout / "paper/_generated/check.json").read_text())
+    assert check["ok"] and check["facts"] > 100 and check["problems"] == []
+    layout = json.loads((checkout / PROCESSED / "paper_layout.json").read_text())
+    assert layout["ok"], layout["problems"]
+    for section in ("sec-summary", "sec-method", "sec-limitations", "sec-conclusion"):
+        assert f'id="{section}"' in html, section
+    # a number of the text is the table's: every sigpar fact the text quotes from a cell
+    facts = json.loads((checkout / "paper/_generated/sigpar/facts.json").read_text())
+    quoted = {key for md in (checkout / "paper/_generated/sigpar").glob("*.md")
+              for key in re.findall(r'key="([^"]+)"', md.read_text())}
     cells = pd.read_parquet(checkout / PROCESSED / "sigpar_cells.parquet")
-    fastest = cells[(cells["workers"] == 1) & (cells["operation"] == "sign") & (cells["variant"] == "multiprocess")]
-    best = fastest.loc[fastest["ops_per_sec"].idxmax()]
-    # every finding names the mode it speaks of
-    assert f"in multiprocess mode {best['algorithm']} signs fastest ({best['ops_per_sec']:,.0f} ops/s)" in html
-    assert "Table 2" in html  # the summary table, after the telemetry table
+    checked = 0
+    for key, fact in facts.items():
+        source = fact["source"]
+        if key in quoted and source["kind"] == "lookup" and source["table"] == "sigpar_cells" and not source.get("via"):
+            row = cells
+            for column, value in source["where"].items():
+                row = row[row[column].isna()] if value is None else row[row[column] == value]
+            assert len(row) == 1 and row[source["column"]].iloc[0] == fact["value"]
+            assert fact["text"] in html.replace("\n", " "), key
+            checked += 1
+    assert checked, "the sigpar text quotes no number straight from a cell"
+
+
+def test_the_cells_ran_in_the_planned_order_after_every_build(checkout, full_run):
+    """From the recorded start times: the resumed run measured its cells in the order the
+    plan put them (all studies shuffled together), and none before the builds were done."""
+    loads = pd.concat([pd.read_parquet(p) for p in sorted((checkout / PROCESSED).glob("*_load.parquet"))],
+                      ignore_index=True)
+    assert set(loads["study"]) == {s.name for s in studies.registered()}
+    last = loads[loads["run_id"] == loads.loc[loads["started_unix"].idxmax(), "run_id"]]
+    last = last.dropna(subset=["planned_position"]).sort_values("started_unix")
+    assert len(last) >= 5 and last["study"].nunique() >= 3
+    assert last["planned_position"].is_monotonic_increasing, last[["study", "cell", "planned_position"]]
+    builds = json.loads((checkout / RAW.parent / "builds.json").read_text())
+    assert loads["started_unix"].min() > builds["finished_unix"]  # no cell before the last build was done
 
 
 def _embedded(report, name):

@@ -167,8 +167,31 @@ def test_the_pdf_beside_the_html_has_the_same_numbers(tmp_path, no_quarto):
     assert "#set figure(numbering: none)" in typ
     assert "Figure 1: Scaling of sigpar with threads." in typ and "Table 1: Summary of the runs." in typ
     assert "#link(<fig-scaling>)[Figure 1]" in typ and "<fig-speedup>" in typ
-    assert f'image("{dest.resolve()}/figures/scaling.svg")' in typ
+    # the image by its path in the project, read with Typst rooted at the project folder (as
+    # Quarto's index.typ beside index.qmd)
+    assert 'image("figures/scaling.svg"' in typ and str(dest.resolve()) not in typ
     assert "#outline(" in typ  # the table of contents, as in the HTML
+
+
+def test_typst_is_rooted_at_the_quarto_project_and_refuses_a_figure_outside_it(tmp_path, no_quarto):
+    """Quarto runs Typst with --root = the project folder: a figure from outside the project
+    renders in the HTML but not in the PDF. The fallback fails the same way, naming it."""
+    (tmp_path / "figures").mkdir()
+    shutil.copy(FIXTURE / "figures" / "scaling.svg", tmp_path / "figures" / "outside.svg")
+    root = _write_paper(tmp_path / "paper", "See @fig-out.\n\n![Outside.](../figures/outside.svg){#fig-out}\n")
+    assert render_paper(root, renderer="pandoc", log=None, pdf=False).figures == ["fig-out"]
+    with pytest.raises(RenderError) as info:
+        render_paper(root, renderer="pandoc", log=None)
+    message = str(info.value)
+    assert "escape the project root" in message  # Typst's own refusal
+    assert "../figures/outside.svg" in message and f"Quarto project folder {root.resolve()}" in message
+    assert not (root / "_output" / "index.pdf").exists()
+    assert not list((root / "_output").glob(".*.tmp"))
+    # the same figure inside the project (where the pipeline copies the paper's figures)
+    shutil.copytree(tmp_path / "figures", root / "_generated" / "figures")
+    _write_paper(root, "See @fig-in.\n\n![Inside.](_generated/figures/outside.svg){#fig-in}\n")
+    result = render_paper(root, renderer="pandoc", log=None)
+    assert result.pdf_path.read_bytes().startswith(b"%PDF-") and result.pdf_path.stat().st_size > 5000
 
 
 def test_the_renderer_says_it_made_both(rendered):
@@ -260,7 +283,8 @@ def test_div_figures_images_outside_the_paper_dir_and_shortcodes(tmp_path):
         "::: {#fig-div}\n![](../figures/local/s.svg)\n\nA div figure.\n:::\n\n"
         "::: {#tbl-div}\n<table><tr><td>raw table</td></tr></table>\n\nA div table.\n:::\n",
     )
-    result = render_paper(root, renderer="pandoc", log=None)
+    # the HTML only: Typst (the PDF) refuses a figure outside the project, as in Quarto
+    result = render_paper(root, renderer="pandoc", log=None, pdf=False)
     page = result.output_path.read_text(encoding="utf-8")
     text = _text(page)
     assert result.figures == ["fig-div"]
@@ -293,28 +317,44 @@ def test_unknown_renderer(paper):
         render_paper(paper, renderer="latex", log=None)
 
 
-FAKE_QUARTO = """#!/bin/sh
-if [ "$1" = "--version" ]; then echo 1.6.40; exit 0; fi
-if [ "$1" = "render" ]; then
-  echo "$@" > "$2/quarto-args.txt"
-  if [ -n "$FAKE_QUARTO_FAIL" ]; then echo "ERROR: something broke" >&2; exit 1; fi
-  mkdir -p "$2/_output"
-  printf '<html><body><div id="fig-scaling" class="quarto-float"></div><div id="fig-speedup"></div></body></html>' > "$2/_output/index.html"
-  if [ -z "$FAKE_QUARTO_NO_PDF" ]; then printf '%%PDF-1.7 fake' > "$2/_output/index.pdf"; fi
-  exit 0
-fi
-exit 2
+# A stand-in for the Quarto CLI (Quarto cannot be installed here). A fake that only wrote
+# canned files would pass a paper that real Quarto fails: Quarto 1.8 typesets the PDF with
+# Typst rooted at the project folder and refuses any file outside it. So this one renders
+# for real where it matters: `quarto render <project>` writes the HTML and the PDF into the
+# project's output folder through pandoc and Typst, Typst rooted at the project folder (the
+# fallback's route, which keeps Quarto's root rule), and fails as Quarto does, with its
+# message and a non-zero exit, when the paper reads outside the project.
+FAKE_QUARTO = """#!{python}
+import os
+import sys
+from pathlib import Path
+
+from parbench.render import RenderError, render_paper
+
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("1.8.25")
+    sys.exit(0)
+if len(args) != 2 or args[0] != "render":
+    sys.exit(2)
+project = Path(args[1])
+(project / "quarto-args.txt").write_text(" ".join(args) + "\\n")
+try:
+    render_paper(project, renderer="pandoc", log=None, pdf=not os.environ.get("FAKE_QUARTO_NO_PDF"))
+except RenderError as exc:
+    print(f"ERROR: {{exc}}", file=sys.stderr)
+    sys.exit(1)
 """
 
 
 @pytest.fixture
 def fake_quarto(tmp_path, monkeypatch) -> Path:
     if sys.platform == "win32":
-        pytest.skip("the fake quarto is a shell script")
+        pytest.skip("the fake quarto is a script with a #! line")
     bindir = tmp_path / "fake-bin"
     bindir.mkdir()
     exe = bindir / "quarto"
-    exe.write_text(FAKE_QUARTO)
+    exe.write_text(FAKE_QUARTO.format(python=sys.executable))
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     monkeypatch.setenv("PATH", str(bindir) + os.pathsep + os.environ.get("PATH", ""))
     return exe
@@ -325,11 +365,11 @@ def test_auto_uses_quarto_when_on_path(paper, fake_quarto, tmp_path):
     lines: list[str] = []
     result = render_paper(paper, log=lines.append)
     assert result.renderer == "quarto"
-    assert result.renderer_version == "1.6.40"
+    assert result.renderer_version == "1.8.25"
     assert result.output_path == paper / "_output" / "index.html"
     assert result.figures == ["fig-scaling", "fig-speedup"]
     assert (paper / "quarto-args.txt").read_text().split() == ["render", str(paper)]
-    assert "with Quarto 1.6.40" in lines[0]
+    assert "with Quarto 1.8.25" in lines[0]
 
     out = tmp_path / "copy" / "paper.html"
     result = render_paper(paper, out, renderer="quarto", log=None)
@@ -348,7 +388,14 @@ def test_quarto_without_the_typst_format_is_reported(paper, fake_quarto, monkeyp
     assert render_paper(paper, log=None, pdf=False).pdf_path is None
 
 
-def test_quarto_failure_is_reported(paper, fake_quarto, monkeypatch):
-    monkeypatch.setenv("FAKE_QUARTO_FAIL", "1")
-    with pytest.raises(RenderError, match="something broke"):
-        render_paper(paper, log=None)
+def test_quarto_refusing_a_figure_outside_the_project_is_reported(tmp_path, fake_quarto):
+    """What real Quarto 1.8 does with a paper that shows a figure from outside its project:
+    `quarto render` fails on the PDF (Typst rooted at the project); the error says why."""
+    (tmp_path / "figures").mkdir()
+    shutil.copy(FIXTURE / "figures" / "scaling.svg", tmp_path / "figures" / "outside.svg")
+    root = _write_paper(tmp_path / "paper", "![Outside.](../figures/outside.svg){#fig-out}\n")
+    with pytest.raises(RenderError) as info:
+        render_paper(root, log=None)
+    message = str(info.value)
+    assert f"quarto render {root} failed (exit 1)" in message
+    assert "escape the project root" in message and "../figures/outside.svg" in message

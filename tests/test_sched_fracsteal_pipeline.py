@@ -47,9 +47,13 @@ def test_the_paper_shows_the_zoom_and_the_ratio_from_the_data(run):
     s = fracsteal_tables.summary(pd.read_parquet(run / PROCESSED / "sched_fracsteal_frames.parquet"))
     html = (run / "paper/_output/index.html").read_text()
     assert 'id="fig-sched-fracsteal-strip"' in html and 'id="fig-sched-fracsteal-times"' in html
-    assert (f"a frame took {fmt_num(s['parallel_median_s'])} s against {fmt_num(s['sequential_median_s'])} s "
-            f"for the sequential render") in html
-    assert f"the parallel render was {fmt_num(s['ratio'])} times as fast" in html
+    # the text's frame times and ratio are the table's, each a checked fact
+    facts = json.loads((run / "paper/_generated/sched/facts.json").read_text())
+    for key, value in (("parallel", f"{fmt_num(s['parallel_median_s'])} s"),
+                       ("sequential", f"{fmt_num(s['sequential_median_s'])} s"), ("ratio", fmt_num(s["ratio"]))):
+        assert facts[f"sched.zoom.{key}"]["text"] == value
+        assert f'data-key="sched.zoom.{key}">{value}</span>' in html, key
+    assert "a frame took" in html and "and sequentially" in html
     for name in ("sched_fracsteal_strip", "sched_fracsteal_times"):
         for ext in ("svg", "png", "html"):
             assert (run / "figures" / PROFILE / f"{name}.{ext}").stat().st_size > 1000, (name, ext)

@@ -153,17 +153,34 @@ def test_rounds_give_medians_with_intervals():
     assert fracsteal_tables.speedups(fracsteal_tables.frames_table(record(TIMES)))["ratio_ci_low"].isna().all()
 
 
+def zoom_part(table):
+    """The explorer's part of the paper from its table, and its check's problems."""
+    from parbench.paper import templates
+    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir
+    from parbench.paper.facts import Facts
+
+    tables = {"sched_fracsteal_frames": table}
+    f = Facts("sched", tables, paper.KEYS, {})
+    ctx = paper.fracsteal(f, table)
+    figure = lambda name, label, caption: f"![{caption}](../figures/test/{name}.svg){{#{label}}}\n"
+    text = templates.render(templates.sections_dir() / "sched", "fracsteal",
+                            {"figure": figure, "disturbed_cells": [], **ctx, "f": f.view()})
+    facts = f.records()
+    problems = fact_problems(facts, Sources(tables, {}, seeds_dir())) + prose_problems(text, facts, "fracsteal")
+    return text, problems
+
+
 def test_the_paper_gives_intervals_and_flags_a_tie():
-    machine = {"profile": "test"}
-    text = paper.fracsteal(fracsteal_tables.frames_table(record(None, rounds=ROUNDS)), machine)
-    assert "each the median of 3 rounds of the zoom with its 95% interval" in text
-    assert "a frame took 0.16 (" in text and "times as fast, faster than the sequential one" in text
+    text, problems = zoom_part(fracsteal_tables.frames_table(record(None, rounds=ROUNDS)))
+    assert problems == []
+    assert "then the median over the rounds with its interval" in text and "[3]{.fact" in text
+    assert "a frame took [0.16 (" in text and '[above]{.fact key="sched.zoom.ratio_vs_1"} parity' in text
     tie = [[(0.3, 0.25)], [(0.3, 0.35)], [(0.3, 0.3)]]  # sequential as fast, within the rounds' spread
-    text = paper.fracsteal(fracsteal_tables.frames_table(record(None, rounds=tie)), machine)
-    assert "not distinguishable on this machine from the sequential one" in text
+    text, problems = zoom_part(fracsteal_tables.frames_table(record(None, rounds=tie)))
+    assert problems == [] and "[not distinguishable on this machine from]" in text
     spec = json.dumps(figures.fracsteal_times(fracsteal_tables.frames_table(record(None, rounds=ROUNDS)), {})
                       .to_dict())
-    assert "errorbar" in spec and "median of 3 rounds" in spec
+    assert "errorbar" in spec and "median of 3 rounds" in spec and "faster" not in spec
 
 
 def test_a_failed_zoom_is_one_row_of_nulls():
@@ -183,16 +200,18 @@ def test_summary_uses_medians_over_the_frames():
 
 
 def test_the_paper_text_comes_from_the_table():
-    machine = {"profile": "test"}
-    text = paper.fracsteal(fracsteal_tables.frames_table(record(TIMES)), machine)
+    text, problems = zoom_part(fracsteal_tables.frames_table(record(TIMES)))
+    assert problems == []
     assert "{#fig-sched-fracsteal-strip}" in text and "{#fig-sched-fracsteal-times}" in text
-    assert ("With synchronizing work stealing on 4 threads a frame took 0.1 s against 0.5 s for the sequential "
-            "render") in text
-    assert "5 times as fast, faster than the sequential one (per frame from 2.5 to 5 times" in text
-    slower = paper.fracsteal(fracsteal_tables.frames_table(record([(0.4, 0.3)])), machine)
-    assert "0.75 times as fast, no faster than the sequential one" in slower
-    failed = paper.fracsteal(fracsteal_tables.frames_table(record([], status="failed")), machine)
-    assert "failed its check and is not drawn: exit 1: frame 1 differs" in failed
+    # the seed's frame times are quotes of the seed, beside this run's
+    assert "about [0.08 s]{.fact" in text and "about [0.3 s]{.fact" in text and "[24]{.fact" in text
+    assert "With synchronizing work stealing on [4]{.fact" in text and "a frame took [0.1 s]{.fact" in text
+    assert "sequentially [0.5 s]{.fact" in text and "a ratio of [5]{.fact" in text
+    # one round: no interval, so no verdict but "not distinguishable"
+    assert "[not distinguishable on this machine from]" in text and "from [2.5]{.fact" in text
+    failed, problems = zoom_part(fracsteal_tables.frames_table(record([], status="failed")))
+    assert problems == [] and "failed its check" in failed and "[exit 1: frame 1 differs]{.fact" in failed
+    assert "{#fig-sched-fracsteal" not in failed
 
 
 def ppm(path: Path, w: int, h: int, value: int) -> Path:

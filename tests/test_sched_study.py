@@ -2,13 +2,16 @@
 (speedups, steal rates, task balance, the seed's console lines) and the image."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
 from parbench.figures import ppm
-from parbench.studies.sched import aggregate, figures, plan
+from parbench.studies.sched import aggregate, figures, fracsteal_tables, paper, plan
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_cells_cover_schedulers_peers_and_the_sequential_baseline_once():
@@ -17,7 +20,8 @@ def test_cells_cover_schedulers_peers_and_the_sequential_baseline_once():
     quick = [c for c in cells if c.workload == "quicksort"]
     mandel = [c for c in cells if c.workload == "mandelbrot"]
     # every point measured 5 times (m4's repetitions)
-    assert len(quick) == (1 + 5 * 10) * 5 and len(mandel) == (1 + 3 * 10) * 5
+    # quicksort: 3 schedulers and 3 peers (openmp, tbb, tbb_parallel_sort); Mandelbrot: the 3 schedulers
+    assert len(quick) == (1 + 6 * 10) * 5 and len(mandel) == (1 + 3 * 10) * 5
     assert len(set(cells)) == len(cells) and {c.rep for c in cells} == set(range(5))
     assert [c for c in cells if c.scheduler == "sequential" and c.rep == 0] == [
         plan.SchedCell("quicksort", "sequential", 1), plan.SchedCell("mandelbrot", "sequential", 1)]
@@ -96,7 +100,7 @@ def test_bad_sched_parameters_are_refused(override, words):
 
 
 def record(workload, scheduler, threads, times, status="ok", steals=(10, 3, 1), tasks=None):
-    per_worker = [] if scheduler in ("sequential", "openmp", "tbb") else [
+    per_worker = [] if scheduler in ("sequential", "openmp", "tbb", "tbb_parallel_sort") else [
         {"worker": w, "tasks_executed": (tasks or [50] * threads)[w], "steal_success": steals[0],
          "steal_fail_empty": steals[1], "steal_fail_race": steals[2]} for w in range(threads)]
     return {
@@ -249,11 +253,12 @@ def test_steal_counts_and_tasks_per_thread_carry_intervals_from_the_repetitions(
     assert (success["count"], success["ci_low"], success["ci_high"]) == (
         cell["steal_success"], cell["steal_success_ci_low"], cell["steal_success_ci_high"])
     assert "errorbar" in json.dumps(spec)
-    spec = figures.tasks(tables["summary"], tables["workers"], {}).to_dict()
+    spec = figures.tasks(tables["summary"], tables["workers"], tables["runs"], {}).to_dict()
     rows = [r for d in spec["datasets"].values() for r in d if "thread" in r]
     first = next(r for r in rows if r["thread"] == 1)
     assert first["tasks_executed"] == 50 and first["ci_low"] == 40 and first["ci_high"] == 60
-    assert "errorbar" in json.dumps(spec)
+    # the interval is in the tooltip; every run's count is drawn as a tick
+    assert "95% CI low" in json.dumps(spec) and '"tick"' in json.dumps(spec)
 
 
 def test_a_failed_repetition_fails_its_cell_and_says_which(reps_records):
@@ -277,39 +282,140 @@ def test_each_repetition_prints_the_seeds_line_and_which_it_is(reps_records):
     assert console_lines(gone, 3) == ["  quicksort  tbb        [02] not measured: no libtbb-dev [rep 1/3]"]
 
 
-def machine(reps=3):
+def machine(reps=3, cores=2):
     cfg = pbconfig.load("smoke")
     cfg["sched"]["repetitions"] = reps
-    return {"profile": "test", "config": {**cfg, "run_order_seed": 7}}
+    return {"profile": "test", "config": {**cfg, "run_order_seed": 7}, "machine": {"logical_cores": cores},
+            "capabilities": {}}
 
 
-def test_the_paper_ranks_only_what_the_intervals_tell_apart(reps_records):
+def zoom_record(rounds=((0.10, 0.20), (0.11, 0.21), (0.10, 0.22))):
+    """The explorer's zoom: one frame per round (parallel, sequential seconds)."""
+    frames = lambda par, seq: [{"frame": 0, "line": 1, "command": "view 0 0 1", "center_x": 0.0, "center_y": 0.0,
+                                "view_width": 3.0, "magnification": 1.0, "max_iter": 100, "scheme": "s",
+                                "parallel_time_s": par, "sequential_time_s": seq, "identical": True,
+                                "image": None, "counters": {c: 1 for c in fracsteal_tables.COUNTERS}}]
+    return {"profile": "test", "status": "ok", "failure": None,
+            "parameters": {"script": "scripts/z.fss", "width": 64, "height": 36, "threshold_pixels": 256,
+                           "threads": 2},
+            "runs": [{"rep": k, "fracsteal": {"frames": frames(*r)}} for k, r in enumerate(rounds)]}
+
+
+def paper_tables(records, zoom=None):
+    tables = aggregate.study_tables(records)
+    return {"sched_summary": tables["summary"], "sched_load": tables["load"],
+            "sched_fracsteal_frames": fracsteal_tables.frames_table(zoom or zoom_record())}
+
+
+@pytest.fixture
+def full_records():
+    """Every scheduler and peer of the study, both workloads, 1 and 2 threads, 3
+    repetitions: the sorts at 2 threads overlap except LIFO's."""
+    times = {("quicksort", "sequential", 1): [8.0, 8.4, 7.6], ("mandelbrot", "sequential", 1): [0.40, 0.41, 0.39]}
+    for s in ("lifo", "ws", "ws_sync", "openmp", "tbb"):
+        times[("quicksort", s, 1)] = [8.2, 8.6, 8.4]
+        times[("quicksort", s, 2)] = [6.0, 6.2, 6.1] if s == "lifo" else [4.1, 4.3, 4.6]
+    times[("quicksort", "tbb_parallel_sort", 1)] = [20.0, 20.5, 21.0]
+    times[("quicksort", "tbb_parallel_sort", 2)] = [11.0, 11.2, 11.4]
+    for s in ("lifo", "ws", "ws_sync"):
+        times[("mandelbrot", s, 1)] = [0.42, 0.43, 0.41]
+        times[("mandelbrot", s, 2)] = [0.25, 0.26, 0.24]
+    out = []
+    for (workload, scheduler, threads), per_rep in times.items():
+        out += repeated(workload, scheduler, threads, [[t] for t in per_rep],
+                        tasks=[60, 40] if threads == 2 else None)
+    return out
+
+
+def render(tables, m):
+    from parbench.paper import render_parts
     from parbench.studies.sched import paper
 
-    summary = aggregate.study_tables(reps_records)["summary"]
-    ok = summary[summary["status"] == "ok"]
-    text = paper.quicksort(ok, machine())
-    # ws (4.1-4.6 s) and LIFO (4.2-4.8 s) at 2 threads overlap
-    assert "work stealing and LIFO (one shared stack) were not distinguishable on this machine as the fastest sort" \
-        in text and "ws 4.2 (" in text
-    apart = summary.copy()
-    lifo = (apart["scheduler"] == "lifo") & (apart["threads"] == 2)
-    apart.loc[lifo, ["median_time_s", "median_time_s_ci_low", "median_time_s_ci_high"]] = (6.0, 5.8, 6.3)
-    text = paper.quicksort(apart[apart["status"] == "ok"], machine())
-    assert "the fastest sort was work stealing (4.2 (" in text and "not distinguishable" not in text
-    setup = paper.setup(summary, machine())
-    assert "measured 3 times, interleaved" in setup and "seed 7" in setup
-    table = paper.summary_table(ok)
-    assert table.set_index("scheduler").loc["ws", "2 threads, s"].startswith("4.2 (")
+    return render_parts("sched", paper, tables, m)
 
 
-def test_a_single_repetition_says_it_has_no_interval(records):
+def check(tables, m, parts, facts):
+    """Every problem the paper check finds in the sched parts and the section's fixed prose."""
+    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir
+
+    problems = fact_problems(facts, Sources(tables, m, seeds_dir()))
+    for name, text in parts.items():
+        problems += prose_problems(text, facts, name)
+    section = (REPO / "paper/sections/sched.qmd").read_text()
+    return problems + prose_problems(section, facts, "sched.qmd")
+
+
+def test_the_sched_parts_hold_against_their_tables(full_records):
+    from parbench.paper import templates
     from parbench.studies.sched import paper
 
-    summary = aggregate.study_tables(records)["summary"]
-    assert "measured once" in paper.setup(summary, machine(1))
-    ok = summary[summary["status"] == "ok"]
-    assert "the fastest sort was work stealing (4.2 s, 1.9x the sequential code)" in paper.quicksort(ok, machine(1))
+    tables, m = paper_tables(full_records), machine()
+    parts, facts = render(tables, m)
+    assert sorted(parts) == sorted(paper.FRAGMENTS)
+    assert check(tables, m, parts, facts) == []
+    # the templates state no number or comparison of their own
+    assert [p for t in sorted((REPO / "paper/sections/sched").glob("*.md")) for p in templates.lint(t)] == []
+    # the sorts at 2 threads overlap but LIFO's, which is slower than the lowest
+    quick = parts["quicksort"]
+    assert 'LIFO ([6.1 (6–6.2) s]{.fact key="sched.time.quicksort.lifo.t2"}) was [slower than]' in quick
+    assert "of the [4]{.fact" in quick and "others were not distinguishable on this machine from it" in quick
+    # tbb_parallel_sort is said to be another algorithm and never ranked
+    assert "vs_lowest.tbb_parallel_sort" not in quick and "another sorting algorithm" in quick
+    assert "TBB's parallel_sort" in quick and "(reference, another algorithm)" in parts["summary"]
+    # the task split: each run's coefficient of variation (60/40: 20%), its median over runs
+    assert "the coefficient of variation (standard deviation over mean) of the tasks each thread executed" \
+        in parts["steals"] and "[20.0% (20.0%–20.0%)]" in parts["steals"]
+    # the headline sets work stealing's speedup at 2 threads beside the seed's own lines
+    head = parts["headline"]
+    assert head.startswith("**Schedulers (@sec-sched).**")
+    assert "[17.95 s]{.fact" in head and "[9.15 s]{.fact" in head and "[1.96]{.fact" in head
+    assert facts["sched.seed_ws.t2"]["source"]["quote"].startswith("./quicksteal -t num_cores")
+    assert "[24]{.fact" in parts["limitations"] and "[2]{.fact key=\"sched.cores\"}" in parts["limitations"]
+
+
+def test_a_tampered_fact_or_span_is_caught(full_records):
+    tables, m = paper_tables(full_records), machine()
+    parts, facts = render(tables, m)
+    wrong = {k: dict(v) for k, v in facts.items()}
+    wrong["sched.time.quicksort.ws.t2"]["value"] = 3.9
+    assert any("sched.time.quicksort.ws.t2: the paper says 3.9" in p for p in check(tables, m, parts, wrong))
+    # a verdict that ranks where the intervals overlap
+    wrong = {k: dict(v) for k, v in facts.items()}
+    wrong["sched.qs_rank.vs_lowest.ws_sync"]["value"] = wrong["sched.qs_rank.vs_lowest.ws_sync"]["text"] = \
+        "slower than"
+    assert any(p.startswith("sched.qs_rank.vs_lowest.ws_sync: the paper says 'slower than'")
+               for p in check(tables, m, parts, wrong))
+    # a span that shows another number than its fact, and a number outside any fact
+    edited = dict(parts, quicksort=parts["quicksort"].replace("[6.1 (6–6.2) s]", "[5.1 (5–5.2) s]", 1))
+    assert any("shows '5.1 (5–5.2) s'" in p for p in check(tables, m, edited, facts))
+    edited = dict(parts, setup=parts["setup"] + "\nThe sort took 4.2 s.\n")
+    assert any("the number '4.2' is not a fact" in p for p in check(tables, m, edited, facts))
+
+
+def test_a_single_repetition_ranks_nothing(full_records):
+    once = [r for r in full_records if r["cell"]["rep"] == 0]
+    tables, m = paper_tables(once, zoom_record(rounds=((0.1, 0.2),))), machine(reps=1)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "was measured once" in parts["setup"] and "slower than" not in parts["quicksort"]
+    assert "not distinguishable on this machine from" in parts["headline"]
+
+
+def test_figures_without_data_are_left_out_and_a_disturbed_cell_is_named(reps_records):
+    """Only quicksort cells: no Mandelbrot figure; one repetition stayed disturbed."""
+    recs = [dict(r) for r in reps_records]
+    for rec in recs:
+        rec.update(load={"other_cores": 0.05, "steal_cores": 0.0, "cell_cpu_sec": 1.0}, disturbed=False, attempt=1)
+    recs[7].update(load={"other_cores": 0.8, "steal_cores": 0.1, "cell_cpu_sec": 1.0}, disturbed=True, attempt=3)
+    tables, m = paper_tables(recs), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "sched_mandelbrot_frames" not in parts["mandelbrot"] and "No Mandelbrot cell" in parts["mandelbrot"]
+    assert "sched_time" in parts["quicksort"] and "red diamonds" in parts["quicksort"]
+    label = recs[7]["cell"]
+    assert f"quicksort {label['scheduler']} t{label['threads']} (repetition" in parts["setup"]
+    table = paper.summary_frame(tables["sched_summary"])
+    assert "disturbed repetitions" in table and table["disturbed repetitions"].astype(int).sum() == 1
 
 
 def test_a_cell_against_itself_is_exactly_one_without_an_interval(reps_records):
@@ -318,3 +424,84 @@ def test_a_cell_against_itself_is_exactly_one_without_an_interval(reps_records):
     assert seq["speedup_vs_sequential"] == 1.0 and pd.isna(seq["speedup_vs_sequential_ci_low"])
     assert ws1["speedup_vs_one_thread"] == 1.0 and pd.isna(ws1["speedup_vs_one_thread_ci_high"])
     assert ws1["speedup_vs_sequential_ci_low"] < ws1["speedup_vs_sequential"]  # compared: an interval
+
+
+def test_the_load_of_each_repetition_is_tabled_and_a_disturbed_one_marks_its_cell(reps_records):
+    recs = [dict(r) for r in reps_records]
+    for k, rec in enumerate(recs):
+        rec["load"] = {"other_cores": 0.01 * (k + 1), "steal_cores": 0.0, "cell_cpu_sec": 1.5}
+        rec["disturbed"], rec["attempt"] = False, 1
+    # quicksort ws t2, repetition 1: still disturbed after its third attempt
+    ws2 = next(r for r in recs if r["cell"]["scheduler"] == "ws" and r["cell"]["threads"] == 2
+               and r["cell"]["rep"] == 1)
+    ws2.update(load={"other_cores": 0.9, "steal_cores": 0.2, "cell_cpu_sec": 1.4}, disturbed=True, attempt=3)
+    tables = aggregate.study_tables(recs)
+    load = tables["load"]
+    assert len(load) == len(recs) and set(load["group"]) == {"sequential", "ws", "lifo"}
+    row = load[(load["cell"] == "quicksort ws t2") & (load["rep"] == 1)].iloc[0]
+    assert row["disturbed"] and row["attempts"] == 3 and row["load_other_cores"] == 0.9
+    assert list(load["started_unix"]) == sorted(load["started_unix"])  # the order they ran in
+    s = tables["summary"].set_index(["workload", "scheduler", "threads"])
+    assert s.loc[("quicksort", "ws", 2), "disturbed_reps"] == 1
+    assert s.loc[("quicksort", "ws", 2), "load_other_cores_max"] == 0.9
+    assert s.loc[("quicksort", "lifo", 2), "disturbed_reps"] == 0
+    runs = tables["runs"]
+    assert runs.loc[(runs["scheduler"] == "ws") & (runs["threads"] == 2) & (runs["rep"] == 1), "disturbed"].all()
+    # a record from before loads were measured: null load, not disturbed
+    old = aggregate.study_tables(reps_records)
+    assert old["load"]["load_other_cores"].isna().all() and not old["load"]["disturbed"].any()
+    assert old["summary"]["load_other_cores_max"].isna().all() and (old["summary"]["disturbed_reps"] == 0).all()
+
+
+def test_every_drawn_figure_passes_the_figure_check(full_records):
+    """Legends list only what is drawn, facet headers are the data under them, no title
+    states a comparison; a disturbed cell is marked (red) where it is drawn."""
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+
+    for rec in full_records:  # quicksort and Mandelbrot on ws, 2 threads: a repetition stayed disturbed
+        if rec["cell"]["scheduler"] == "ws" and rec["cell"]["threads"] == 2 and rec["cell"]["rep"] == 1:
+            rec.update(load={"other_cores": 0.9}, disturbed=True, attempt=3)
+    tables = aggregate.study_tables(full_records)
+    s, runs, workers = tables["summary"], tables["runs"], tables["workers"]
+    zoom = fracsteal_tables.frames_table(zoom_record())
+    charts = {"sched_time": figures.time(s, runs, {}), "sched_speedup": figures.speedup(s, {}),
+              "sched_steals": figures.steals(s, {}), "sched_tasks": figures.tasks(s, workers, runs, {}),
+              "sched_mandelbrot_frames": figures.mandelbrot_frames(s, runs, {}),
+              "sched_fracsteal_times": figures.fracsteal_times(zoom, {})}
+    for name, chart in charts.items():
+        svg = vlc.vegalite_to_svg(chart.to_json())
+        assert figure_check.problems(svg, name) == [], name
+        if name != "sched_fracsteal_times":
+            assert figures.DISTURBED_COLOR in svg, name
+    # the reference is in the time legend only because it is drawn, and drawn dotted
+    legend = vlc.vegalite_to_svg(charts["sched_time"].to_json())
+    assert "tbb_parallel_sort" in legend and figures.SCHEDULER_DASHES["tbb_parallel_sort"] == [2, 2]
+
+
+def test_one_thread_failures_and_missing_peers_are_said_and_checked():
+    recs = (repeated("quicksort", "sequential", 1, [[8.0], [8.2], [7.9]])
+            + repeated("quicksort", "ws", 1, [[8.4], [8.6], [8.5]])
+            + repeated("quicksort", "tbb", 1, [[], [], []], status="unavailable")
+            + repeated("mandelbrot", "sequential", 1, [[0.4], [0.41], [0.39]])
+            + repeated("mandelbrot", "lifo", 1, [[0.42], [0.43], []]))
+    recs[-1].update(status="failed", failure="frame 0 differs from the sequential render", driver=None)
+    failed = record("quicksort", "lifo", 1, [], status="failed")
+    failed.update(failure="not sorted at index 12", provenance={})
+    zoom_failed = {**zoom_record(), "status": "failed", "failure": "exit 1: frame 3 differs", "runs": []}
+    tables = paper_tables(recs + [failed], zoom_failed)
+    m = machine(cores=1)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert "cells failed: quicksort lifo t1 ([not sorted at index 12]{.fact" in parts["setup"]
+    assert "mandelbrot lifo t1 ([repetition 2: frame 0 differs" in parts["setup"]
+    assert "the TBB task_group (tbb) was not built here ([repetition 0: no libtbb-dev]{.fact" in parts["setup"]
+    assert "Peers not built here, so not measured: the TBB task_group." in parts["limitations"]
+    # one thread: nothing to rank, no steals, no headline; figures only where they draw data
+    assert "slower" not in "".join(parts.values()) and "sched_steals" not in parts["steals"]
+    assert "sched_tasks" not in parts["steals"] and "No work-stealing cell ran on more than one thread" in \
+        parts["steals"]
+    assert "there is no headline to set beside the seed's" in parts["headline"]
+    assert "single thread count" in parts["speedup"] and "sched_mandelbrot_frames" not in parts["mandelbrot"]
+    assert "failed its check" in parts["fracsteal"] and "{#fig-sched-fracsteal" not in parts["fracsteal"]

@@ -1,123 +1,165 @@
-"""The generated parts of the sigpar section: numbers come from the table, and every
-finding names the mode it speaks of."""
+"""The sigpar section: its parts rendered from the templates and facts hold against the
+tables (the paper check finds nothing), every finding names its mode, and comparisons
+follow the intervals."""
+
+import re
 
 import pandas as pd
+import pytest
 
+from parbench.paper import check, render_parts
 from parbench.studies.sigpar import paper
 
 MACHINE = {
     "profile": "test",
-    "config": {"sigpar": {"warmup_sec": 0.25, "duration_sec": 2.0, "analysis_window_sec": 1.5},
-               "telemetry": {"sample_interval_sec": 0.25}},
+    "config": {"sigpar": {"warmup_sec": 0.25, "duration_sec": 2.0, "analysis_window_sec": 1.5,
+                          "min_ops_per_worker": 30},
+               "telemetry": {"sample_interval_sec": 0.25}, "run_order_seed": 7},
+    "machine": {"logical_cores": 2},
     "libraries": {"cryptography_version": "50.0.2"},
-    "capabilities": {"energy": {"available": False, "reason": "no RAPL"}},
+    "capabilities": {"energy": {"available": False, "reason": "no RAPL powercap (intel-rapl:0 missing)"},
+                     "temperature": {"available": False, "reason": "no sensor"}},
 }
+RATES = {("RSA-2048", "threading", "pyca"): 100.0, ("RSA-2048", "multiprocess", "pyca"): 110.0,
+         ("Ed25519", "threading", "pyca"): 900.0, ("Ed25519", "multiprocess", "pyca"): 1000.0,
+         ("Ed25519", "threading", "openssl-cffi"): 950.0, ("Ed25519", "native-threads", "native"): 1000.0,
+         ("RSA-2048", "native-threads", "native"): 120.0}
 
 
-def cells(status="ok"):
+def cells(status="ok", spread=0.01):
+    """Cells with intervals `spread` wide around each median (as three repetitions give)."""
     rows = []
-    rates = {("RSA-2048", "threading", "pyca"): 100.0, ("RSA-2048", "multiprocess", "pyca"): 110.0,
-             ("Ed25519", "threading", "pyca"): 900.0, ("Ed25519", "multiprocess", "pyca"): 1000.0,
-             ("Ed25519", "threading", "openssl-cffi"): 950.0, ("Ed25519", "native-threads", "native"): 1000.0}
-    for (algorithm, mode, backend), rate in rates.items():
+    for (algorithm, mode, backend), rate in RATES.items():
         variant = f"{mode}-{backend}" if backend == "openssl-cffi" else mode
         for op in ("sign", "verify"):
             for workers, eff in ((1, 1.0), (2, 0.9 if mode != "threading" else 0.6)):
-                rows.append({"algorithm": algorithm, "family": algorithm.split("-")[0], "operation": op,
-                             "mode": mode, "backend": backend, "variant": variant, "workers": workers,
-                             "status": status, "failure": None,
-                             "ops_per_sec": rate * workers * eff, "scaling_efficiency": eff,
-                             "p99_latency_ms": 1.0 * workers, "window_rate_cv": 0.1,
-                             "energy_per_op_j": None, "energy_source": None,
-                             "security_bits": 112 if algorithm == "RSA-2048" else 128})
+                ops = rate * workers * eff
+                rows.append({
+                    "algorithm": algorithm, "family": "RSA" if algorithm.startswith("RSA") else "EdDSA",
+                    "operation": op, "mode": mode, "backend": backend, "variant": variant, "workers": workers,
+                    "hostname": "node", "status": status, "failure": None if status == "ok" else "a check failed",
+                    "repetitions": 3, "ops_per_sec": ops, "ops_per_sec_ci_low": ops * (1 - spread),
+                    "ops_per_sec_ci_high": ops * (1 + spread), "ops_per_sec_reps": [ops * (1 - spread), ops,
+                                                                                     ops * (1 + spread)],
+                    "scaling_efficiency": eff, "scaling_efficiency_ci_low": eff - (0.02 if workers > 1 else 0),
+                    "scaling_efficiency_ci_high": eff + (0.02 if workers > 1 else 0),
+                    "p99_latency_ms": 1.0 * workers, "p99_latency_ms_ci_low": 0.9 * workers,
+                    "p99_latency_ms_ci_high": 1.1 * workers, "window_rate_cv": 0.1, "few_ops": False,
+                    "ops_per_worker": 500.0, "energy_per_op_j": None, "energy_source": None,
+                    "security_bits": 112 if algorithm == "RSA-2048" else 128,
+                    "openssl_version": "OpenSSL 4.0.3 29 Sep 2026", "cryptography_version": "50.0.2",
+                    "backend_version": "OpenSSL 4.0.3 29 Sep 2026" if backend in ("openssl-cffi", "native")
+                    else "50.0.2", "disturbed_reps": 0})
     return pd.DataFrame(rows)
 
 
-def test_every_throughput_finding_names_its_mode():
-    text = paper.fragments({"sigpar_cells": cells()}, MACHINE)["throughput"]
-    assert "in threading mode Ed25519 signs fastest (900 ops/s)" in text
-    assert "in multiprocess mode Ed25519 signs fastest (1,000 ops/s)" in text
-    assert "RSA-2048 slowest (110 ops/s)" in text
-    assert "in native-threads mode Ed25519 signs fastest (1,000 ops/s)" in text
-    assert "![" in text and "{#fig-sigpar-scaling}" in text
+def load(disturbed=False):
+    rows = [{"study": "sigpar", "cell": f"c{i}", "group": "threading/pyca", "rep": i % 3, "status": "ok",
+             "started_unix": 1e9 + i, "elapsed_sec": 1.0, "planned_position": i, "run_id": "r",
+             "load_other_cores": 0.01 * i, "load_steal_cores": 0.0, "cell_cpu_sec": 1.0,
+             "disturbed": disturbed and i == 2, "attempts": 3 if disturbed and i == 2 else 1} for i in range(4)]
+    frame = pd.DataFrame(rows)
+    frame["attempts"] = frame["attempts"].astype("Int64")
+    frame["planned_position"] = frame["planned_position"].astype("Int64")
+    return frame
 
 
-def test_efficiency_latency_and_ratio_per_mode():
-    parts = paper.fragments({"sigpar_cells": cells()}, MACHINE)
+def render(frame=None, load_frame=None):
+    tables = {"sigpar_cells": cells() if frame is None else frame,
+              "sigpar_load": load() if load_frame is None else load_frame}
+    parts, facts = render_parts("sigpar", paper, tables, MACHINE)
+    return parts, facts, tables
+
+
+def problems(parts, facts, tables):
+    found = check.fact_problems(facts, check.Sources(tables, MACHINE, check.seeds_dir()))
+    for name, text in parts.items():
+        found += check.prose_problems(text, facts, name)
+    return found
+
+
+def plain(text: str) -> str:
+    """The text as the reader sees it (fact spans as their text)."""
+    return re.sub(r'\[([^\[\]]*)\]\{\.fact key="[^"]+"\}', r"\1", text)
+
+
+def test_every_part_holds_against_the_tables():
+    parts, facts, tables = render()
+    assert set(parts) == set(paper.FRAGMENTS)
+    assert problems(parts, facts, tables) == []
+
+
+def test_a_tampered_fact_is_caught():
+    parts, facts, tables = render()
+    changed = tables["sigpar_cells"].copy()
+    changed.loc[0, "ops_per_sec"] += 1  # the table moved under the text
+    assert any("RSA-2048" in p for p in check.fact_problems(facts, check.Sources(
+        {**tables, "sigpar_cells": changed}, MACHINE, check.seeds_dir())))
+
+
+def test_every_throughput_finding_names_its_mode_and_ranks_only_apart_intervals():
+    text = plain(render()[0]["throughput"])
+    assert "in threading mode Ed25519 (900 (891–909) ops/s) was ahead of RSA-2048" in text
+    assert "in multiprocess mode Ed25519 (1,000 (990–1,010) ops/s) was ahead of RSA-2048" in text
+    # with overlapping intervals, no ranking
+    wide = cells(spread=0.95)
+    text = plain(render(wide)[0]["throughput"])
+    assert "was not distinguishable on this machine from RSA-2048" in text and "ahead of" not in text
+
+
+def test_the_native_runner_is_compared_not_assumed_to_bound():
+    text = plain(render()[0]["throughput"])
+    # Ed25519 threading pyca 900 and openssl-cffi 950 against native 1000: below it;
+    # RSA-2048 threading pyca 100 against native 120: below it
+    assert re.search(r"below the runner's in 6, not distinguishable on this machine from it in 0 and above it in 0",
+                     text), text
+    faster = cells()
+    faster.loc[(faster["algorithm"] == "Ed25519") & (faster["backend"] == "pyca") & (faster["mode"] == "threading"),
+               ["ops_per_sec", "ops_per_sec_ci_low", "ops_per_sec_ci_high"]] = [1500.0, 1490.0, 1510.0]
+    text = plain(render(faster)[0]["throughput"])
+    assert "through pyca (1,500 (1,490–1,510) ops/s) was faster than the native runner" in text
+    assert "the runner does not bound the Python backend" in text
+
+
+def test_efficiency_and_threads_against_processes_per_mode():
+    parts = {k: plain(v) for k, v in render()[0].items()}
     assert "multiprocess cells reached a median efficiency of 90%" in parts["efficiency"]
     assert "threading cells reached a median efficiency of 60%" in parts["efficiency"]
-    assert "threading-openssl-cffi cells reached a median efficiency of 60%" in parts["efficiency"]
-    assert "Below 70%" in parts["efficiency"] and "(threading)" in parts["efficiency"]
-    assert "100% in threading mode, 100% in multiprocess mode" in parts["latency"]
-    # threads / processes at 2 workers: 0.6 x 900 / (0.9 x 1000) for Ed25519, 0.6 x 100 / (0.9 x 110) for RSA
-    assert "with pyca a median 0.603" in parts["gil"]
-    assert "no RAPL" in parts["energy"]
-    assert set(parts) == set(paper.FRAGMENTS)
+    # below the seed's threshold with the whole interval (0.58-0.62 < 0.70)
+    assert "Below the seed's threshold of 70% for \"investigate\"" in parts["efficiency"]
+    # threads / processes at 2 workers: 0.6 x 900 x 2 / (0.9 x 1000 x 2) = 0.60 for Ed25519 pyca
+    assert "Ed25519 sign through pyca, 0.60 (0.59–0.61)" in parts["gil"] and "4 lie below it" in parts["gil"]
+    assert "energy per operation is null" in parts["energy"] and "intel-rapl:0" in parts["energy"]
 
 
-def test_python_backends_are_compared_with_the_native_runner():
-    text = paper.fragments({"sigpar_cells": cells()}, MACHINE)["backends"]
-    # Ed25519 with one thread: pyca 900 and openssl-cffi 950 ops/s against native 1000
-    assert "openssl-cffi reached a median 95% of the native rate" in text
-    assert "pyca reached a median 90% of the native rate (111 µs per operation more than the native runner's" in text
-    assert "{#fig-sigpar-python-cost}" in text
+def test_the_summary_tables_fit_the_page_with_the_interval_under_the_median():
+    parts = render()[0]
+    assert "{#tbl-sigpar-summary-threads}" in parts["summary"] and "{#tbl-sigpar-summary-processes}" in parts["summary"]
+    # a grid table: the median, a hard line break, its interval on the next line
+    assert "| 100\\" in parts["summary"] and "(99–101)" in parts["summary"]
 
 
 def test_a_run_where_nothing_passed_says_so_instead_of_failing():
-    parts = paper.fragments({"sigpar_cells": cells(status="failed")}, MACHINE)
-    assert "24 of 24 cells did not pass" in parts["setup"]
-    assert all("nothing to report" in parts[name] for name in paper.FRAGMENTS if name != "setup")
+    parts, facts, tables = render(cells(status="failed"))
+    assert "did not pass" in plain(parts["setup"])
+    assert problems(parts, facts, tables) == []
     assert paper.report_tables({"sigpar_cells": cells(status="failed")})["sigpar_summary"][0].empty
 
 
-def test_the_summary_table_has_both_modes():
-    frame, caption = paper.report_tables({"sigpar_cells": cells()})["sigpar_summary"]
-    assert list(frame.columns) == ["algorithm", "bits", "operation", "backend", "thr 1w ops/s", "thr 2w ops/s",
-                                   "thr eff.", "mp 1w ops/s", "mp 2w ops/s", "mp eff."]
-    assert frame.iloc[0]["algorithm"] == "RSA-2048"  # catalog order
-    ed = frame[(frame["algorithm"] == "Ed25519") & (frame["operation"] == "sign")]
-    assert list(ed["backend"]) == ["pyca", "openssl-cffi", "native"]
-    assert list(ed["thr 1w ops/s"]) == ["900", "950", "1,000"] and list(ed["mp 1w ops/s"]) == ["1,000", "", ""]
-    assert "per backend and mode" in caption
+def test_a_disturbed_repetition_is_named():
+    parts, facts, tables = render(load_frame=load(disturbed=True))
+    assert "stayed disturbed after every attempt" in plain(parts["setup"])
+    assert problems(parts, facts, tables) == []
 
 
-def test_table_views_are_html_and_csv(tmp_path):
-    from parbench.render.tables import write_table_views
-
-    frame, caption = paper.report_tables({"sigpar_cells": cells()})["sigpar_summary"]
-    html_path, csv_path = write_table_views(frame, tmp_path / "sigpar_summary", caption)
-    page = html_path.read_text()
-    assert page.startswith("<!DOCTYPE html>") and "<caption>sigpar: throughput" in page
-    assert '<td class="num">1,000</td>' in page and "<td>Ed25519</td>" in page
-    assert pd.read_csv(csv_path).shape == frame.shape
+def test_the_headline_sets_the_seeds_efficiency_beside_ours():
+    parts = {k: plain(v) for k, v in render()[0].items()}
+    assert "RSA-2048 signing in processes reached an efficiency of 90.0% (88.0%–92.0%)" in parts["headline"]
+    assert "124.3 ops/s to 247.8 ops/s, an efficiency of 99.7%" in parts["headline"]
+    assert "logical cores" in parts["limitations"]
 
 
-def test_overlapping_intervals_are_not_ranked():
-    frame = cells()
-    frame["repetitions"] = 3
-    frame["ops_per_sec_ci_low"], frame["ops_per_sec_ci_high"] = frame["ops_per_sec"] * 0.9, frame["ops_per_sec"] * 1.1
-    frame["scaling_efficiency_ci_low"] = frame["scaling_efficiency"] - 0.2
-    frame["scaling_efficiency_ci_high"] = frame["scaling_efficiency"] + 0.2
-    machine = {**MACHINE, "config": {**MACHINE["config"], "run_order_seed": 5}}
-    parts = paper.fragments({"sigpar_cells": frame}, machine)
-    # multiprocess, one worker: Ed25519 1,000 (900-1,100) and RSA-2048 110: told apart; in
-    # native-threads mode only Ed25519 was measured
-    assert "in multiprocess mode Ed25519 signs fastest (1,000 (900–1,100) ops/s)" in parts["throughput"]
-    assert "not distinguishable" not in parts["throughput"]
-    # threading at 2 workers: efficiency 0.6 with an interval reaching 0.8
-    assert "not distinguishable from 70% on this machine" in parts["efficiency"]
-    assert "Each cell was measured 3 times, interleaved" in parts["setup"] and "seed 5" in parts["setup"]
-    close = frame.copy()
-    close.loc[close["algorithm"] == "RSA-2048", ["ops_per_sec_ci_low", "ops_per_sec_ci_high"]] = (0.0, 1e9)
-    text = paper.fragments({"sigpar_cells": close}, machine)["throughput"]
-    assert "are not distinguishable on this machine as the fastest" in text
-
-
-def test_cells_with_few_operations_are_named():
-    frame = cells()
-    frame["few_ops"] = False
-    frame["ops_per_worker"] = 100.0
-    frame.loc[(frame["algorithm"] == "RSA-2048") & (frame["workers"] == 2), ["few_ops", "ops_per_worker"]] = (True, 5.0)
-    text = paper.fragments({"sigpar_cells": frame}, {**MACHINE, "config": {**MACHINE["config"], "sigpar": {
-        **MACHINE["config"]["sigpar"], "min_ops_per_worker": 30}}})["setup"]
-    assert "fewer than 30 operations per worker" in text and "RSA-2048 sign threading 2w (5 per worker)" in text
+@pytest.mark.parametrize("part", ["throughput", "efficiency", "latency", "gil", "backends"])
+def test_the_figures_are_labelled_and_referenced(part):
+    text = render()[0][part]
+    assert "![" in text and "{#fig-sigpar-" in text and "@fig-sigpar-" in text

@@ -142,7 +142,8 @@ def test_darwin_temperature_from_powermetrics(tmp_path, monkeypatch):
     binary.chmod(0o755)
     monkeypatch.setattr(pm_module, "_sudo_noninteractive_ok", lambda: True)
     cfg = {"powermetrics": {"enabled": True, "binary": str(binary)}}
-    caps = probe(cfg, system="Darwin", sensors={}, perf_run=canned_perf(0, PERF_OK))
+    # an Intel Mac, whose powermetrics (here: a script that lists no samplers) keeps smc
+    caps = probe(cfg, system="Darwin", machine="x86_64", sensors={}, perf_run=canned_perf(0, PERF_OK))
     assert caps["energy"]["source"] == "powermetrics"
     assert caps["temperature"] == {"available": True, "source": "powermetrics:smc", "reason": None}
 

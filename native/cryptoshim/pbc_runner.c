@@ -6,7 +6,8 @@
  *       --message msg.bin [--signature sig.bin] [--cpus "0;1"] --json out.json
  *
  * N POSIX threads each build a signer of their own (pbc_signer.h: keys parsed and
- * contexts prepared outside the timed loop), pin themselves to their planned CPUs,
+ * contexts prepared outside the timed loop), pin themselves to their planned CPUs
+ * (Linux; macOS has no per-core pinning and says so in each worker's pin_note),
  * wait on a barrier with the main thread, then run the same timed loop as sigpar's
  * Python harness (src/parbench/studies/sigpar/harness.py), with the same timeline:
  *
@@ -43,6 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__APPLE__)
+#include <mach/mach.h>
+#endif
+
 #include "pbc_signer.h"
 
 #define PBC_KEEP_OUTPUTS 64
@@ -67,7 +72,7 @@ typedef struct {
     int collect_latencies, collect_memory;
     uint8_t *private_key, *public_key, *message, *signature;
     size_t private_key_len, public_key_len, message_len, signature_len;
-    pthread_barrier_t barrier;
+    struct pbc_barrier *barrier;
 } pbc_config;
 
 typedef struct {
@@ -116,7 +121,11 @@ static double now_thread_cpu(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The process's resident memory now, in bytes; -1 where this system does not say.
+ * Linux: /proc/self/statm (pages). macOS: task_info's resident_size (getrusage only
+ * gives the peak, not the current value the snapshots track). */
 static long rss_bytes(void) {
+#if defined(__linux__)
     FILE *f = fopen("/proc/self/statm", "r");
     long size, resident;
     if (!f)
@@ -124,6 +133,64 @@ static long rss_bytes(void) {
     int n = fscanf(f, "%ld %ld", &size, &resident);
     fclose(f);
     return n == 2 ? resident * sysconf(_SC_PAGESIZE) : -1;
+#elif defined(__APPLE__)
+    mach_task_basic_info_data_t info;
+    mach_msg_type_number_t count = MACH_TASK_BASIC_INFO_COUNT;
+    if (task_info(mach_task_self(), MACH_TASK_BASIC_INFO, (task_info_t)&info, &count) != KERN_SUCCESS)
+        return -1;
+    return (long)info.resident_size;
+#else
+    return -1;
+#endif
+}
+
+/* --- the start barrier ------------------------------------------------------------------
+ * pthread_barrier_t is an optional part of POSIX that macOS does not provide, so the
+ * runner has its own: a mutex, a condition variable and a generation count. Every
+ * thread's writes before pbc_barrier_wait happen before every thread's reads after it:
+ * the last thread in takes the mutex after all the others released it, and each waiter
+ * takes it again before it returns (the mutex orders memory; no atomics here). The
+ * generation tells a woken waiter that its round is over, so spurious wake-ups and a
+ * reused barrier are both safe. */
+
+typedef struct pbc_barrier {
+    pthread_mutex_t mutex;
+    pthread_cond_t released;
+    unsigned count, waiting, generation;
+} pbc_barrier;
+
+static int pbc_barrier_init(pbc_barrier *b, unsigned count) {
+    int rc = pthread_mutex_init(&b->mutex, NULL);
+    if (rc)
+        return rc;
+    rc = pthread_cond_init(&b->released, NULL);
+    if (rc) {
+        pthread_mutex_destroy(&b->mutex);
+        return rc;
+    }
+    b->count = count;
+    b->waiting = 0;
+    b->generation = 0;
+    return 0;
+}
+
+static void pbc_barrier_wait(pbc_barrier *b) {
+    pthread_mutex_lock(&b->mutex);
+    unsigned generation = b->generation;
+    if (++b->waiting == b->count) {
+        b->waiting = 0;
+        b->generation++;
+        pthread_cond_broadcast(&b->released);
+    } else {
+        while (generation == b->generation)
+            pthread_cond_wait(&b->released, &b->mutex);
+    }
+    pthread_mutex_unlock(&b->mutex);
+}
+
+static void pbc_barrier_destroy(pbc_barrier *b) {
+    pthread_cond_destroy(&b->released);
+    pthread_mutex_destroy(&b->mutex);
 }
 
 static void *xmalloc(size_t n) {
@@ -211,9 +278,13 @@ static double fire(pbc_events *e, pbc_worker *w, double now, long n, const uint8
 
 /* --- one worker ---------------------------------------------------------------------- */
 
+/* Pin the calling thread to its planned CPUs. Linux only: macOS has no way to bind a
+ * thread to a core (its affinity tags are hints the scheduler may ignore, and Apple
+ * silicon ignores them), so there the worker runs unpinned and its pin_note says why. */
 static void pin(pbc_worker *w) {
     if (w->ncpus == 0)
         return;
+#if defined(__linux__)
     cpu_set_t set;
     CPU_ZERO(&set);
     for (int i = 0; i < w->ncpus; i++)
@@ -223,6 +294,12 @@ static void pin(pbc_worker *w) {
         w->pinned = 1;
     else
         snprintf(w->pin_note, sizeof w->pin_note, "pthread_setaffinity_np failed: %s", strerror(rc));
+#elif defined(__APPLE__)
+    snprintf(w->pin_note, sizeof w->pin_note,
+             "macOS has no per-core pinning (affinity tags are only hints); the thread ran unpinned");
+#else
+    snprintf(w->pin_note, sizeof w->pin_note, "pinning is implemented for Linux only; the thread ran unpinned");
+#endif
 }
 
 static void push_latency(pbc_worker *w, long n, double latency) {
@@ -335,7 +412,7 @@ static void *worker_main(void *arg) {
     if (!s)
         snprintf(w->error, sizeof w->error, "cannot make the signer: %s", err);
     /* every thread reaches the barrier, so that a failed one never blocks the others */
-    pthread_barrier_wait((pthread_barrier_t *)&c->barrier);
+    pbc_barrier_wait(c->barrier);
     if (!s)
         return NULL;
     run_loop(w, s);
@@ -615,7 +692,13 @@ int main(int argc, char **argv) {
         return 1;
     }
     parse_cpus(cpus, workers, n);
-    pthread_barrier_init(&c.barrier, NULL, (unsigned)n + 1);
+    pbc_barrier barrier;
+    int brc = pbc_barrier_init(&barrier, (unsigned)n + 1);
+    if (brc) {
+        fprintf(stderr, "%s: cannot make the start barrier: %s\n", prog, strerror(brc));
+        return 1;
+    }
+    c.barrier = &barrier;
     for (int i = 0; i < n; i++) {
         workers[i].id = i;
         workers[i].cfg = &c;
@@ -626,13 +709,13 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    pthread_barrier_wait(&c.barrier);
+    pbc_barrier_wait(&barrier);
     double started = now_wall();
     printf("started %.6f\n", started);
     fflush(stdout);
     for (int i = 0; i < n; i++)
         pthread_join(workers[i].thread, NULL);
-    pthread_barrier_destroy(&c.barrier);
+    pbc_barrier_destroy(&barrier);
 
     int ok = write_json(json, workers, n, library, started);
     long total = 0;

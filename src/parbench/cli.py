@@ -18,6 +18,8 @@ SHARED_COMMANDS = {
     "figure": "parbench.figures",
     "paper-sources": "parbench.paper",
     "paper-fragments": "parbench.paper",
+    "paper-check": "parbench.paper.check",
+    "paper-layout": "parbench.paper.layout_check",
     "rerun": "parbench.rerun",
     "system-deps": "parbench.system_deps",
     "resume-check": "parbench.locks",

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from parbench import project, studies
-from parbench.telemetry.affinity import available_cpus
+from parbench.telemetry.affinity import available_cpus, core_topology
 
 DEFAULT_PROFILE = "local"
 
@@ -61,6 +61,8 @@ def _register_resolvers() -> None:
 
     for name, fn in {
         "available_cpus": lambda: available_cpus(),
+        "performance_cpus": lambda: core_topology()["performance"],
+        "efficiency_cpus": lambda: core_topology()["efficiency"],
         "cores": lambda: usable_cores(),
         "worker_sweep": lambda cores=None: worker_sweep(cores),
         "thread_range": lambda cores=None: thread_range(cores),

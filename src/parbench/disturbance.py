@@ -15,7 +15,9 @@ The record of a cell gains:
 - ``load``: this attempt's reading (``LoadMeter.reading``);
 - ``disturbed``: whether this attempt was disturbed;
 - ``attempt``: which attempt it is (from 1);
-- ``earlier_attempts``: the load of each earlier, disturbed attempt.
+- ``earlier_attempts``: the load of each earlier, disturbed attempt;
+- ``planned_position``: where the run's plan put the cell (parbench.pipeline.run_order);
+- ``run_id``: the pipeline run that measured it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import sys
 import time
 from typing import Callable
 
+from parbench.progress import run_id
 from parbench.telemetry.load import LoadMeter
 
 
@@ -58,13 +61,18 @@ def wait_until_quiet(max_other_cores: float, settle_sec: float, slice_sec: float
 
 
 def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[dict], None], label: str,
-                        out=None, meter_factory=LoadMeter, quiet=wait_until_quiet) -> dict:
+                        out=None, meter_factory=LoadMeter, quiet=wait_until_quiet, cell: tuple | None = None) -> dict:
     """Measure a cell (``measure()`` returns its record) until an attempt is not disturbed
     or ``max_attempts`` were made. Each disturbed attempt but the last is given to
     ``save`` (which writes it and keeps it in the cell's history) before the next one;
     the last record is returned, for the caller to save as usual."""
     out = out or sys.stderr
     conf = settings(cfg)
+    position = None
+    if cell is not None:  # (study, cell): where the plan put it
+        from parbench.pipeline import planned_position
+
+        position = planned_position(cfg, *cell)
     limit, attempts = conf["max_other_cores"], conf["max_attempts"]
     earlier: list[dict] = []
     for attempt in range(1, attempts + 1):
@@ -74,7 +82,9 @@ def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[
         finally:
             load = meter.stop()
         disturbed = record.get("status") == "ok" and is_disturbed(load, limit)
-        record.update(load=load, disturbed=disturbed, attempt=attempt, earlier_attempts=list(earlier))
+        record.update(load=load, disturbed=disturbed, attempt=attempt, earlier_attempts=list(earlier),
+                      planned_position=position)
+        record.setdefault("run_id", run_id())
         if not disturbed:
             return record
         if attempt == attempts:
@@ -90,14 +100,72 @@ def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[
 
 
 # The columns a study's per-repetition table takes from a record (docs/data.md).
-LOAD_COLUMNS = ["load_other_cores", "load_steal_cores", "cell_cpu_sec", "disturbed", "attempts"]
+LOAD_COLUMNS = ["load_other_cores", "load_steal_cores", "cell_cpu_sec", "disturbed", "attempts", "load_reason"]
 
 
 def load_columns(record: dict) -> dict:
     """A record's load as table columns: the cores busy outside the cell on average (steal
     included) and steal alone, the cell's own CPU seconds, whether it was disturbed, and
     how many attempts it took. Null for a record measured before loads were recorded."""
-    load = record.get("load") or {}
+    load = record.get("load")
+    reason = (NOT_RECORDED if load is None else
+              None if load.get("other_cores") is not None else load.get("reason") or "no reading")
+    load = load or {}
     return {"load_other_cores": load.get("other_cores"), "load_steal_cores": load.get("steal_cores"),
             "cell_cpu_sec": load.get("cell_cpu_sec"), "disturbed": bool(record.get("disturbed", False)),
-            "attempts": record.get("attempt")}
+            "attempts": record.get("attempt"), "load_reason": reason}
+
+
+# why a record has no load reading when it was measured before readings were recorded
+NOT_RECORDED = "measured before parbench recorded the load"
+
+
+def load_table(study: str, records: list[dict], label, group) -> "pd.DataFrame":
+    """One row per measured record (a cell's repetition) of a study: when it started, the
+    load during it and whether it was disturbed (`<study>_load.parquet`, docs/data.md).
+    `label(record)` names the cell, `group(record)` what drift must hit alike (sigpar:
+    the mode and backend; sched: the scheduler; ...)."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        rows.append({"study": study, "cell": label(record), "group": group(record),
+                     "rep": int(record.get("cell", {}).get("rep", 0) or 0), "status": record.get("status"),
+                     "started_unix": record.get("started_unix"), "elapsed_sec": record.get("elapsed_sec"),
+                     "planned_position": record.get("planned_position"), "run_id": record.get("run_id"),
+                     **load_columns(record)})
+    columns = ["study", "cell", "group", "rep", "status", "started_unix", "elapsed_sec", "planned_position", "run_id",
+               *LOAD_COLUMNS]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["disturbed"] = frame["disturbed"].astype(bool)
+    frame["attempts"] = pd.to_numeric(frame["attempts"], errors="coerce").astype("Int64")
+    frame["planned_position"] = pd.to_numeric(frame["planned_position"], errors="coerce").astype("Int64")
+    frame["run_id"] = frame["run_id"].astype(object)
+    for c in ("load_other_cores", "load_steal_cores", "cell_cpu_sec", "started_unix", "elapsed_sec"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
+    return frame.sort_values(["started_unix", "cell", "rep"]).reset_index(drop=True)
+
+
+def load_facts(f, table: "pd.DataFrame", name: str) -> dict:
+    """The facts a study's setup states about load: how many of its repetitions were
+    measured, were measured again, stayed disturbed, and how busy the machine was
+    elsewhere (median and most), and the disturbed ones by name."""
+    measured = table[table["status"] == "ok"]
+    f.aggregate("load_reps", name, "count", where={"status": "ok"})
+    f.aggregate("load_retried", name, "count", where={"status": "ok", "attempts": {">=": 2}})
+    f.aggregate("load_disturbed", name, "count", where={"status": "ok", "disturbed": True})
+    known = measured.dropna(subset=["load_other_cores"])
+    if len(known):
+        f.aggregate("load_median", name, "median", "load_other_cores", where={"status": "ok"}, fmt="fixed2",
+                    unit="cores")
+        f.aggregate("load_max", name, "max", "load_other_cores", where={"status": "ok"}, fmt="fixed2",
+                    unit="cores")
+    disturbed = [{"cell": r.cell, "rep": f.lookup(f"disturbed_rep.{r.cell}.{r.rep}", name, r, "rep", fmt="int",
+                                                  interval=False),
+                  "load": f.lookup(f"disturbed_load.{r.cell}.{r.rep}", name, r, "load_other_cores", fmt="fixed2",
+                                   unit="cores", interval=False)}
+                 for r in measured[measured["disturbed"]].itertuples()]
+    reasons = measured["load_reason"].dropna() if "load_reason" in measured else measured["load_other_cores"].iloc[0:0]
+    if not len(known) and len(reasons):
+        f.aggregate("load_reason", name, "values", "load_reason", where={"status": "ok"}, fmt="list")
+    return {"load_known": bool(len(known)), "disturbed_cells": disturbed, "load_unknown_reason": bool(len(reasons))}

@@ -3,7 +3,7 @@
 record of the run: a profile measured on several nodes (SLURM cells spread over a
 partition, or several hosts measuring into one `data/` tree) has cells from each.
 
-Used by the paper's Method section (`machines_paragraph`) and by figures, which tell the
+Used by the paper's Method section (`machines`) and by figures, which tell the
 machines apart only when there is more than one (`several_hosts`, `host_encoding`,
 `split_by_host`), so that a one-machine run draws exactly as before. Any study whose
 tables carry those columns is covered without naming it here.
@@ -15,7 +15,6 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from parbench.paper.format import md_table
 
 HOST_COLUMNS = ("hostname", "cpu_model", "logical_cores")
 # the label of a row whose cell recorded no hostname
@@ -86,28 +85,3 @@ def machines(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     frame = pd.DataFrame([dict(e, studies=", ".join(e["studies"])) for e in rows.values()],
                          columns=[HOST, "cpu_model", "logical_cores", "studies"])
     return frame.sort_values(HOST).reset_index(drop=True)
-
-
-def machines_paragraph(tables: Mapping[str, pd.DataFrame], machine: dict) -> str:
-    """The Method section's word on where the cells ran: the one machine the run was
-    probed on, or, when cells ran elsewhere too, every machine with its CPU and cores
-    (a numbered table, @tbl-machines). Empty when no table records a host."""
-    found = machines(tables)
-    if found.empty:
-        return ""
-    probed = (machine.get("machine") or {}).get("hostname")
-    if len(found) == 1 and found[HOST].iloc[0] == probed:
-        return f"Every cell ran on this machine (host `{probed}`)."
-    where = f"host `{probed}`" if probed else "one of them"
-    text = (f"The cells ran on {len(found)} machine{'s' if len(found) > 1 else ''} (@tbl-machines), as each "
-            f"cell recorded in its provenance; the facts above are those of the machine the run was probed "
-            f"on ({where}). Each table row names its machine (`hostname`), and figures with cells from "
-            f"several machines tell them apart.")
-    shown = pd.DataFrame({
-        "host": [f"`{h}`" for h in found[HOST]],
-        "CPU model": found["cpu_model"].fillna("unknown"),
-        "logical cores": [("n/a" if v is None or pd.isna(v) else str(int(v))) for v in found["logical_cores"]],
-        "studies measured there": found["studies"],
-    })
-    return text + "\n\n" + md_table(shown, "The machines the cells ran on, from the cells' provenance.",
-                                     "tbl-machines")

@@ -13,6 +13,10 @@ FIGURES = "figures/{profile}"
 LOGS = "logs/{profile}"
 PAPER_DIR = "paper"
 PAPER_GENERATED = "paper/_generated"
+# The paper's copies of the figures it shows (from FIGURES): inside the Quarto project,
+# because Quarto typesets the PDF with Typst rooted at the project folder, which refuses
+# any file outside it.
+PAPER_FIGURES = "paper/_generated/figures/{profile}"
 PAPER_SECTIONS = "paper/sections"
 PAPER_OUTPUT = "paper/_output/index.html"
 PAPER_PDF = "paper/_output/index.pdf"

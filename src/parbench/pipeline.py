@@ -13,6 +13,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from parbench import config as pbconfig
 from parbench import paths, records, studies
@@ -22,6 +23,10 @@ from parbench.progress import RUN_ESTIMATE_ENV, RUN_ID_ENV, RUN_STARTED_ENV, for
 # per algorithm), and anything else (aggregation, figures, the paper).
 LIBOQS_BUILD_SEC = (15.0, 4.0)
 OTHER_JOB_SEC = 2.0
+# Rules that only copy a file (the paper's copies of its figures), and their seconds
+# (25 copies took 2.1 s in all on the project's 2-core VM).
+COPY_RULES = ("paper_figure",)
+COPY_JOB_SEC = 0.1
 # Rules that only gather other jobs' outputs.
 TARGET_RULES = ("all", "report")
 
@@ -64,6 +69,65 @@ class SchedulerChatter(logging.Filter):
 
 def quiet_scheduler() -> None:
     logging.getLogger("snakemake.logging").addFilter(SchedulerChatter())
+    daemon_scheduler_timers()
+
+
+def daemon_scheduler_timers() -> None:
+    """Snakemake's scheduler wakes itself with a `threading.Timer` of the job rate limit's
+    timespan (the workflow profile's `max-jobs-per-timespan`, long, so that it never wakes
+    beside a measured cell); such a timer, not a daemon thread, would keep the finished
+    run's process alive until it fires. Its timers are made daemon threads instead."""
+    import threading
+    import types
+
+    try:
+        from snakemake.scheduling import job_scheduler
+    except ImportError:
+        return
+    if not isinstance(getattr(job_scheduler, "threading", None), types.ModuleType):
+        return
+
+    class DaemonTimer(threading.Timer):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.daemon = True
+
+    proxy = types.ModuleType("threading")
+    proxy.__dict__.update(threading.__dict__)
+    proxy.Timer = DaemonTimer
+    job_scheduler.threading = proxy
+
+
+class DryRunPlan(logging.Filter):
+    """What `snakemake -n` prints: Snakemake calls no onstart in a dry run, so the run's
+    header (each study's sweep, the cells to measure, the estimate) is printed here, when
+    Snakemake logs its job summary ("Job stats": the DAG is built then), before it. The
+    profile's `quiet` hides that summary (progress), so the plan then prints it too: the
+    jobs per rule. Only the first summary, and only in a dry run."""
+
+    def __init__(self, workflow, header: Callable[[], None], out=None):
+        super().__init__()
+        self.workflow = workflow
+        self.header = header
+        self.out = out
+        self.printed = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from snakemake.settings.enums import Quietness
+        from snakemake_interface_logger_plugins.common import LogEvent
+
+        if self.printed or getattr(record, "event", None) != LogEvent.RUN_INFO or not self.workflow.dryrun:
+            return True
+        self.printed = True
+        out = self.out or sys.stdout
+        self.header()
+        if Quietness.PROGRESS in (self.workflow.output_settings.quiet or ()):
+            print(record.getMessage(), file=out, flush=True)
+        return True
+
+
+def print_plan_on_dry_run(workflow, header: Callable[[], None]) -> None:
+    logging.getLogger("snakemake.logging").addFilter(DryRunPlan(workflow, header))
 
 
 # Where Snakemake's SLURM executor writes each job's sbatch log (kept for failed jobs).
@@ -145,6 +209,15 @@ def run_order(cfg: dict) -> list[tuple[str, object]]:
     return order
 
 
+def planned_position(cfg: dict, study: str, cell) -> int | None:
+    """Where a cell stands in the planned order (from 0), recorded with its measurement:
+    a run's records, sorted by when they started, then show whether the run kept it."""
+    try:
+        return run_order(cfg).index((study, cell))
+    except ValueError:
+        return None
+
+
 def cell_priorities(cfg: dict) -> dict[tuple[str, object], int]:
     """(study name, cell) -> Snakemake priority: cells run in `run_order`, the first
     highest."""
@@ -185,14 +258,18 @@ def run_estimate_sec(cfg: dict, jobs: list[tuple[str, dict]]) -> float:
             seconds += per_rule[name](cfg, wildcards)
         elif name == "liboqs":
             seconds += LIBOQS_BUILD_SEC[0] + LIBOQS_BUILD_SEC[1] * n_liboqs
+        elif name in COPY_RULES:
+            seconds += COPY_JOB_SEC
         elif name not in TARGET_RULES:
             seconds += OTHER_JOB_SEC
     return seconds
 
 
-def start_run(cfg: dict, jobs: list[tuple[str, dict]], overrides: list[str], out=None) -> None:
+def start_run(cfg: dict, jobs: list[tuple[str, dict]], overrides: list[str], out=None,
+              plan_only: bool = False) -> None:
     """Print the run's header (each study's, the seed's style) and export what cells need
-    to report progress and to skip an algorithm after a failure."""
+    to report progress and to skip an algorithm after a failure. `plan_only` (a dry run):
+    the header only."""
     from parbench.telemetry import capabilities
 
     estimate = run_estimate_sec(cfg, jobs)
@@ -202,7 +279,7 @@ def start_run(cfg: dict, jobs: list[tuple[str, dict]], overrides: list[str], out
     p(f"parbench: profile {cfg['profile']} ({cfg['description']})")
     if overrides:
         p(f"Overrides: {' '.join(overrides)}")
-    p(f"Started at: {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    p("Plan only (dry run): nothing is measured" if plan_only else f"Started at: {time.strftime('%Y-%m-%d %H:%M:%S')}")
     for study in studies.active(cfg):
         p()
         for line in study.header(cfg, jobs):
@@ -216,6 +293,8 @@ def start_run(cfg: dict, jobs: list[tuple[str, dict]], overrides: list[str], out
         p(f"warning: {warning}")
     p("=" * 80)
     out.flush()
+    if plan_only:
+        return
     os.environ[RUN_ID_ENV] = f"{time.time():.6f}-{os.getpid()}"
     os.environ[RUN_STARTED_ENV] = str(time.time())
     os.environ[RUN_ESTIMATE_ENV] = str(estimate)

@@ -11,10 +11,14 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from parbench import config as pbconfig
-from parbench import paths, pipeline, studies
+from parbench import locks, paths, pipeline, studies
 
 pipeline.export_environment(workflow.basedir)
 pipeline.export_cores(workflow)
+# A run killed outright (SIGKILL) leaves Snakemake's lock: remove it when no Snakemake works
+# in the checkout, so that `snakemake report` resumes as `make paper` does (this runs
+# before Snakemake checks its lock); keep it, naming the working one, when one does.
+locks.resume_in_snakemake(workflow)
 
 OVERRIDES = list(config.get("overrides", []))
 try:
@@ -37,6 +41,7 @@ OVERRIDE_ARGS = " ".join(shlex.quote(o) for o in OVERRIDES)
 RAW = paths.RAW.format(profile=PROFILE)
 PROCESSED = paths.PROCESSED.format(profile=PROFILE)
 FIGURES = paths.FIGURES.format(profile=PROFILE)
+PAPER_FIGURES = paths.PAPER_FIGURES.format(profile=PROFILE)
 LOGS = paths.LOGS.format(profile=PROFILE)
 MACHINE = f"{PROCESSED}/machine.json"
 
@@ -83,8 +88,14 @@ def report_category(study):
 
 
 def figure_outputs(study):
-    """Every figure of a study, as the SVG files the paper embeds."""
-    return [f"{FIGURES}/{name}.svg" for name in studies.get(study).figures()]
+    """Every figure of a study, as the SVG files the paper embeds: the copies inside the
+    Quarto project (rule paper_figure)."""
+    return [f"{PAPER_FIGURES}/{name}.svg" for name in studies.get(study).figures()]
+
+
+def paper_figure_constraint():
+    """Every figure of the run's studies."""
+    return "|".join(name for study in STUDIES for name in study.figures())
 
 
 def figure_inputs(study):
@@ -108,7 +119,16 @@ def all_paper_tables():
 
 
 def paper_fragments(study):
-    return [paths.paper_fragment(study, name) for name in studies.get(study).paper().FRAGMENTS]
+    """A study's generated parts and its facts (paper/_generated/<study>/)."""
+    return [paths.paper_fragment(study, name) for name in studies.get(study).paper().FRAGMENTS] + [
+        f"{paths.PAPER_GENERATED}/{study}/facts.json"]
+
+
+def paper_templates(folder):
+    """The templates of a study's generated parts (paper/sections/<study>/), or of the
+    shared ones (paper/sections/shared/): a change writes the parts again."""
+    return sorted(str(p) for p in Path(paths.PAPER_SECTIONS, folder).glob("*.md")) + sorted(
+        str(p) for p in Path(paths.PAPER_SECTIONS, "shared").glob("*.md") if folder != "shared")
 
 
 def report_tables(study):
@@ -151,6 +171,8 @@ def failed_jobs():
 # The console: the run's header, each cell's line, the summary (profiles/default quiets
 # Snakemake's job blocks; its own log keeps everything).
 pipeline.quiet_scheduler()
+# A dry run (`snakemake -n`) calls no onstart: its plan prints the same header.
+pipeline.print_plan_on_dry_run(workflow, lambda: pipeline.start_run(PB, jobs_to_run(), OVERRIDES, plan_only=True))
 
 
 onstart:

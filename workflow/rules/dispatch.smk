@@ -8,14 +8,15 @@ from parbench.studies.dispatch import plan as dispatch_plan
 
 
 wildcard_constraints:
-    system="|".join(dispatch_plan.SYSTEMS),
+    system=dispatch_plan.SYSTEM_PATTERN,
     rep=r"\d+",
 
 
 rule dispatch_cell:
-    # One repetition of one system through the whole protocol; it claims every core, so
-    # cells run one at a time, and it stops everything it started (redis-server, gateway,
-    # workers, clusters).
+    # One repetition of one system through the whole protocol (or, for `system@experiment`,
+    # through one of the anomaly's experiments); it claims every core, so cells run one
+    # at a time, and it stops everything it started (redis-server, gateway, workers,
+    # clusters).
     input:
         builds=after_builds(),
     output:
@@ -38,7 +39,8 @@ rule dispatch_cell:
 
 
 rule dispatch_aggregate:
-    # Prints the seed's report blocks (key metrics, scaling behaviour, the push anomaly).
+    # Prints the seed's report blocks (key metrics, scaling behaviour, the push anomaly);
+    # the anomaly's experiments go to dispatch_anomaly, each record's load to dispatch_load.
     input:
         cells=dispatch_plan.cell_records(PB),
     output:
@@ -69,6 +71,20 @@ rule dispatch_aggregate:
             category=report_category("dispatch"),
             subcategory="Tables",
             labels={"table": "dispatch_depth", "format": "Parquet"},
+        ),
+        anomaly=report(
+            f"{PROCESSED}/dispatch_anomaly.parquet",
+            caption="../report/dispatch/anomaly.rst",
+            category=report_category("dispatch"),
+            subcategory="Tables",
+            labels={"table": "dispatch_anomaly", "format": "Parquet"},
+        ),
+        load=report(
+            f"{PROCESSED}/dispatch_load.parquet",
+            caption="../report/load.rst",
+            category=report_category("dispatch"),
+            subcategory="Tables",
+            labels={"table": "dispatch_load", "format": "Parquet"},
         ),
         cells=report(
             f"{PROCESSED}/dispatch_cells.parquet",
@@ -136,6 +152,7 @@ rule dispatch_paper:
         machine=MACHINE,
         tables=paper_tables("dispatch"),
         figures=figure_outputs("dispatch"),
+        templates=paper_templates("dispatch"),
     output:
         fragments=paper_fragments("dispatch"),
         modes_html=report(
@@ -154,6 +171,22 @@ rule dispatch_paper:
             labels={"table": "dispatch_anomaly_table (the paper's)", "format": "HTML"},
         ),
         anomaly_csv=report_tables("dispatch")["dispatch_anomaly_table_csv"],
+        dose_html=report(
+            report_tables("dispatch")["dispatch_dose_table_html"],
+            caption="../report/dispatch/paper_tables.rst",
+            category=report_category("dispatch"),
+            subcategory="Tables",
+            labels={"table": "dispatch_dose_table (the paper's)", "format": "HTML"},
+        ),
+        dose_csv=report_tables("dispatch")["dispatch_dose_table_csv"],
+        order_html=report(
+            report_tables("dispatch")["dispatch_order_table_html"],
+            caption="../report/dispatch/paper_tables.rst",
+            category=report_category("dispatch"),
+            subcategory="Tables",
+            labels={"table": "dispatch_order_table (the paper's)", "format": "HTML"},
+        ),
+        order_csv=report_tables("dispatch")["dispatch_order_table_csv"],
         saturation_html=report(
             report_tables("dispatch")["dispatch_saturation_table_html"],
             caption="../report/dispatch/paper_tables.rst",

@@ -184,6 +184,13 @@ rule kem_aggregate:
             subcategory="Tables",
             labels={"table": "kem_threads", "format": "Parquet"},
         ),
+        load=report(
+            f"{PROCESSED}/kem_load.parquet",
+            caption="../report/load.rst",
+            category=report_category("kem"),
+            subcategory="Tables",
+            labels={"table": "kem_load", "format": "Parquet"},
+        ),
         seed=report(
             f"{PROCESSED}/kem_seed_results.txt",
             caption="../report/kem/seed_results.rst",
@@ -244,6 +251,7 @@ rule kem_paper:
         machine=MACHINE,
         tables=paper_tables("kem"),
         figures=figure_outputs("kem"),
+        templates=paper_templates("kem"),
     output:
         fragments=paper_fragments("kem"),
         seed_html=report(

@@ -222,6 +222,13 @@ rule sched_aggregate:
             subcategory="Tables",
             labels={"table": "sched_workers", "format": "Parquet"},
         ),
+        load=report(
+            f"{PROCESSED}/sched_load.parquet",
+            caption="../report/load.rst",
+            category=report_category("sched"),
+            subcategory="Tables",
+            labels={"table": "sched_load", "format": "Parquet"},
+        ),
         console=report(
             f"{PROCESSED}/sched_console.txt",
             caption="../report/sched/console.rst",
@@ -281,6 +288,7 @@ rule sched_paper:
         machine=MACHINE,
         tables=paper_tables("sched"),
         figures=figure_outputs("sched"),
+        templates=paper_templates("sched"),
     output:
         fragments=paper_fragments("sched"),
         html=report(

@@ -182,6 +182,13 @@ rule sigpar_aggregate:
             subcategory="Tables",
             labels={"table": "sigpar_latency", "format": "Parquet"},
         ),
+        load=report(
+            f"{PROCESSED}/sigpar_load.parquet",
+            caption="../report/load.rst",
+            category=report_category("sigpar"),
+            subcategory="Tables",
+            labels={"table": "sigpar_load", "format": "Parquet"},
+        ),
         summary=report(
             f"{PROCESSED}/parallelism_summary.csv",
             caption="../report/sigpar/seed_summary.rst",
@@ -245,6 +252,7 @@ rule sigpar_paper:
         machine=MACHINE,
         tables=paper_tables("sigpar"),
         figures=figure_outputs("sigpar"),
+        templates=paper_templates("sigpar"),
     output:
         fragments=paper_fragments("sigpar"),
         html=report(

@@ -1,8 +1,10 @@
 #!/bin/sh
 # runner_cell.sh RUNNER DIR: a short cell of parbench-sigpar-native on a fresh P-256 key
 # (2 threads, sign then verify), checking that it measured, passed its checks and wrote
-# its JSON. Used by `make test`, `test-asan` and `test-tsan`.
+# its JSON. Used by `make test`, `test-asan` and `test-tsan`. EMULATOR (words, may be
+# empty) runs the runner of a cross build, e.g. 'qemu-aarch64-static -L /usr/aarch64-linux-gnu'.
 set -eu
+emulator=${EMULATOR:-}
 runner=$1
 dir=$2
 mkdir -p "$dir"
@@ -17,7 +19,7 @@ for op in sign verify; do
         extra="--signature $dir/signature.bin"
     fi
     # shellcheck disable=SC2086
-    "$runner" --scheme ecdsa --param SHA256 --operation "$op" --workers 2 --warmup 0.05 --duration 0.4 \
+    $emulator "$runner" --scheme ecdsa --param SHA256 --operation "$op" --workers 2 --warmup 0.05 --duration 0.4 \
         --window 0.3 --sample-interval 0.1 --max-latency-samples 50 --private-key "$dir/private.der" \
         --public-key "$dir/public.der" --message "$dir/message.bin" $extra --json "$dir/$op.json" > "$dir/$op.out"
     grep -q '^started ' "$dir/$op.out"

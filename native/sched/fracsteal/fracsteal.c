@@ -16,6 +16,11 @@
  * could not be carried out (memory, threads, files, no display); 2 bad arguments or
  * script; 3 a window was asked of a build without SDL2.
  */
+/* sysconf(_SC_NPROCESSORS_ONLN) is not POSIX: glibc declares it under the Makefile's
+ * -D_POSIX_C_SOURCE, macOS hides it unless _DARWIN_C_SOURCE asks for its extensions. */
+#if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
+#define _DARWIN_C_SOURCE
+#endif
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -153,7 +158,8 @@ int main(int argc, char **argv)
 #else
     fprintf(stderr,
             FS_PROG ": this build has no window: it was built without SDL2. Install it\n"
-            "  (Debian/Ubuntu: sudo apt-get install libsdl2-dev) and build the explorer with\n"
+            "  (Debian/Ubuntu: sudo apt-get install libsdl2-dev; macOS: brew install sdl2) and\n"
+            "  build the explorer with\n"
             "  make -C native/sched/fracsteal; the scripted mode works here: " FS_PROG
             " --script FILE\n");
     return FS_EXIT_NO_WINDOW;

@@ -63,8 +63,8 @@ bool pbs_peer_openmp_available(void)
 
 const char *pbs_peer_openmp_note(void)
 {
-    return "not built: the compiler did not accept -fopenmp; install the Debian "
-           "package " PBS_PEER_OPENMP_PACKAGE " and rebuild";
+    return "not built: the compiler did not accept OpenMP; install " PBS_PEER_OPENMP_PACKAGE
+           " and rebuild";
 }
 
 int pbs_peer_openmp_quicksort(uint32_t *a, size_t n, size_t cutoff, unsigned threads,

@@ -10,8 +10,7 @@ bool pbs_peer_tbb_available(void)
 
 const char *pbs_peer_tbb_note(void)
 {
-    return "not built: TBB headers or library not found; install the Debian package "
-           PBS_PEER_TBB_PACKAGE " and rebuild";
+    return "not built: TBB headers or library not found; install " PBS_PEER_TBB_PACKAGE " and rebuild";
 }
 
 const char *pbs_peer_tbb_sort_note(void)

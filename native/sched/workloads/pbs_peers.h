@@ -3,11 +3,12 @@
  * the same binary. Each is compiled only when the machine has the runtime (the
  * Makefile probes for it); otherwise a stub reports it as unavailable.
  *
- *   OpenMP  gcc -fopenmp; a plain OpenMP-task quicksort: sequential partition at
+ *   OpenMP  gcc -fopenmp (Apple clang: -Xpreprocessor -fopenmp with Homebrew's libomp);
+ *           a plain OpenMP-task quicksort: sequential partition at
  *           every level (also the top one), one task per left part, the same
  *           sequential kernel and cutoff as the pbs quicksort.
- *   TBB     oneTBB (C++, Debian package libtbb-dev, -ltbb): the OpenMP peer's
- *           quicksort on a tbb::task_group (the like-for-like peer), and
+ *   TBB     oneTBB (C++, Debian package libtbb-dev or Homebrew's tbb, -ltbb): the OpenMP
+ *           peer's quicksort on a tbb::task_group (the like-for-like peer), and
  *           tbb::parallel_sort, another algorithm with its own grain size and no
  *           cutoff, as a separately labelled reference.
  */
@@ -22,8 +23,14 @@
 extern "C" {
 #endif
 
-#define PBS_PEER_OPENMP_PACKAGE "libgcc-12-dev (omp.h and libgomp for gcc -fopenmp)"
-#define PBS_PEER_TBB_PACKAGE "libtbb-dev"
+/* What to install when a peer is missing, in the words of the platform's package manager */
+#if defined(__APPLE__)
+#define PBS_PEER_OPENMP_PACKAGE "Homebrew's libomp (brew install libomp; Apple clang has no OpenMP runtime)"
+#define PBS_PEER_TBB_PACKAGE "Homebrew's tbb (brew install tbb)"
+#else
+#define PBS_PEER_OPENMP_PACKAGE "the Debian package libgcc-12-dev (omp.h and libgomp for gcc -fopenmp)"
+#define PBS_PEER_TBB_PACKAGE "the Debian package libtbb-dev"
+#endif
 
 bool pbs_peer_openmp_available(void);
 /* A sentence on how the peer was built, or why it was not. */

@@ -95,3 +95,31 @@ def add_commands(sub) -> None:
     p.add_argument("--out-stem", required=True, help="output path without extension")
     p.add_argument("tables", nargs="+", help="Parquet tables (and files) the figure reads")
     p.set_defaults(func=main)
+
+
+def present(frame, column: str, order: list) -> list:
+    """The values of `column` that `frame` holds, in `order` (then any others): what a
+    legend may list, never a value nothing draws."""
+    values = [v for v in frame[column].dropna().unique().tolist()]
+    return [v for v in order if v in values] + sorted(v for v in values if v not in order)
+
+
+def palette_scale(frame, column: str, order: list, palette: dict) -> alt.Scale:
+    """A scale over the values `frame` draws, each in its fixed colour (or dash, or shape)
+    from `palette`, so that a value keeps its look from figure to figure."""
+    domain = present(frame, column, order)
+    return alt.Scale(domain=domain, range=[palette[v] for v in domain]) if domain else alt.Scale()
+
+
+# How a figure marks a point whose cell had a repetition that stayed disturbed (more of
+# the machine busy elsewhere than disturbance.max_other_cores, after every attempt).
+DISTURBED_COLOR = "#d62728"
+
+
+def disturbed_layer(base: alt.Chart, frame, column: str = "disturbed_reps") -> list:
+    """An open red diamond over every point whose cell had a disturbed repetition (an
+    empty list when none had, or the table has no such column): drawn, never hidden."""
+    if column not in frame or not (frame[column].fillna(0) > 0).any():
+        return []
+    return [base.transform_filter(f"datum['{column}'] > 0").mark_point(
+        shape="diamond", size=140, filled=False, strokeWidth=1.5, color=DISTURBED_COLOR)]

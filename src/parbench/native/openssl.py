@@ -7,7 +7,7 @@ only when all three run the same OpenSSL. So the pipeline builds that version fr
 source tree vendored in the crates.io package openssl-src (fetched with `cargo fetch`,
 pinned by `native/openssl/fetch/Cargo.lock`), as a static, position-independent
 libcrypto, into `native/build/openssl/<version>/` (`include/`, `lib/libcrypto.a`), with a
-descriptor `openssl.json`. Only libcrypto is built (`make build_libs`), with OpenSSL's
+descriptor `openssl.json`. Only libcrypto is built (`make libcrypto.a`), with OpenSSL's
 default configuration for the platform (assembly included), as pyca's wheels are.
 
 Where the build cannot run (no cargo, no perl, no compiler) the descriptor says
@@ -100,6 +100,8 @@ def build(out: Path, jobs: int) -> dict:
     t0 = time.monotonic()
     _run(["perl", "Configure", "no-shared", "no-tests", "no-docs", "no-apps", "no-module", "-fPIC",
           f"--prefix={out.resolve()}", "--libdir=lib"], cwd=work)
+    # the generated headers first (configuration.h, ...), then libcrypto alone: no libssl
+    _run(["make", f"-j{jobs}", "build_generated"], cwd=work)
     _run(["make", f"-j{jobs}", "libcrypto.a"], cwd=work)
     (out / "lib").mkdir(parents=True, exist_ok=True)
     shutil.copy2(work / "libcrypto.a", out / "lib" / "libcrypto.a")

@@ -1,13 +1,16 @@
 """The paper's generated text, written by two commands the Snakemake rules run:
 
-- `parbench paper-sources`: the shared parts (Method section, the list of the run's
-  study sections, how to reproduce) into `paper/_generated/`;
+- `parbench paper-sources`: the shared parts (summary, Method section, the list of the
+  run's study sections, limitations, conclusion, how to reproduce) into
+  `paper/_generated/`;
 - `parbench paper-fragments STUDY`: one study's generated parts into
   `paper/_generated/<study>/`, and the study's report tables (HTML and CSV) beside its
   processed data.
 
 The fixed prose lives in `paper/index.qmd` and `paper/sections/<study>.qmd`, which
-include these files; rendering the paper runs no benchmark.
+include these files; the generated prose is the templates of `paper/sections/<study>/`
+and `paper/sections/shared/`, filled from facts (`parbench.paper.facts`) that `parbench
+paper-check` holds against the tables. Rendering the paper runs no benchmark.
 """
 
 from __future__ import annotations
@@ -24,28 +27,40 @@ def _write(path: Path, text: str) -> Path:
 
 
 def sources(args) -> int:
+    import pandas as pd
+
     from parbench.paper.sources import shared_parts
 
     machine = json.loads(Path(args.machine).read_text())
-    for name, text in shared_parts(machine, study_tables(args.tables)).items():
+    tables = {Path(p).stem: pd.read_parquet(p) for p in args.tables}
+    parts, facts = shared_parts(machine, tables)
+    for name, text in parts.items():
         print(f"paper: wrote {_write(Path(args.out_dir) / name, text)}")
+    print(f"paper: wrote {_write(Path(args.out_dir) / 'facts.json', json.dumps(facts, indent=1))}")
     return 0
 
 
-def study_tables(paths: list[str]) -> dict:
-    """study -> the rows of its tables among `paths` (processed Parquet files, named by
-    the studies' paper modules' TABLES), concatenated; for the machines the cells ran on."""
-    import pandas as pd
+def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[dict[str, str], dict]:
+    """A study's generated parts ({part: Markdown}) and its facts ({key: record}): the
+    paper module computes the facts and the context (`context(tables, machine)`), its
+    templates (`paper/sections/<study>/<part>.md`) write the words."""
+    from parbench.paper import templates
+    from parbench.paper.format import figure, md_table
 
-    from parbench import studies
+    ctx = module.context(tables, machine)
+    facts = ctx["f"]
+    frames = ctx.get("tables", {})
 
-    owner = {table: s.name for s in studies.registered() for table in s.paper().TABLES}
-    frames: dict[str, list] = {}
-    for path in paths:
-        study = owner.get(Path(path).stem)
-        if study is not None:
-            frames.setdefault(study, []).append(pd.read_parquet(path))
-    return {study: pd.concat(f, ignore_index=True) for study, f in frames.items()}
+    def table(name: str, label: str, caption: str) -> str:
+        return md_table(frames[name], caption, label)
+
+    def fig(name: str, label: str, caption: str) -> str:
+        return figure(machine["profile"], name, caption, label)
+
+    helpers = {"figure": fig, "table": table, "profile": machine["profile"]}
+    folder = templates.sections_dir() / study_name
+    parts = {part: templates.render(folder, part, {**helpers, **ctx, "f": facts.view()}) for part in module.FRAGMENTS}
+    return parts, facts.records()
 
 
 def fragments(args) -> int:
@@ -61,12 +76,10 @@ def fragments(args) -> int:
     missing = [t for t in module.TABLES if t not in tables]
     if missing:
         raise SystemExit(f"parbench paper-fragments {study.name}: missing table(s) {', '.join(missing)}")
-    parts = module.fragments(tables, machine)
-    if sorted(parts) != sorted(module.FRAGMENTS):
-        raise SystemExit(f"parbench paper-fragments {study.name}: the paper module wrote {sorted(parts)}, "
-                         f"but declares FRAGMENTS {sorted(module.FRAGMENTS)}")
+    parts, facts = render_parts(study.name, module, tables, machine)
     for name in module.FRAGMENTS:
         print(f"paper: wrote {_write(Path(args.out_dir) / f'{name}.md', parts[name])}")
+    print(f"paper: wrote {_write(Path(args.out_dir) / 'facts.json', json.dumps(facts, indent=1))}")
     views = module.report_tables(tables)
     if sorted(views) != sorted(module.REPORT_TABLES):
         raise SystemExit(f"parbench paper-fragments {study.name}: report_tables wrote {sorted(views)}, "

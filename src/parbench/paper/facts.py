@@ -18,7 +18,7 @@ Sources a fact can have (the check recomputes each):
   one;
 - `aggregate`: `op` (count, nunique, median, min, max, sum, mean) of a column over the
   rows a filter selects;
-- `ratio`, `difference`, `product`: of two other facts;
+- `ratio`, `difference`, `product`, `sum`: of two other facts;
 - `config` / `machine`: a value of the run's composed config or machine record (a dotted
   path);
 - `constant`: a module's constant ("module:NAME");
@@ -37,13 +37,25 @@ import pandas as pd
 
 from parbench.paper.format import fmt_num, fmt_pct
 
+def _series(values) -> str:
+    """`1`, `1 and 2`, `1, 2 and 4`."""
+    words = [fmt_num(v) if isinstance(v, (int, float)) else str(v) for v in values]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else "none"
+
+
 # How a fact's value is written. Each takes the value and returns its text.
 FORMATS: dict[str, Callable[[Any], str]] = {
+    "list": _series,
+    "plain": lambda x: "n/a" if x is None else str(x),
     "num": fmt_num,
     "pct": fmt_pct,
+    "pct1": lambda x: "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.1f}%",
+    # a share near 0% or 100% whose whole-percent text would hide that it is not (99.97%)
+    "pct2": lambda x: "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.2f}%",
     "int": lambda x: "n/a" if x is None or pd.isna(x) else f"{int(round(float(x))):,}",
     "fixed1": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.1f}",
     "fixed2": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.2f}",
+    "fixed3": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.3f}",
     "text": lambda x: str(x),
 }
 # Units written without a space before them.
@@ -56,11 +68,13 @@ AGGREGATES = {
     "max": lambda s: float(s.max()) if len(s) else None,
     "sum": lambda s: float(s.sum()),
     "mean": lambda s: float(s.mean()) if len(s) else None,
+    "values": lambda s: sorted(_plain(v) for v in s.unique()),
 }
 DERIVED = {
     "ratio": lambda a, b: None if a is None or b in (None, 0) else a / b,
     "difference": lambda a, b: None if a is None or b is None else a - b,
     "product": lambda a, b: None if a is None or b is None else a * b,
+    "sum": lambda a, b: None if a is None or b is None else a + b,
 }
 
 
@@ -68,6 +82,8 @@ def _plain(x):
     """A JSON-able scalar (numpy and pandas scalars to Python; NaN to None)."""
     if x is None:
         return None
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
     if hasattr(x, "item"):
         x = x.item()
     if isinstance(x, float) and math.isnan(x):
@@ -117,16 +133,42 @@ class Fact:
                 "source": self.source, "about": list(self.about)}
 
 
+COMPARE = {">=": lambda s, v: s >= v, "<=": lambda s, v: s <= v, ">": lambda s, v: s > v, "<": lambda s, v: s < v}
+
+
 def _where(frame: pd.DataFrame, where: dict) -> pd.DataFrame:
+    """The rows whose columns equal the values (a list: one of them; None: null; a dict
+    {">=": 2}: the comparisons)."""
     mask = pd.Series(True, index=frame.index)
     for column, value in where.items():
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, dict):
+            for op, bound in value.items():
+                mask &= COMPARE[op](frame[column], bound).fillna(False).astype(bool)
+        elif isinstance(value, (list, tuple)):
             mask &= frame[column].isin(list(value))
         elif value is None:
             mask &= frame[column].isna()
         else:
             mask &= frame[column] == value
     return frame[mask]
+
+
+def table_of(tables: dict, name, via: str | None, cache: dict) -> pd.DataFrame:
+    """The table a source names: one table, several concatenated (a list of names), or
+    what the function `via` ("module:function") makes of it."""
+    key = (tuple(name) if isinstance(name, (list, tuple)) else name, via)
+    if key not in cache:
+        if isinstance(name, (list, tuple)):
+            missing = [n for n in name if n not in tables]
+            if missing:
+                raise KeyError(f"the tables {missing} are not among the paper's tables")
+            frame = pd.concat([tables[n] for n in name], ignore_index=True)
+        else:
+            if name not in tables:
+                raise KeyError(f"the table {name} is not among the paper's tables")
+            frame = tables[name]
+        cache[key] = _resolve(via)(frame) if via else frame
+    return cache[key]
 
 
 def _resolve(function: str) -> Callable:
@@ -153,15 +195,13 @@ class Facts:
 
     # --- the tables ---------------------------------------------------------------------------
 
-    def table(self, name: str, via: str | None = None) -> pd.DataFrame:
-        """A processed table, or what the function `via` makes of it."""
-        if via is None:
-            return self.tables[name]
-        if (name, via) not in self._derived:
-            self._derived[(name, via)] = _resolve(via)(self.tables[name])
-        return self._derived[(name, via)]
+    def table(self, name, via: str | None = None) -> pd.DataFrame:
+        """A processed table (a list of names: those tables one after the other), or what
+        the function `via` makes of it."""
+        return table_of(self.tables, name, via, self._derived)
 
-    def _key(self, name: str, via: str | None) -> list[str]:
+    def _key(self, name, via: str | None) -> list[str]:
+        name = "+".join(name) if isinstance(name, (list, tuple)) else name
         return self.keys[f"{name}|{via}" if via else name]
 
     # --- registering ---------------------------------------------------------------------------
@@ -186,7 +226,7 @@ class Facts:
         if interval:
             lo, hi = _plain(get(f"{column}_ci_low")), _plain(get(f"{column}_ci_high"))
             ci = (lo, hi) if lo is not None and hi is not None else None
-        source = {"kind": "lookup", "table": table, "via": via, "where": where, "column": column,
+        source = {"kind": "lookup", "table": _name(table), "via": via, "where": where, "column": column,
                   "interval": interval}
         return self._add(Fact(key, value, write_value(value, fmt, unit, ci), source, fmt, unit, ci, about))
 
@@ -197,10 +237,16 @@ class Facts:
         frame = _where(self.table(table, via), where or {})
         series = frame[column].dropna() if column else frame.index.to_series()
         value = _plain(AGGREGATES[op](series))
-        source = {"kind": "aggregate", "table": table, "via": via, "where": {k: _plain_all(v) for k, v in
+        source = {"kind": "aggregate", "table": _name(table), "via": via, "where": {k: _plain_where(v) for k, v in
                                                                              (where or {}).items()},
                   "column": column, "op": op}
         return self._add(Fact(key, value, write_value(value, fmt, unit), source, fmt, unit, None, about))
+
+    def total(self, key: str, items: list[Fact], *, fmt: str = "int", unit: str | None = None) -> Fact:
+        """The sum of other facts (counts of several studies)."""
+        value = sum(item.value or 0 for item in items)
+        source = {"kind": "total", "of": [item.key for item in items]}
+        return self._add(Fact(key, value, write_value(value, fmt, unit), source, fmt, unit))
 
     def derived(self, key: str, op: str, a: Fact, b: Fact, *, fmt: str = "num", unit: str | None = None,
                 about: tuple[str, ...] = ()) -> Fact:
@@ -213,9 +259,11 @@ class Facts:
         source = {"kind": "config", "path": path}
         return self._add(Fact(key, _plain(value), write_value(value, fmt, unit), source, fmt, unit))
 
-    def machine_value(self, key: str, path: str, *, fmt: str = "num", unit: str | None = None) -> Fact:
+    def machine_value(self, key: str, path: str, *, fmt: str = "num", unit: str | None = None,
+                      scale: float = 1) -> Fact:
         value = _dig(self.machine, path)
-        source = {"kind": "machine", "path": path}
+        value = value * scale if isinstance(value, (int, float)) and scale != 1 else value
+        source = {"kind": "machine", "path": path, "scale": scale}
         return self._add(Fact(key, _plain(value), write_value(value, fmt, unit), source, fmt, unit))
 
     def constant(self, key: str, ref: str, *, fmt: str = "num", unit: str | None = None, scale: float = 1) -> Fact:
@@ -233,6 +281,13 @@ class Facts:
     def literal(self, key: str, value, why: str, *, fmt: str = "int", unit: str | None = None) -> Fact:
         source = {"kind": "literal", "why": why}
         return self._add(Fact(key, _plain(value), write_value(value, fmt, unit), source, fmt, unit))
+
+    def count_of(self, key: str, items: list[Fact], equal=None, *, about: tuple[str, ...] = ()) -> Fact:
+        """How many of `items` there are (with `equal`: how many have that value): the
+        count of a list the text gives."""
+        value = sum(1 for item in items if equal is None or item.value == equal)
+        source = {"kind": "count_of", "of": [item.key for item in items], "equal": equal}
+        return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about))
 
     def verdict(self, key: str, a: Fact, b: Fact, *, better: str, worse: str,
                 same: str = "not distinguishable on this machine from", higher_is_better: bool = True) -> Fact:
@@ -256,6 +311,34 @@ class Facts:
     def records(self) -> dict:
         return {key: fact.record() for key, fact in sorted(self.items.items())}
 
+    def view(self) -> "FactView":
+        return FactView(self)
+
+    def __getitem__(self, key: str) -> Fact:
+        return self.items[f"{self.study}.{key}"]
+
+
+class FactView:
+    """The facts by their short name, for templates: `f.seq_time` or `f["rate.Ed25519"]`;
+    a name the paper module did not compute fails the render."""
+
+    def __init__(self, facts: Facts) -> None:
+        self._facts = facts
+
+    def __getitem__(self, key: str) -> Fact:
+        try:
+            return self._facts[key]
+        except KeyError:
+            raise KeyError(f"the paper module computed no fact {self._facts.study}.{key}") from None
+
+    def __getattr__(self, key: str) -> Fact:
+        if key.startswith("_"):
+            raise AttributeError(key)
+        return self[key]
+
+    def __contains__(self, key: str) -> bool:
+        return f"{self._facts.study}.{key}" in self._facts.items
+
 
 def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_better: bool = True) -> str:
     """The verdict word: `same` unless both intervals exist and are disjoint."""
@@ -266,7 +349,13 @@ def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_bet
     return better if (a > b) == higher_is_better else worse
 
 
-def _plain_all(v):
+def _name(table):
+    return list(table) if isinstance(table, (list, tuple)) else table
+
+
+def _plain_where(v):
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
     return [_plain(x) for x in v] if isinstance(v, (list, tuple)) else _plain(v)
 
 

@@ -3,7 +3,11 @@ every study's paper module so that the whole paper reads alike."""
 
 from __future__ import annotations
 
+import posixpath
+
 import pandas as pd
+
+from parbench import paths
 
 
 def fmt_num(x, digits: int = 3) -> str:
@@ -40,17 +44,56 @@ def _numeric_column(column: pd.Series) -> bool:
 
 
 def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
-    """A pipe table with a numbered caption (`@tbl-...` refers to it)."""
+    """A table with a numbered caption (`@tbl-...` refers to it): a pipe table, or, when a
+    cell holds a line break (`<br>`: a median over its interval, to keep the table narrow),
+    a grid table, whose cells may span lines (Quarto and pandoc read both)."""
+    cells = [[str(v) for v in row] for row in frame.itertuples(index=False)]
+    if any("<br>" in c for row in cells for c in row):
+        return grid_table(frame, cells, caption, label)
     header = "| " + " | ".join(frame.columns) + " |"
     align = "|" + "|".join("--:" if _numeric_column(frame[c]) else ":--" for c in frame.columns) + "|"
-    rows = ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    rows = ["| " + " | ".join(row) + " |" for row in cells]
     return "\n".join([header, align, *rows, "", f": {caption} {{#{label}}}", ""])
 
 
+def grid_table(frame: pd.DataFrame, cells: list[list[str]], caption: str, label: str) -> str:
+    """A pandoc grid table; `<br>` in a cell starts a new line of it."""
+    lines = [[c.split("<br>") for c in row] for row in cells]
+    head = [str(c).split("<br>") for c in frame.columns]
+    widths = [max(len(x) + 1 for cell in [head[i], *(row[i] for row in lines)] for x in cell) for i in range(len(head))]
+    right = [_numeric_column(frame[c].astype(str).str.split("<br>").str[0]) for c in frame.columns]
+
+    def rule(ch: str, header: bool = False) -> str:
+        if header:
+            return "+" + "+".join((ch * (w + 1) + ":") if r else (":" + ch * (w + 1))
+                                  for w, r in zip(widths, right)) + "+"
+        return "+" + "+".join(ch * (w + 2) for w in widths) + "+"
+
+    def row_lines(row: list[list[str]]) -> list[str]:
+        height = max(len(c) for c in row)
+        out = []
+        for k in range(height):
+            # a backslash at the end of a cell's line: a hard line break (a median over its
+            # interval), where a bare newline would join the two into one line
+            parts = [(c[k] + ("\\" if k < len(c) - 1 else "") if k < len(c) else "") for c in row]
+            # padded on the right only: leading spaces in a cell would make an indented
+            # code block of it (the alignment row aligns the column)
+            out.append("| " + " | ".join(x.ljust(w) for x, w in zip(parts, widths)) + " |")
+        return out
+
+    text = [rule("-"), *row_lines(head), rule("=", header=True)]
+    for row in lines:
+        text += [*row_lines(row), rule("-")]
+    return "\n".join([*text, "", f": {caption} {{#{label}}}", ""])
+
+
 def figure(profile: str, name: str, caption: str, label: str) -> str:
-    """A numbered figure from `figures/<profile>/<name>.svg` (paths are relative to the
-    paper's folder, where Quarto resolves them)."""
-    return f"![{caption}](../figures/{profile}/{name}.svg){{#{label}}}\n"
+    """A numbered figure: the paper's copy of `figures/<profile>/<name>.svg`, inside the
+    Quarto project (`paths.PAPER_FIGURES`), by its path relative to the paper's folder,
+    where Quarto resolves it. Quarto's PDF (Typst rooted at that folder) refuses a file
+    outside it."""
+    folder = posixpath.relpath(paths.PAPER_FIGURES.format(profile=profile), paths.PAPER_DIR)
+    return f"![{caption}]({folder}/{name}.svg){{#{label}}}\n"
 
 
 def findings(ok: pd.DataFrame, machine: dict, writers: dict) -> dict[str, str]:

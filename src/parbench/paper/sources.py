@@ -1,10 +1,10 @@
-"""The shared parts of the paper's generated text (`paper/_generated/`): the Method
-section (the machine, its software, its noise and telemetry), the list of study sections
-this run includes, and how to reproduce the run. Each study writes its own parts (its
-paper module, `parbench paper-fragments`).
-
-Every number here is computed from the machine record and, for the machines the cells
-ran on, from the studies' tables (parbench.hosts); nothing is typed by hand.
+"""The shared parts of the paper's generated text (`paper/_generated/`): the summary (each
+study's headline beside the seed's figure), the Method section (the machine, its
+software, its noise, the load during the cells, the telemetry), the list of study
+sections, the limitations, the conclusion and how to reproduce the run. The words are the
+templates in `paper/sections/shared/`; the facts come from the machine record and the
+studies' tables. Each study writes its own parts (its paper module, `parbench
+paper-fragments`), its headline and its limitations among them.
 """
 
 from __future__ import annotations
@@ -12,94 +12,124 @@ from __future__ import annotations
 import pandas as pd
 
 from parbench import hosts, paths, studies
-from parbench.paper.format import fmt_num, fmt_pct, md_table
+from parbench.paper.facts import Facts
+from parbench.paper.format import md_table
+
+# The shared generated parts: templates in paper/sections/shared/.
+PARTS = ["summary", "run", "limitations", "conclusion", "reproduce"]
 
 
-def run_section(machine: dict, tables: dict[str, pd.DataFrame] | None = None) -> str:
-    """The Method section; `tables` (study -> its tables' rows) name the machines the
-    cells ran on."""
-    m, lib, git = machine["machine"], machine["libraries"], machine["git"]
-    caps = machine["capabilities"]
-    cores = m.get("logical_cores")
-    phys = m.get("physical_cores")
-    cpu = m.get("cpu_model") or "machine of unknown CPU"
-    article = "an" if cpu[:1].lower() in "aeiou" else "a"
-    lines = [
-        f"The measurements were taken with profile `{machine['profile']}` ({machine['description']}) "
-        f"on {article} {cpu} with {cores} logical cores"
-        + (f" ({phys} physical)" if phys else "")
-        + (", under virtualisation" if m.get("virtualized") else "")
-        + f", {fmt_num((m.get('memory_total_bytes') or 0) / 2**30)} GiB of memory, running "
-        f"{m.get('os_release') or m.get('os_name')} (kernel {m.get('kernel')}).",
-        "",
-        f"Software: Python {lib.get('python_version')}, pyca/cryptography {lib.get('cryptography_version')} "
-        f"({lib.get('openssl_version')}), liboqs-python {lib.get('liboqs_python_version')}. The code was "
-        f"git commit `{(git.get('git_commit') or 'unknown')[:12]}`"
-        + (" with uncommitted changes" if git.get("git_dirty") else "")
-        + f"; the composed configuration hashes to `{machine['config_hash']}`.",
-        "",
-    ]
-    where = hosts.machines_paragraph(tables or {}, machine)
-    if where:
-        lines += [where, ""]
-    stab = machine.get("cpu_stability")
-    if stab:
-        lines += [
-            f"How steady the machine was: a fixed single-thread loop, timed in {fmt_num(stab['slice_sec'])} s slices "
-            f"for {fmt_num(stab['seconds'])} s when the pipeline probed the machine, ran between "
-            f"{fmt_pct(stab['slowest_fraction_of_median'])} and {fmt_pct(stab['fastest_fraction_of_median'])} of "
-            f"its median speed (coefficient of variation {fmt_pct(stab['cv'])}). Differences between cells smaller "
-            f"than that spread can be the machine, not the code; longer windows (the m4 profile's) average it out.",
-            "",
-        ]
-    lines += [
-        "What this machine's telemetry offers (probed at run time; what is missing is recorded as null):",
-        "",
-    ]
+def measured_studies(machine: dict) -> list:
+    return [s for s in studies.registered() if s.name in machine["config"]["studies"]]
+
+
+def _telemetry_table(caps: dict) -> pd.DataFrame:
     rows = []
     for name, entry in caps.items():
         if not isinstance(entry, dict) or "available" not in entry:
             continue
         rows.append({"feature": name.replace("_", " "), "available": "yes" if entry["available"] else "no",
                      "source or reason": entry.get("source") if entry["available"] else (entry.get("reason") or "")})
-    lines.append(md_table(pd.DataFrame(rows), "Telemetry available on the measuring machine.", "tbl-telemetry"))
-    measured = [s for s in studies.registered() if s.name in machine["config"]["studies"]]
-    others = [s for s in studies.registered() if s.name not in machine["config"]["studies"]]
-    lines += ["", "The studies of this run: " + "; ".join(f"{s.title.lower()} (`{s.name}`, @sec-{s.name})"
-                                                     for s in measured) + "."]
-    if others:
-        lines += ["", "Not measured by this profile: " + "; ".join(f"{s.title.lower()} (`{s.name}`)" for s in others)
-                  + ". Add them to `studies` to measure them."]
-    return "\n".join(lines)
+    return pd.DataFrame(rows, columns=["feature", "available", "source or reason"])
+
+
+def _machines_table(found: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "host": [f"`{h}`" for h in found[hosts.HOST]],
+        "CPU model": found["cpu_model"].fillna("unknown"),
+        "logical cores": [("n/a" if v is None or pd.isna(v) else str(int(v))) for v in found["logical_cores"]],
+        "studies measured there": found["studies"],
+    })
+
+
+def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
+    """The shared parts' facts and context. `tables`: every processed table the studies'
+    paper modules read, by name (the `<study>_load` tables among them)."""
+    f = Facts("paper", tables, {}, machine)
+    m, caps = machine["machine"], machine["capabilities"]
+    for key, path, fmt, unit, scale in (
+            ("cores", "machine.logical_cores", "int", None, 1),
+            ("physical_cores", "machine.physical_cores", "int", None, 1),
+            ("memory", "machine.memory_total_bytes", "num", "GiB", 1 / 2**30),
+            ("os", "machine.os_release", "plain", None, 1),
+            ("kernel", "machine.kernel", "plain", None, 1),
+            ("cpu", "machine.cpu_model", "plain", None, 1),
+            ("python", "libraries.python_version", "plain", None, 1),
+            ("cryptography", "libraries.cryptography_version", "plain", None, 1),
+            ("openssl", "libraries.openssl_version", "plain", None, 1),
+            ("liboqs_python", "libraries.liboqs_python_version", "plain", None, 1)):
+        f.machine_value(key, path, fmt=fmt, unit=unit, scale=scale)
+    stab = machine.get("cpu_stability")
+    if stab:
+        f.machine_value("stab_slice", "cpu_stability.slice_sec", unit="s")
+        f.machine_value("stab_seconds", "cpu_stability.seconds", unit="s")
+        f.machine_value("stab_slowest", "cpu_stability.slowest_fraction_of_median", fmt="pct")
+        f.machine_value("stab_fastest", "cpu_stability.fastest_fraction_of_median", fmt="pct")
+        f.machine_value("stab_cv", "cpu_stability.cv", fmt="pct")
+    # where the cells ran
+    by_study = {s.name: pd.concat([tables[t] for t in s.paper().TABLES if t in tables], ignore_index=True)
+                for s in measured_studies(machine) if any(t in tables for t in s.paper().TABLES)}
+    found = hosts.machines(by_study)
+    probed = m.get("hostname")
+    if len(found):
+        f.literal("n_machines", len(found), "the rows of the machines table below it")
+    # the load during the cells, over every study
+    loads = [t for t in (f"{s.name}_load" for s in measured_studies(machine)) if t in tables]
+    if loads:
+        f.aggregate("load_reps", loads, "count", where={"status": "ok"})
+        f.aggregate("load_retried", loads, "count", where={"status": "ok", "attempts": {">=": 2}})
+        f.aggregate("load_disturbed", loads, "count", where={"status": "ok", "disturbed": True})
+        known = pd.concat([tables[t] for t in loads])["load_other_cores"].notna().any()
+        if known:
+            f.aggregate("load_median", loads, "median", "load_other_cores", where={"status": "ok"}, fmt="fixed2",
+                        unit="cores")
+            f.aggregate("load_max", loads, "max", "load_other_cores", where={"status": "ok"}, fmt="fixed2",
+                        unit="cores")
+            f.aggregate("steal_max", loads, "max", "load_steal_cores", where={"status": "ok"}, fmt="fixed2",
+                        unit="cores")
+        f.config("max_other_cores", "disturbance.max_other_cores", fmt="fixed2", unit="cores")
+        f.config("max_attempts", "disturbance.max_attempts", fmt="int")
+    git = machine.get("git", {})
+    run = measured_studies(machine)
+    return {
+        "f": f, "profile": machine["profile"], "description": machine["description"],
+        "virtualized": bool(m.get("virtualized")), "commit": (git.get("git_commit") or "unknown")[:12],
+        "dirty": bool(git.get("git_dirty")), "config_hash": machine["config_hash"], "stability": bool(stab),
+        "one_machine": len(found) == 1 and found[hosts.HOST].iloc[0] == probed, "probed": probed,
+        "several_machines": len(found) > 0 and not (len(found) == 1 and found[hosts.HOST].iloc[0] == probed),
+        "load": bool(loads), "load_known": bool(loads) and bool(known),
+        "studies": [{"name": s.name, "title": s.title} for s in run],
+        "not_measured": [{"name": s.name, "title": s.title} for s in studies.registered() if s not in run],
+        "tables": {"telemetry": _telemetry_table(caps), "machines": _machines_table(found)},
+        # the machine's own words for what it lacks (they may hold paths and numbers: facts)
+        "missing_telemetry": [{"feature": k.replace("_", " "),
+                               "reason": f.machine_value(f"missing.{k}", f"capabilities.{k}.reason", fmt="plain")}
+                              for k, v in caps.items() if isinstance(v, dict) and v.get("available") is False
+                              and v.get("reason")],
+    }
 
 
 def studies_index(machine: dict) -> str:
     """The study sections of this run, in paper order: each is `paper/sections/<study>.qmd`
     (paths relative to the paper's folder, as Quarto resolves nested includes)."""
-    run = machine["config"]["studies"]
     prefix = paths.PAPER_DIR + "/"
     return "\n\n".join("{{< include " + paths.paper_section(s.name).removeprefix(prefix) + " >}}"
-                        for s in studies.registered() if s.name in run) + "\n"
+                        for s in measured_studies(machine)) + "\n"
 
 
-def reproduce_section(machine: dict) -> str:
-    profile = machine["profile"]
-    return "\n".join([
-        "On a machine with Python 3.11, a C compiler, CMake and Cargo (or a conda environment from "
-        "`environment.yml`):",
-        "",
-        "```sh",
-        "make paper                                   # this machine, profile local",
-        f"snakemake -c1 report --configfile conf/{profile}.yaml   # this paper's profile",
-        "quarto render paper/                         # re-render without measuring",
-        "```",
-        "",
-        f"The raw data of this run is under `data/raw/{profile}/`, the tidy tables under "
-        f"`data/processed/{profile}/` (schema in `docs/data.md`) and the figures under `figures/{profile}/`.",
-        "",
-    ])
+def shared_parts(machine: dict, tables: dict[str, pd.DataFrame]) -> tuple[dict[str, str], dict]:
+    """{file name: Markdown} of the shared parts, and their facts."""
+    from parbench.paper import templates
 
+    ctx = context(machine, tables)
+    frames = ctx["tables"]
 
-def shared_parts(machine: dict, tables: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
-    return {"run.md": run_section(machine, tables), "studies.md": studies_index(machine),
-            "reproduce.md": reproduce_section(machine)}
+    def table(name: str, label: str, caption: str) -> str:
+        return md_table(frames[name], caption, label)
+
+    folder = templates.sections_dir() / "shared"
+    helpers = {"table": table}
+    parts = {f"{part}.md": templates.render(folder, part, {**helpers, **ctx, "f": ctx["f"].view()})
+             for part in PARTS}
+    parts["studies.md"] = studies_index(machine)
+    return parts, ctx["f"].records()

@@ -44,8 +44,11 @@ def sections_dir() -> Path:
 
 
 def environment(folder: Path) -> jinja2.Environment:
+    """Templates are found in the study's folder, then under `paper/sections/` (for the
+    parts every study shares: `{% include "shared/load.md" %}`)."""
     # StrictUndefined: a template that names a fact the paper module did not compute fails
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
+    loader = jinja2.FileSystemLoader([str(folder), str(folder.parent)])
+    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                               keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                               autoescape=False)
 

@@ -3,6 +3,11 @@ is made of (shortcodes expanded, cross references resolved and numbered), and th
 compiler of the PyPI package `typst` typesets it. Quarto users get the same PDF from
 Quarto's own `typst` format (paper/_quarto.yml).
 
+Typst runs with the rule Quarto gives it: its root (`--root`) is the Quarto project
+folder, and the document reads its images by paths relative to that folder, as Quarto's
+`index.typ` beside `index.qmd` does. Typst refuses any file outside its root, so a paper
+that shows a figure from outside the project fails here exactly where Quarto's PDF would.
+
 The numbers of figures, tables and sections are the ones the HTML shows (written into
 captions, headings and references by :mod:`.crossref`), so Typst's own figure numbering
 is switched off: both formats say "Figure 3" for the same figure.
@@ -10,6 +15,7 @@ is switched off: both formats say "Figure 3" for the same figure.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,15 +23,15 @@ from pathlib import Path
 
 from .errors import RenderError
 
-# Set before the document: our numbers in the captions, a page a reader can print, and
-# figures never wider than the text.
+# Set before the document: our numbers in the captions (Quarto numbers them itself), and
+# figures never wider than the text; then the paper's own header (paper/typst-header.typ,
+# which Quarto includes too: tables typeset alike in both).
 HEADER = """\
 #set figure(numbering: none)
-#show figure: set block(breakable: false)
+#show figure.where(kind: image): set block(breakable: false)
 #set image(fit: "contain")
-#set table(inset: 4pt)
-#show table: set text(size: 8pt)
 """
+PAPER_HEADER = "typst-header.typ"
 # pandoc's Typst template reads these from the metadata (margin is a map)
 PAGE = {"papersize": "a4", "margin": {"x": "2cm", "y": "2.2cm"}, "fontsize": "10pt", "page-numbering": "1"}
 
@@ -38,35 +44,71 @@ def typst_version() -> str:
     return getattr(typst, "__version__", "unknown")
 
 
+def _images_relative_to(node, root: Path, outside: list[str]):
+    """Rewrite every image of pandoc's JSON AST `node` (the HTML route gives them absolute
+    paths) as a path relative to `root`, as the document's author wrote it for Quarto, and
+    collect the images that lie outside `root`."""
+    if isinstance(node, list):
+        for item in node:
+            _images_relative_to(item, root, outside)
+    elif isinstance(node, dict):
+        if node.get("t") == "Image":
+            target = node["c"][2]
+            if os.path.isabs(target[0]):
+                relative = Path(os.path.relpath(target[0], root)).as_posix()
+                if relative == ".." or relative.startswith("../"):
+                    outside.append(relative)
+                target[0] = relative
+        for value in node.values():
+            if isinstance(value, (list, dict)):
+                _images_relative_to(value, root, outside)
+
+
 def write_pdf(exe: str, doc_json: Path, meta: dict, paper_dir: Path, output: Path,
               keep_typst: Path | None = None, toc_depth: int | None = None) -> list[str]:
     """Typeset `doc_json` (pandoc's JSON AST, cross references resolved) with the title
-    block `meta` into `output` (PDF). Returns warnings. Raises RenderError."""
+    block `meta` into `output` (PDF), Typst rooted at the Quarto project folder
+    `paper_dir` as Quarto runs it. Returns warnings. Raises RenderError, naming the files
+    outside the project when Typst refuses them."""
     import typst
     import yaml
 
+    root = Path(paper_dir).resolve()
     work = doc_json.parent
+    doc = json.loads(doc_json.read_text(encoding="utf-8"))
+    outside: list[str] = []
+    _images_relative_to(doc, root, outside)
+    typst_json = work / "document-typst.json"
+    typst_json.write_text(json.dumps(doc), encoding="utf-8")
     header = work / "parbench-header.typ"
-    header.write_text(HEADER, encoding="utf-8")
+    own = paper_dir / PAPER_HEADER
+    header.write_text(HEADER + (own.read_text(encoding="utf-8") if own.exists() else ""), encoding="utf-8")
     meta_file = work / "metadata-typst.yaml"
     meta_file.write_text(yaml.safe_dump({**meta, **PAGE}, allow_unicode=True, sort_keys=False), encoding="utf-8")
     source = work / "document.typ"
-    cmd = [exe, str(doc_json), "--from", "json", "--to", "typst", "--standalone", "--wrap=none",
-           "--resource-path", str(paper_dir), "--metadata-file", str(meta_file),
+    cmd = [exe, str(typst_json), "--from", "json", "--to", "typst", "--standalone", "--wrap=none",
+           "--resource-path", str(root), "--metadata-file", str(meta_file),
            "--include-in-header", str(header), "--output", str(source)]
     if toc_depth:
         cmd += ["--toc", f"--toc-depth={toc_depth}"]
-    proc = subprocess.run(cmd, cwd=paper_dir, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RenderError(f"pandoc could not write Typst (exit {proc.returncode}): {proc.stderr.strip()}")
     warnings = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
-    # Images are given by absolute paths: Typst's root is the file system's root.
     staging = output.with_name(f".{output.name}.tmp")
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        typst.compile(str(source), output=str(staging), root="/")
+        # The source as bytes: Typst takes it as a file at the root, i.e. beside index.qmd,
+        # where Quarto writes its index.typ; relative paths resolve from there.
+        typst.compile(source.read_bytes(), output=str(staging), root=str(root))
     except Exception as exc:  # the binding raises its own error types
-        raise RenderError(f"typst could not typeset the paper: {exc}") from exc
+        staging.unlink(missing_ok=True)
+        where = ""
+        if outside:
+            where = (f"; Typst reads only files inside the Quarto project folder {root} (its root, as "
+                     f"Quarto runs it), and the paper shows {', '.join(dict.fromkeys(outside))} from outside "
+                     "it: put those files inside the project (Quarto's PDF fails the same way)")
+        raise RenderError(f"typst could not typeset the paper: {exc}{where}") from exc
     if keep_typst is not None:
         keep_typst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, keep_typst)

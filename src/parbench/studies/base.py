@@ -25,19 +25,46 @@ def _none(*_args) -> list:
 
 
 @dataclass(frozen=True)
-class SystemPackage:
-    """A package of the operating system a study needs (`make` installs it on Debian when
-    it runs as root; elsewhere it says which command to run)."""
+class Command:
+    """A command the package provides, found on PATH; with `args`, running `name *args`
+    must also succeed (macOS has stubs, e.g. /usr/bin/javac without a JDK)."""
 
-    # Debian package name
-    debian: str
-    # what it provides: a command on PATH, or an absolute path of a file it installs
-    provides: str
+    name: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Header:
+    """A header the package provides, as the C (or, with `cxx`, the C++) compiler finds it
+    (`#include <path>`): on macOS also under the Homebrew formula's prefix, where the
+    Makefiles look too (Apple clang searches none of Homebrew's folders)."""
+
+    path: str
+    cxx: bool = False
+
+
+@dataclass(frozen=True)
+class SystemPackage:
+    """A package of the operating system a study needs: `make` installs it with apt-get on
+    Debian/Ubuntu when it runs as root; elsewhere `parbench system-deps` prints the command
+    of the platform's package manager (apt-get, or Homebrew on macOS: `brew bundle` with the
+    top-level Brewfile, which must list every `brew` name here)."""
+
+    # Debian/Ubuntu package name; None: nothing to install there (e.g. it comes with gcc)
+    debian: str | None
+    # what it provides, checked by using it: a Command or a Header
+    provides: Command | Header
     # why the study needs it (printed when it is missing)
     why: str
     # False: the study records what needs it as unavailable, with the reason, instead of
     # failing (a peer, an optional runtime)
     required: bool = True
+    # Homebrew formula (macOS); None: not on macOS (e.g. the X11 tools of a Linux-only test)
+    brew: str | None = None
+
+    def name(self, manager: str) -> str | None:
+        """The package's name for `manager` ("apt" or "brew"), None where it has none."""
+        return self.brew if manager == "brew" else self.debian
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,17 @@ performance/efficiency core ids. ``pin_current_thread`` applies one entry with
 spawned worker process pins itself the same way, from its main thread). macOS has no
 strict per-core pinning (only QoS and affinity-tag hints), so there it reports
 (False, reason) and the run goes on unpinned.
+
+``core_topology`` reads which cores are performance and which efficiency cores, as the
+machine reports them (the profiles' ``${performance_cpus:}`` and ``${efficiency_cpus:}``).
 """
 
 from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Sequence
+import subprocess
+from collections.abc import Callable, Sequence
 
 __all__ = [
     "STRATEGIES",
@@ -21,6 +25,7 @@ __all__ = [
     "pin_current_thread",
     "available_cpus",
     "affinity_available",
+    "core_topology",
 ]
 
 STRATEGIES = ("performance_first", "none")
@@ -101,3 +106,56 @@ def pin_current_thread(
     if actual != wanted:
         return True, f"kernel restricted the thread to CPUs {sorted(actual)}"
     return True, None
+
+
+def _sysctl(name: str) -> str | None:
+    try:
+        proc = subprocess.run(["sysctl", "-n", name], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = proc.stdout.strip()
+    return value if proc.returncode == 0 and value else None
+
+
+def core_topology(
+    *,
+    system: str | None = None,
+    root: str | os.PathLike = "/",
+    sysctl: Callable[[str], "str | None"] | None = None,
+    available: Sequence[int] | None = None,
+) -> dict:
+    """{"performance": [CPU ids], "efficiency": [CPU ids], "source": how it was read}.
+
+    macOS: the counts ``sysctl hw.perflevel0.logicalcpu`` (the performance cluster) and
+    ``hw.perflevel1.logicalcpu`` (the efficiency cluster, Apple silicon only) report,
+    numbered performance first (macOS cannot pin a thread to a core, so there the numbers
+    only count and order the workers; an Apple M4 reports 4 + 6). Linux: Intel's hybrid
+    split (``/sys/devices/cpu_core/cpus``, ``cpu_atom/cpus``) within the CPUs this process
+    may run on; elsewhere every available CPU is a performance core. ``system``, ``root``,
+    ``sysctl`` (name -> value) and ``available`` inject canned facts for tests."""
+    from parbench.telemetry.procfs import parse_cpulist, read_text
+
+    system = system or platform.system()
+    cpus = list(available) if available is not None else available_cpus()
+    if system == "Darwin":
+        read = sysctl or _sysctl
+
+        def count(name: str) -> int | None:
+            try:
+                return int(read(name))
+            except (TypeError, ValueError):
+                return None
+
+        perf, eff = count("hw.perflevel0.logicalcpu"), count("hw.perflevel1.logicalcpu")
+        if perf:
+            return {"performance": list(range(perf)), "efficiency": list(range(perf, perf + (eff or 0))),
+                    "source": "sysctl hw.perflevel0/1.logicalcpu"}
+        return {"performance": cpus, "efficiency": [], "source": "no hw.perflevel sysctl: every CPU"}
+    p_cpus = parse_cpulist(read_text(root, "/sys/devices/cpu_core/cpus"))
+    e_cpus = parse_cpulist(read_text(root, "/sys/devices/cpu_atom/cpus"))
+    if p_cpus or e_cpus:
+        allowed = set(cpus)
+        return {"performance": [c for c in p_cpus or [] if c in allowed],
+                "efficiency": [c for c in e_cpus or [] if c in allowed],
+                "source": "/sys/devices/cpu_core, cpu_atom"}
+    return {"performance": cpus, "efficiency": [], "source": "every available CPU"}

@@ -29,6 +29,11 @@ from parbench.telemetry.affinity import (
 from parbench.telemetry.cpu import cpu_sampling_available
 from parbench.telemetry.energy import detect_energy_source
 from parbench.telemetry.memory import rss_bytes
+from parbench.telemetry.powermetrics import (
+    DEFAULT_POWERMETRICS_BINARY,
+    supported_samplers,
+    usable_samplers,
+)
 from parbench.telemetry.procfs import cpuinfo_flags
 from parbench.telemetry.temperature import Sensors, temperature_source
 
@@ -185,12 +190,16 @@ def probe(
     system: str | None = None,
     sensors: Sensors | None = None,
     perf_run: PerfRunner | None = None,
+    machine: str | None = None,
+    powermetrics_help_run=None,
 ) -> dict[str, Any]:
     """Capability summary of this machine for ``telemetry_cfg`` (missing keys take
-    ``DEFAULT_TELEMETRY_CFG``). ``root``, ``system``, ``sensors`` and ``perf_run``
+    ``DEFAULT_TELEMETRY_CFG``). ``root``, ``system``, ``machine`` (``platform.machine()``),
+    ``sensors``, ``perf_run`` and ``powermetrics_help_run`` (canned ``powermetrics -h``)
     inject canned sources for tests."""
     cfg = with_defaults(telemetry_cfg)
     system = system or platform.system()
+    machine = machine or platform.machine()
 
     cpu_ok, cpu_reason = cpu_sampling_available()
     try:
@@ -207,10 +216,21 @@ def probe(
 
     temp_source, temp_reason = temperature_source(sensors)
     samplers = cfg["powermetrics"].get("samplers") or []
+    sampler_notes: list[str] = []
+    if energy_source == "powermetrics":
+        # ask the machine which samplers it has (Apple silicon has no smc)
+        supported = supported_samplers(cfg["powermetrics"].get("binary", DEFAULT_POWERMETRICS_BINARY),
+                                       run=powermetrics_help_run)
+        samplers, sampler_notes = usable_samplers(samplers, supported, machine)
     if temp_source is None and energy_source == "powermetrics" and "smc" in samplers:
         temp_source, temp_reason = "powermetrics:smc", None
     elif temp_source is None and system == "Darwin":
-        why = energy_reason if energy_source != "powermetrics" else "smc sampler not configured"
+        if energy_source != "powermetrics":
+            why = energy_reason
+        elif "smc" in (cfg["powermetrics"].get("samplers") or []):
+            why = next(note for note in sampler_notes if "smc" in note)
+        else:
+            why = "smc sampler not configured"
         temp_reason = f"{temp_reason}; powermetrics smc not usable: {why}"
 
     return {
@@ -235,6 +255,8 @@ def probe(
             "available": energy_source != "none",
             "source": energy_source if energy_source != "none" else None,
             "reason": energy_reason,
+            # powermetrics only: the samplers it will run, and why a configured one is left out
+            **({"samplers": samplers, "sampler_notes": sampler_notes} if energy_source == "powermetrics" else {}),
         },
         "affinity": _probe_affinity(cfg["cpu_affinity"], system),
         "cycle_counter": probe_cycle_counter(root, perf_run),
@@ -256,6 +278,10 @@ def warnings(capabilities: Mapping[str, Any]) -> list[str]:
     energy = capabilities.get("energy", {})
     if not energy.get("available", True):
         out.append(f"energy: {energy.get('reason')}; energy per operation is recorded as null")
+    temp_reason = capabilities.get("temperature", {}).get("reason") or ""
+    for note in energy.get("sampler_notes") or []:
+        if note not in temp_reason:  # the temperature warning already says it
+            out.append(f"powermetrics: {note}; that sampler is left out")
     aff = capabilities.get("affinity", {})
     if aff.get("enabled"):
         if aff.get("config_error"):

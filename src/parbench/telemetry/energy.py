@@ -24,6 +24,8 @@ from parbench.telemetry.powermetrics import (
     parse_powermetrics,
     powermetrics_available,
     summarize_powermetrics,
+    supported_samplers,
+    usable_samplers,
     window_samples,
 )
 from parbench.telemetry.rapl import POWERCAP_DIR, RaplCounter, rapl_delta_uj
@@ -135,10 +137,13 @@ class EnergyMeter:
         root: str | os.PathLike = "/",
         system: str | None = None,
         poll_interval_sec: float = 1.0,
+        help_run=None,
     ) -> "EnergyMeter":
         """Pick RAPL (Linux, readable, ``rapl.enabled`` not false), powermetrics (macOS,
         ``powermetrics.enabled`` and usable) or none with the reason. ``label`` names
-        the powermetrics log: ``log_dir/powermetrics_<label>_<YYYYmmdd-HHMMSS>.log``."""
+        the powermetrics log: ``log_dir/powermetrics_<label>_<YYYYmmdd-HHMMSS>.log``; it
+        runs only the configured samplers the machine has (``help_run`` injects canned
+        ``powermetrics -h`` output)."""
         source, reason = detect_energy_source(
             powermetrics_cfg, rapl_cfg, root=root, system=system
         )
@@ -147,9 +152,14 @@ class EnergyMeter:
         if source == "powermetrics":
             cfg = dict(powermetrics_cfg or {})
             stamp = time.strftime("%Y%m%d-%H%M%S")
+            binary = cfg.get("binary", DEFAULT_POWERMETRICS_BINARY)
+            # only the samplers this Mac has: one unknown sampler stops powermetrics
+            # (capabilities.probe warns once about those left out)
+            samplers, _notes = usable_samplers(cfg.get("samplers", DEFAULT_POWERMETRICS_SAMPLERS),
+                                               supported_samplers(binary, run=help_run))
             session = PowermetricsSession(
-                binary=cfg.get("binary", DEFAULT_POWERMETRICS_BINARY),
-                samplers=cfg.get("samplers", DEFAULT_POWERMETRICS_SAMPLERS),
+                binary=binary,
+                samplers=samplers,
                 interval_sec=float(cfg.get("sample_interval_sec", 1.0)),
                 log_path=Path(log_dir) / f"powermetrics_{label}_{stamp}.log",
             )

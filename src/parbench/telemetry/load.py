@@ -12,7 +12,10 @@ reads, at the start and the end of a cell:
   still alive at the end (psutil). On Linux the cell process becomes a child subreaper
   (``prctl(PR_SET_CHILD_SUBREAPER)``), so that a descendant whose parent exits first (a
   daemon a peer started, a pool process) is reparented to the cell and its CPU time is
-  still the cell's once reaped; ``LoadMeter`` reaps such orphans when it stops.
+  still the cell's once reaped; ``LoadMeter`` reaps such orphans when it stops. A
+  subreaper also owes its orphans a ``wait`` when it exits (Ctrl+C mid-cell, say): at exit
+  it stops the descendants still alive and reaps every child, so that none is left to the
+  machine's init, which (in containers and micro-VMs) may never reap it.
 
 The time the machine was busy outside the cell is the difference; divided by the wall
 time it is the number of cores kept busy elsewhere on average (``other_cores``), steal
@@ -29,8 +32,10 @@ says why and every value is null.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
+import signal
 import resource
 import sys
 import time
@@ -41,7 +46,7 @@ try:
 except ImportError:  # the reading degrades to null, with the reason
     psutil = None
 
-__all__ = ["LoadMeter", "become_subreaper", "BUSY_FIELDS"]
+__all__ = ["LoadMeter", "become_subreaper", "end_descendants", "BUSY_FIELDS"]
 
 # Fields of psutil.cpu_times() that count as busy (those a platform lacks are skipped).
 BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq", "steal")
@@ -60,7 +65,55 @@ def become_subreaper(platform: str = sys.platform) -> str | None:
             return f"prctl(PR_SET_CHILD_SUBREAPER) failed: {os.strerror(ctypes.get_errno())}"
     except (OSError, AttributeError) as exc:
         return f"prctl is not available: {exc}"
+    if _EXIT_HANDLER_FOR.get(os.getpid()) is None:
+        _EXIT_HANDLER_FOR[os.getpid()] = atexit.register(end_descendants, os.getpid())
     return None
+
+
+_EXIT_HANDLER_FOR: dict[int, object] = {}  # pid -> the exit handler registered in that process
+
+
+def end_descendants(owner_pid: int, grace_sec: float = 2.0) -> int:
+    """At the exit of the subreaper ``owner_pid``: SIGTERM its live descendants, SIGKILL
+    those still alive after ``grace_sec``, and reap every child (orphans reparented here
+    included); how many were reaped. A forked child that inherited the handler does nothing."""
+    if psutil is None or os.getpid() != owner_pid:
+        return 0
+    try:
+        descendants = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return 0
+    live = [p for p in descendants if _alive(p)]
+    for proc in live:
+        _signal(proc, signal.SIGTERM)
+    _, still = psutil.wait_procs(live, timeout=grace_sec)
+    for proc in still:
+        _signal(proc, signal.SIGKILL)
+    psutil.wait_procs(still, timeout=grace_sec)
+    reaped = 0
+    while True:  # children psutil did not wait for: zombies already, orphans that came late
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:  # none has ended (one is in uninterruptible sleep, say): leave it
+            break
+        reaped += 1
+    return reaped + len(live)
+
+
+def _alive(proc) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _signal(proc, sig) -> None:
+    try:
+        proc.send_signal(sig)
+    except psutil.Error:
+        pass
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,12 @@ Apple's sampler prints one block per interval, headed ``*** Sampled system activ
 package power (CPUs+GT+SA): N W`` on Intel Macs; the ``smc`` sampler gives ``CPU die
 temperature: N C`` where the SMC exposes it. It needs root: ``PowermetricsSession`` runs
 it directly as root or through ``sudo -n``.
+
+Which samplers exist depends on the Mac: Apple silicon has no ``smc`` (and so no die
+temperature), and powermetrics refuses the whole command line when one sampler is
+unknown ("unrecognized sampler", exit status 64). ``usable_samplers`` asks the machine
+(``powermetrics -h`` lists its samplers) and keeps the configured ones it has, saying
+why the others were left out.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +35,15 @@ __all__ = [
     "summarize_powermetrics",
     "window_samples",
     "powermetrics_available",
+    "parse_sampler_list",
+    "supported_samplers",
+    "usable_samplers",
     "PowermetricsSession",
 ]
 
 DEFAULT_POWERMETRICS_BINARY = "/usr/bin/powermetrics"
 DEFAULT_POWERMETRICS_SAMPLERS = ("cpu_power", "smc")
+HELP_TIMEOUT_SEC = 10.0
 
 _PM_HEADER = re.compile(
     r"^\*\*\* Sampled system activity \((?P<date>[^)]*)\)"
@@ -174,6 +184,69 @@ def powermetrics_available(
         "powermetrics requires sudo access (not root and `sudo -n true` failed);"
         " disable powermetrics or re-run with sudo"
     )
+
+
+def parse_sampler_list(help_text: str) -> list[str] | None:
+    """The sampler names ``powermetrics -h`` lists under "The following samplers are
+    supported by --samplers:" (up to the sampler groups, which are not samplers); None
+    when the text has no such list."""
+    names: list[str] | None = None
+    for line in help_text.splitlines():
+        lower = line.lower()
+        if "supported by --samplers" in lower:
+            if "sampler groups" in lower or names is not None:
+                break
+            names = []
+            continue
+        if names is not None:
+            match = re.match(r"^\s+([a-z][a-z0-9_]*)(\s|$)", line)
+            if match:
+                names.append(match.group(1))
+    return names
+
+
+# argv -> (exit status, stdout + stderr); injectable for canned `powermetrics -h` output.
+HelpRunner = Callable[[list[str]], "tuple[int, str]"]
+
+
+def _run_help(argv: list[str]) -> tuple[int, str]:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=HELP_TIMEOUT_SEC, check=False)
+    return proc.returncode, (proc.stdout or "") + (proc.stderr or "")
+
+
+def supported_samplers(
+    binary: str = DEFAULT_POWERMETRICS_BINARY, *, use_sudo: bool | None = None, run: HelpRunner | None = None
+) -> list[str] | None:
+    """The samplers this machine's powermetrics has (``powermetrics -h``, run as the
+    session would run it: through ``sudo -n`` unless root); None when it cannot say."""
+    use_sudo = (not _is_root()) if use_sudo is None else use_sudo
+    cmd = [binary, "-h"]
+    try:
+        _status, text = (run or _run_help)(["sudo", "-n", *cmd] if use_sudo else cmd)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return parse_sampler_list(text)
+
+
+def usable_samplers(
+    configured: Sequence[str], supported: Sequence[str] | None, machine: str | None = None
+) -> tuple[list[str], list[str]]:
+    """(the configured samplers to ask for, one note per sampler left out).
+
+    A sampler the machine does not list is left out. When the list is unknown (None),
+    Apple silicon (``machine`` arm64) still leaves out ``smc``, which it never has;
+    other Macs keep every configured sampler."""
+    machine = machine or platform.machine()
+    keep, notes = [], []
+    for name in configured:
+        if supported is not None and name not in supported:
+            notes.append(f"powermetrics on this Mac has no {name!r} sampler"
+                         f" (it has: {', '.join(supported) or 'none listed'})")
+        elif supported is None and name == "smc" and machine == "arm64":
+            notes.append("powermetrics has no 'smc' sampler on Apple silicon (no CPU die temperature)")
+        else:
+            keep.append(name)
+    return keep, notes
 
 
 class PowermetricsSession:

@@ -2,7 +2,7 @@
 pull and push modes, the seed's push design (push-naive) with its anomaly explained,
 against ProcessPoolExecutor, Dask, Celery and Ray."""
 
-from parbench.studies.base import Study, SystemPackage
+from parbench.studies.base import Command, Study, SystemPackage
 from parbench.studies.dispatch import plan
 
 STUDY = Study(
@@ -23,8 +23,8 @@ STUDY = Study(
     config_errors=plan.config_errors,
     failures=plan.failures,
     system_packages=(
-        SystemPackage("redis-server", "redis-server",
+        SystemPackage("redis-server", Command("redis-server"),
                       "the platform's state store and the Celery peer's broker (started per cell on a "
-                      "loopback port, no persistence)"),
+                      "loopback port, no persistence)", brew="redis"),
     ),
 )

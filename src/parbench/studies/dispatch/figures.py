@@ -1,19 +1,62 @@
 """The dispatch figures, from the study's tables (`dispatch_summary`, `dispatch_runs`,
 `dispatch_tasks`, `dispatch_depth`) and the machine record. Runs whose checks failed
-and peers that could not run are not drawn."""
+and peers that could not run are not drawn. The main figures draw the main sweep; the
+dose-response and the order figures draw the push anomaly's experiments beside it.
+
+Each figure's data comes from a `<figure>_data` function, which the paper module also
+asks whether the figure draws anything (a figure without data is a sentence instead).
+Legends list only the systems drawn, each in its fixed colour; every faceted mark carries
+its panel's workload in its tooltip; a point whose repetition stayed disturbed (the
+machine busy elsewhere) is marked with a red diamond; log axes are labelled at powers of
+ten only, so that their labels never crowd each other."""
 
 from __future__ import annotations
+
+import math
 
 import altair as alt
 import pandas as pd
 
-from parbench.figures import note, ok_rows
-from parbench.studies.dispatch.plan import SYSTEMS
+from parbench.figures import disturbed_layer, note, ok_rows, palette_scale, present
+from parbench.studies.dispatch.aggregate import main_only, previous_count
+from parbench.studies.dispatch.plan import MAIN, SYSTEMS
 
-COLORS = ["#4c78a8", "#72b7b2", "#54a24b", "#e45756", "#444444", "#f58518", "#b279a2", "#9d755d"]
-SYSTEM_COLOR = alt.Color("system:N", title="system", sort=list(SYSTEMS),
-                         scale=alt.Scale(domain=list(SYSTEMS), range=COLORS))
-WORKLOAD_TITLES = {"noop": "no-op", "cpu": "CPU (1000-iteration loop)", "io": "I/O (100 ms sleep)"}
+COLORS = dict(zip(SYSTEMS, ["#4c78a8", "#72b7b2", "#54a24b", "#e45756", "#444444", "#f58518", "#b279a2", "#9d755d"]))
+WORKLOAD_ORDER = ["noop", "cpu", "io"]
+
+
+def system_color(frame: pd.DataFrame) -> alt.Color:
+    """The systems `frame` draws, each in its colour: the legend lists no other."""
+    return alt.Color("system:N", title="system", sort=present(frame, "system", list(SYSTEMS)),
+                     scale=palette_scale(frame, "system", list(SYSTEMS), COLORS))
+
+
+def workload_titles(machine: dict) -> dict[str, str]:
+    """Each workload's panel title, with what it did in this run (its config)."""
+    dc = (machine or {}).get("config", {}).get("dispatch", {})
+    cpu, io = dc.get("cpu_iterations"), dc.get("io_sleep_sec")
+    return {"noop": "no-op",
+            "cpu": f"CPU ({cpu:,}-iteration loop)" if cpu else "CPU",
+            "io": f"I/O ({1000 * io:g} ms sleep)" if io else "I/O"}
+
+
+def decades(values) -> list[float]:
+    """The powers of ten from below the smallest to above the largest of `values`: the
+    only labels of a log axis (2s and 5s between them crowd each other in print)."""
+    clean = [float(v) for v in values if v is not None and not pd.isna(v) and float(v) > 0]
+    if not clean:
+        return [1.0]
+    lo, hi = math.floor(math.log10(min(clean))), math.ceil(math.log10(max(clean)))
+    return [10.0 ** k for k in range(lo, max(hi, lo + 1) + 1)]
+
+
+def log_scale(values) -> alt.Scale:
+    ticks = decades(values)
+    return alt.Scale(type="log", domain=[ticks[0], ticks[-1]])
+
+
+def log_axis(values) -> alt.Axis:
+    return alt.Axis(values=decades(values), format=",~g", grid=True)
 STAGES = [("waiting to be dispatched", "submitted_ms", "first_dispatched_ms", "#bab0ac"),
           ("sent to a worker that is gone", "first_dispatched_ms", "dispatched_ms", "#e45756"),
           ("in transit to a process", "dispatched_ms", "started_ms", "#f58518"),
@@ -27,74 +70,128 @@ def _workers_axis(frame: pd.DataFrame) -> alt.X:
                  axis=alt.Axis(values=workers, format="d"))
 
 
-def _facet_workload(chart, title: str):
-    return (chart.facet(column=alt.Column("workload_title:N", title=None,
-                                          sort=[WORKLOAD_TITLES[w] for w in WORKLOAD_TITLES]))
+def _facet_workload(chart, title: str, frame: pd.DataFrame, machine: dict):
+    """Panels per workload, in the seed's order; the marks carry `workload_title`."""
+    titles = workload_titles(machine)
+    order = [titles[w] for w in WORKLOAD_ORDER if w in set(frame["workload"])]
+    return (chart.facet(column=alt.Column("workload_title:N", title=None, sort=order))
             .resolve_scale(y="independent").properties(title=title))
 
 
+def local_note(machine: dict) -> str:
+    """What a figure of every mode must say when local mode ran fewer processes per worker."""
+    dc = (machine or {}).get("config", {}).get("dispatch", {})
+    local, others = dc.get("local_processes_per_worker"), dc.get("processes_per_worker")
+    if local and others and local != others:
+        return f" (local mode: {local} process(es) per worker, the others {others})"
+    return ""
+
+
+def _disturbed(frame: pd.DataFrame) -> pd.DataFrame:
+    """`disturbed_reps` as a number (0 where a table from before loads were recorded has none)."""
+    frame = frame.copy()
+    frame["disturbed_reps"] = frame["disturbed_reps"].fillna(0).astype(int) if "disturbed_reps" in frame else 0
+    return frame
+
+
+def throughput_data(summary: pd.DataFrame) -> pd.DataFrame:
+    """The main sweep's weak-scaling rows that passed: what `throughput` draws."""
+    summary = main_only(summary)
+    return ok_rows(summary[summary["phase"] == "weak_scaling"]).dropna(subset=["median_throughput_tasks_per_sec"])
+
+
 def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
-    s = ok_rows(summary[summary["phase"] == "weak_scaling"])
+    s = _disturbed(throughput_data(summary))
     if s.empty:
         return note("Throughput", "no weak-scaling run passed its checks")
-    s["workload_title"] = s["workload"].map(WORKLOAD_TITLES)
-    base = alt.Chart(s).encode(x=_workers_axis(s), color=SYSTEM_COLOR)
+    s["workload_title"] = s["workload"].map(workload_titles(machine))
+    values = pd.concat([s["median_throughput_tasks_per_sec"], s["median_throughput_tasks_per_sec_ci_low"],
+                        s["median_throughput_tasks_per_sec_ci_high"]])
+    y_title = "tasks/s (median of repetitions; log)"
+    base = alt.Chart(s).encode(x=_workers_axis(s), color=system_color(s))
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("median_throughput_tasks_per_sec:Q", title="tasks/s (median of repetitions)",
-                scale=alt.Scale(type="log")),
-        tooltip=["system", "workload", "workers", "repetitions",
+        y=alt.Y("median_throughput_tasks_per_sec:Q", title=y_title, scale=log_scale(values), axis=log_axis(values)),
+        tooltip=["system", "workload_title", "workers", "repetitions", "disturbed_reps",
                  alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.1f"),
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_low:Q", title="95% CI low", format=",.1f"),
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_high:Q", title="95% CI high", format=",.1f")])
     # the 95% bootstrap interval of the median (none with a single repetition)
     bars = base.transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_errorbar().encode(
-        y=alt.Y("median_throughput_tasks_per_sec_ci_low:Q", title="tasks/s (median of repetitions)"),
+        y=alt.Y("median_throughput_tasks_per_sec_ci_low:Q", title=y_title),
         y2="median_throughput_tasks_per_sec_ci_high:Q")
-    return _facet_workload(alt.layer(bars, lines).properties(width=230, height=220),
+    # the diamonds' own colour: a chart without the system colour encoding (which would win)
+    marked = disturbed_layer(alt.Chart(s).encode(x=_workers_axis(s), y="median_throughput_tasks_per_sec:Q",
+                                                 tooltip=["system", "workload_title", "workers", "disturbed_reps"]), s)
+    return _facet_workload(alt.layer(bars, lines, *marked).properties(width=230, height=220),
                            "Weak scaling: throughput against workers (median of repetitions, 95% bootstrap "
-                           "interval bars; log scales)")
+                           "interval bars; log scales)" + local_note(machine), s, machine)
+
+
+def weak_scaling_data(runs: pd.DataFrame) -> pd.DataFrame:
+    """The main sweep's weak-scaling runs that passed: what `weak_scaling` draws."""
+    runs = main_only(runs)
+    return ok_rows(runs[runs["phase"] == "weak_scaling"]).dropna(subset=["completion_time_sec"])
+
+
+RUN_KINDS = ["first after the workers changed", "later runs"]
 
 
 def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
-    r = ok_rows(runs[runs["phase"] == "weak_scaling"]).dropna(subset=["completion_time_sec"])
+    r = weak_scaling_data(runs)
     if r.empty:
         return note("Weak scaling", "no weak-scaling run passed its checks")
-    r["workload_title"] = r["workload"].map(WORKLOAD_TITLES)
-    r["run"] = r["first_after_change"].map({True: "first after the workers changed", False: "later repetitions"})
+    r["workload_title"] = r["workload"].map(workload_titles(machine))
+    r["run"] = r["first_after_change"].map({True: RUN_KINDS[0], False: RUN_KINDS[1]})
+    r["disturbed"] = r["disturbed"].fillna(False).astype(bool).astype(int) if "disturbed" in r else 0
     r = r[["system", "workload", "workload_title", "workers", "rep", "repetition", "run", "completion_time_sec",
-           "stale_workers", "requeued_tasks"]]
+           "stale_workers", "requeued_tasks", "disturbed"]]
+    y_title = "completion time, s (log)"
+    scale, axis = log_scale(r["completion_time_sec"]), log_axis(r["completion_time_sec"])
     line = alt.Chart(r).mark_line().encode(
-        x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title="completion time, s (log)",
-                                    scale=alt.Scale(type="log")),
-        color=SYSTEM_COLOR)
+        x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title=y_title, scale=scale, axis=axis),
+        color=system_color(r))
     points = alt.Chart(r).mark_point(filled=True, size=45, opacity=0.8).encode(
-        x=_workers_axis(r), y=alt.Y("completion_time_sec:Q", title="completion time, s (log)"), color=SYSTEM_COLOR,
-        shape=alt.Shape("run:N", title="run", sort=["first after the workers changed", "later repetitions"],
-                        scale=alt.Scale(range=["diamond", "circle"])),
-        tooltip=["system", "workload", "workers", "rep", "repetition", "run",
-                 alt.Tooltip("completion_time_sec:Q", format=".4f"), "stale_workers", "requeued_tasks"])
-    return _facet_workload(alt.layer(line, points).properties(width=230, height=230),
+        x=_workers_axis(r), y=alt.Y("completion_time_sec:Q", title=y_title), color=system_color(r),
+        shape=alt.Shape("run:N", title="run", sort=present(r, "run", RUN_KINDS),
+                        scale=palette_scale(r, "run", RUN_KINDS, dict(zip(RUN_KINDS, ["diamond", "circle"])))),
+        tooltip=["system", "workload_title", "workers", "rep", "repetition", "run",
+                 alt.Tooltip("completion_time_sec:Q", format=".4f"), "stale_workers", "requeued_tasks", "disturbed"])
+    marked = disturbed_layer(alt.Chart(r).encode(x=_workers_axis(r), y="completion_time_sec:Q",
+                                                 tooltip=["system", "workload_title", "workers", "rep", "disturbed"]),
+                             r, "disturbed")
+    return _facet_workload(alt.layer(line, points, *marked).properties(width=230, height=230),
                            "Weak scaling: completion time of every run of every repetition against workers "
-                           "(line: median)")
+                           "(line: median)", r, machine)
+
+
+def latency_data(tasks: pd.DataFrame) -> pd.DataFrame:
+    """The correct tasks of the main sweep's weak-scaling runs at its largest worker
+    count: what `latency` draws."""
+    tasks = main_only(tasks)
+    t = tasks[(tasks["phase"] == "weak_scaling") & (tasks["correct"] == True)].dropna(subset=["latency_ms"])  # noqa: E712
+    if "cell_status" in t:
+        t = t[t["cell_status"] == "ok"]
+    return t[t["workers"] == t["workers"].max()].copy() if len(t) else t
 
 
 def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
-    t = tasks[(tasks["phase"] == "weak_scaling") & (tasks["correct"] == True)].dropna(subset=["latency_ms"])  # noqa: E712
-    if t.empty:
+    top = latency_data(tasks)
+    if top.empty:
         return note("Latency", "no task latencies in this run")
-    top = t[t["workers"] == t["workers"].max()].copy()
     top = top.sort_values("latency_ms")
     top["fraction"] = top.groupby(["system", "workload"]).cumcount() + 1
     top["fraction"] = top["fraction"] / top.groupby(["system", "workload"])["latency_ms"].transform("count")
-    top["workload_title"] = top["workload"].map(WORKLOAD_TITLES)
+    top["workload_title"] = top["workload"].map(workload_titles(machine))
     chart = alt.Chart(top[["system", "workload", "workload_title", "latency_ms", "fraction"]]).mark_line(
         interpolate="step-after").encode(
-        x=alt.X("latency_ms:Q", title="latency, ms (submission to result seen; log)", scale=alt.Scale(type="log")),
+        x=alt.X("latency_ms:Q", title="latency, ms (submission to result seen; log)",
+                scale=log_scale(top["latency_ms"]), axis=log_axis(top["latency_ms"])),
         y=alt.Y("fraction:Q", title="fraction of tasks", scale=alt.Scale(domain=[0, 1])),
-        color=SYSTEM_COLOR, tooltip=["system", "workload", alt.Tooltip("latency_ms:Q", format=".2f"),
-                                     alt.Tooltip("fraction:Q", format=".2f")])
+        color=system_color(top), tooltip=["system", "workload_title", alt.Tooltip("latency_ms:Q", format=".2f"),
+                                          alt.Tooltip("fraction:Q", format=".2f")])
     return _facet_workload(chart.properties(width=230, height=220),
-                           f"Latency ECDF at {int(top['workers'].max())} workers, every repetition's tasks")
+                           f"Latency ECDF at {int(top['workers'].max())} workers, every repetition's tasks", top,
+                           machine)
 
 
 def anomaly_run(runs: pd.DataFrame, system: str) -> pd.Series | None:
@@ -109,37 +206,59 @@ def anomaly_run(runs: pd.DataFrame, system: str) -> pd.Series | None:
     return top.iloc[len(top) // 2]
 
 
-def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
-    panels = []
+def anomaly_segments(tasks: pd.DataFrame, run: pd.Series, system: str) -> pd.DataFrame:
+    """The stages of every task of one run (a bar each: task, stage, from, to); empty when
+    its tasks carry no stage times (peers)."""
+    t = tasks[(tasks["system"] == system) & (tasks["rep"] == run["rep"])
+              & (tasks["run_index"] == run["run_index"])].copy()
+    t = t.sort_values("submitted_ms").reset_index(drop=True)
+    t["task"] = t.index + 1
+    segments = []
+    for name, start, end, _ in STAGES:
+        part = t[["task", "worker", "attempts", start, end]].dropna(subset=[start, end]).rename(
+            columns={start: "from_ms", end: "to_ms"})
+        part = part[part["to_ms"] > part["from_ms"]]
+        if name == "sent to a worker that is gone":
+            part = part[t.loc[part.index, "attempts"] > 1]
+        part["stage"] = name
+        segments.append(part)
+    return pd.concat(segments, ignore_index=True)
+
+
+def anomaly_data(tasks: pd.DataFrame, runs: pd.DataFrame) -> dict[str, tuple[pd.Series, pd.DataFrame]]:
+    """For push-naive and for push (those of the main sweep with a run whose tasks carry
+    stage times): the run `anomaly` draws and its tasks' stages."""
+    runs, tasks = main_only(runs), main_only(tasks)
+    out = {}
     for system in ("push-naive", "push"):
         run = anomaly_run(runs, system)
         if run is None:
             continue
-        t = tasks[(tasks["system"] == system) & (tasks["rep"] == run["rep"])
-                  & (tasks["run_index"] == run["run_index"])].copy()
-        t = t.sort_values("submitted_ms").reset_index(drop=True)
-        t["task"] = t.index + 1
-        segments = []
-        for name, start, end, _ in STAGES:
-            part = t[["task", "worker", "attempts", start, end]].dropna().rename(columns={start: "from_ms", end: "to_ms"})
-            part = part[part["to_ms"] > part["from_ms"]]
-            if name == "sent to a worker that is gone":
-                part = part[t.loc[part.index, "attempts"] > 1]
-            part["stage"] = name
-            segments.append(part)
-        seg = pd.concat(segments, ignore_index=True)
+        seg = anomaly_segments(tasks, run, system)
+        if not seg.empty:
+            out[system] = (run, seg)
+    return out
+
+
+def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    depth = main_only(depth)
+    panels = []
+    for system, (run, seg) in anomaly_data(tasks, runs).items():
+        disturbed = " (a repetition that stayed disturbed)" if bool(run.get("disturbed", False)) else ""
         title = (f"{system}: the first no-op run after the change to {int(run['workers'])} workers, rep "
-                 f"{int(run['rep']) + 1} "
+                 f"{int(run['rep']) + 1}{disturbed} "
                  f"({run['completion_time_sec']:.3f} s; {int(run['stale_workers'] or 0)} stale worker(s) "
                  f"registered, {int(run['requeued_tasks'] or 0)} task(s) dispatched again)")
         x = alt.X("from_ms:Q", title="ms since the run's first submission")
+        # this panel's legend: only the stages its tasks went through
+        drawn = [st for st in STAGES if st[0] in set(seg["stage"])]
         bars = alt.Chart(seg).mark_bar(height=5).encode(
             x=x, x2="to_ms:Q", y=alt.Y("task:O", title="task (in submission order)", axis=alt.Axis(labels=False, ticks=False)),
-            color=alt.Color("stage:N", title="stage", sort=[s[0] for s in STAGES],
-                            scale=alt.Scale(domain=[s[0] for s in STAGES], range=[s[3] for s in STAGES])),
+            color=alt.Color("stage:N", title="stage", sort=[st[0] for st in drawn],
+                            scale=alt.Scale(domain=[st[0] for st in drawn], range=[st[3] for st in drawn])),
             tooltip=["task", "stage", "worker", "attempts", alt.Tooltip("from_ms:Q", format=".2f"),
-                     alt.Tooltip("to_ms:Q", format=".2f")]).properties(width=620, height=max(120, 7 * len(t)),
-                                                                        title=title)
+                     alt.Tooltip("to_ms:Q", format=".2f")]).properties(
+            width=620, height=max(120, 7 * seg["task"].nunique()), title=title)
         d = depth[(depth["system"] == system) & (depth["rep"] == run["rep"]) & (depth["run_index"] == run["run_index"])]
         if len(d):
             held = alt.Chart(d).mark_line(interpolate="step-after", point=True).encode(
@@ -158,38 +277,166 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
         title="Where the time goes: each task's stages, and each worker's queue depth")
 
 
+SUBMISSIONS = {"per_task": "one request (call) per task", "batch": "batched"}
+
+
+def saturation_data(summary: pd.DataFrame) -> pd.DataFrame:
+    """The main sweep's saturation rows that passed: what `saturation` draws."""
+    summary = main_only(summary)
+    return ok_rows(summary[summary["phase"] == "saturation"]).dropna(subset=["median_throughput_tasks_per_sec"])
+
+
 def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
-    s = ok_rows(summary[summary["phase"] == "saturation"])
+    s = _disturbed(saturation_data(summary))
     if s.empty:
         return note("Saturation", "no saturation run in this run")
-    s["submission_title"] = s["submission"].map({"per_task": "one request (call) per task", "batch": "batched"})
+    s["submission_title"] = s["submission"].map(SUBMISSIONS)
     s["label"] = s["system"] + " x" + s["workers"].astype(str)
     s = s[["label", "system", "workers", "submission", "submission_title", "tasks_per_run", "repetitions",
-           "median_throughput_tasks_per_sec", "median_throughput_tasks_per_sec_ci_low",
+           "disturbed_reps", "median_throughput_tasks_per_sec", "median_throughput_tasks_per_sec_ci_low",
            "median_throughput_tasks_per_sec_ci_high"]]
     order = list(dict.fromkeys(s["label"]))
     y = alt.Y("label:N", title=None, sort=order)
-    x_scale = alt.Scale(type="log")
+    values = pd.concat([s["median_throughput_tasks_per_sec"], s["median_throughput_tasks_per_sec_ci_low"],
+                        s["median_throughput_tasks_per_sec_ci_high"]])
+    x_scale = log_scale(values)
+    drawn = present(s, "submission_title", list(SUBMISSIONS.values()))
+    color = alt.Color("submission_title:N", title="submission", sort=drawn,
+                      scale=palette_scale(s, "submission_title", list(SUBMISSIONS.values()),
+                                          dict(zip(SUBMISSIONS.values(), ["#4c78a8", "#f58518"]))))
     # a dot per median (bars cannot start at zero on a log scale), its 95% bootstrap
     # interval as a rule (none with a single repetition)
-    dots = alt.Chart(s).mark_point(filled=True, size=90).encode(
-        y=y, yOffset=alt.YOffset("submission_title:N"),
+    base = alt.Chart(s).encode(y=y, yOffset=alt.YOffset("submission_title:N", sort=drawn))
+    dots = base.mark_point(filled=True, size=90).encode(
         x=alt.X("median_throughput_tasks_per_sec:Q", title="no-op tasks/s (median of repetitions, 95% interval; log)",
-                scale=x_scale),
-        color=alt.Color("submission_title:N", title="submission", scale=alt.Scale(range=["#f58518", "#4c78a8"])),
-        tooltip=["system", "workers", "submission", "tasks_per_run", "repetitions",
+                scale=x_scale, axis=log_axis(values)),
+        color=color,
+        tooltip=["system", "workers", "submission_title", "tasks_per_run", "repetitions", "disturbed_reps",
                  alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.0f"),
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_low:Q", title="95% CI low", format=",.0f"),
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_high:Q", title="95% CI high", format=",.0f")])
-    spread = alt.Chart(s).transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_rule(
+    spread = base.transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_rule(
         strokeWidth=2).encode(
-        y=y, yOffset=alt.YOffset("submission_title:N"),
         x=alt.X("median_throughput_tasks_per_sec_ci_low:Q", scale=x_scale),
-        x2="median_throughput_tasks_per_sec_ci_high:Q", color=alt.Color("submission_title:N"))
+        x2="median_throughput_tasks_per_sec_ci_high:Q", color=color)
+    marked = disturbed_layer(base.encode(x=alt.X("median_throughput_tasks_per_sec:Q", scale=x_scale),
+                                         tooltip=["system", "workers", "submission_title", "disturbed_reps"]), s)
     tasks = int(s["tasks_per_run"].max())
-    return alt.layer(spread, dots).properties(
+    return alt.layer(spread, dots, *marked).properties(
         width=520, height=alt.Step(16),
         title=f"Saturation: {tasks:,} no-op tasks, peak throughput per system and worker count")
+
+
+def after_change(runs: pd.DataFrame, system: str | None = None) -> pd.DataFrame:
+    """Weak-scaling runs of the modes with heartbeats at every worker count after a
+    cell's first, with the count before (`from_workers`)."""
+    r = ok_rows(runs[(runs["phase"] == "weak_scaling")])
+    if "expiry_sec" not in r or "stall_sec" not in r:
+        return r.iloc[0:0]
+    r = r[r["expiry_sec"].notna()]
+    if system is not None:
+        r = r[r["system"] == system]
+    r = r.sort_values("run_index")
+    r["from_workers"] = r.groupby(["experiment", "system", "rep"])["workers"].transform(previous_count)
+    r = r[r["from_workers"].notna()].copy()
+    r["change"] = r["from_workers"].astype(int).astype(str) + " → " + r["workers"].astype(int).astype(str) + " workers"
+    return r
+
+
+def _is_dose(experiment) -> bool:
+    return experiment == MAIN or str(experiment).startswith("expiry-")
+
+
+def _is_order(experiment) -> bool:
+    return experiment == MAIN or str(experiment).startswith("order-")
+
+
+def dose_data(runs: pd.DataFrame) -> pd.DataFrame:
+    """push-naive's first runs after a change of workers, in the main sweep and the
+    expiry experiments, with a measured stall: what `dose_response` draws."""
+    r = after_change(runs, "push-naive")
+    r = r[(r["first_after_change"] == True) & r["experiment"].map(_is_dose).astype(bool)]  # noqa: E712
+    return r.dropna(subset=["stall_sec"])
+
+
+def dose_response(runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    r = dose_data(runs)
+    if r.empty:
+        return note("Dose-response", "no push-naive first run after a change of workers in this run")
+    r = r.assign(disturbed=r["disturbed"].fillna(False).astype(bool).astype(int) if "disturbed" in r else 0)
+    r = r[["experiment", "rep", "change", "workers", "expiry_sec", "heartbeat_interval_sec", "completion_time_sec",
+           "stall_sec", "predicted_stall_sec", "stale_workers", "stale_lag_sec", "disturbed"]].copy()
+    r["check_sec"] = r["predicted_stall_sec"] + r["heartbeat_interval_sec"] / 4
+    changes = sorted(r["change"].unique(), key=lambda c: int(c.split()[0]))
+    color = alt.Color("change:N", title="change of workers", sort=changes)
+    tooltip = ["experiment", "rep", "change", alt.Tooltip("expiry_sec:Q", title="expiry, s"),
+               alt.Tooltip("completion_time_sec:Q", format=".3f"), alt.Tooltip("stall_sec:Q", format=".3f"),
+               alt.Tooltip("predicted_stall_sec:Q", format=".3f"), "stale_workers",
+               alt.Tooltip("stale_lag_sec:Q", format=".3f"), "disturbed"]
+    x = alt.X("expiry_sec:Q", title="heartbeat expiry (interval x liveness), s", scale=alt.Scale(zero=True))
+    points = alt.Chart(r).mark_circle(size=55, opacity=0.8).encode(
+        x=x, y=alt.Y("completion_time_sec:Q", title="first run after the change: completion time, s"),
+        color=color, tooltip=tooltip)
+    line = alt.Chart(r).mark_line().encode(x=x, y="median(completion_time_sec):Q", color=color)
+    marked_left = disturbed_layer(alt.Chart(r).encode(x=x, y="completion_time_sec:Q", tooltip=tooltip), r,
+                                  "disturbed")
+    left = alt.layer(line, points, *marked_left).properties(width=300, height=260, title="The cliff against the expiry")
+    top = float(max(r["stall_sec"].max(), r["check_sec"].max(), 0.1))
+    diagonal = alt.Chart(pd.DataFrame({"a": [0.0, top], "b": [0.0, top]})).mark_line(
+        color="#888", strokeDash=[4, 3]).encode(x="a:Q", y="b:Q")
+    band = alt.Chart(r).mark_rule(strokeWidth=6, opacity=0.25).encode(
+        x=alt.X("predicted_stall_sec:Q", title="predicted stall, s (the stale workers' heartbeats lapse)"),
+        y="predicted_stall_sec:Q", y2="check_sec:Q", color=color)
+    measured = alt.Chart(r).mark_point(filled=True, size=55, shape="diamond").encode(
+        x="predicted_stall_sec:Q",
+        y=alt.Y("stall_sec:Q", title="measured stall, s (a task's first to last dispatch)"),
+        color=color, tooltip=tooltip)
+    marked_right = disturbed_layer(alt.Chart(r).encode(x="predicted_stall_sec:Q", y="stall_sec:Q", tooltip=tooltip),
+                                   r, "disturbed")
+    right = alt.layer(diagonal, band, measured, *marked_right).properties(
+        width=300, height=260, title="Measured against predicted, run by run")
+    return alt.hconcat(left, right).properties(
+        title="push-naive: the first run after a change of workers at each heartbeat expiry")
+
+
+def order_data(runs: pd.DataFrame) -> pd.DataFrame:
+    """push-naive's runs at the first change of workers, in the main order and the order
+    experiments; empty unless there are two orders: what `order_figure` draws."""
+    r = after_change(runs, "push-naive")
+    r = r[r["experiment"].map(_is_order).astype(bool)].dropna(subset=["stall_sec"])
+    if r.empty or r["workload_order"].nunique() < 2:
+        return r.iloc[0:0]
+    first = r.groupby("experiment")["workers"].transform("min")
+    return r[r["workers"] == first].copy()
+
+
+def order_figure(runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    r = order_data(runs)
+    if r.empty:
+        return note("Order", "no second order of the workloads in this run")
+    r["order"] = r["workload_order"].str.replace(",", ", ")
+    r["workload_title"] = r["workload"].map({"noop": "no-op", "cpu": "CPU", "io": "I/O"})
+    r["run"] = r["first_after_change"].map({True: "first after the change", False: "later"})
+    r["disturbed"] = r["disturbed"].fillna(False).astype(bool).astype(int) if "disturbed" in r else 0
+    r = r[["experiment", "order", "workload", "workload_title", "run", "rep", "change", "stall_sec",
+           "completion_time_sec", "stale_workers", "disturbed"]]
+    sort = ["no-op", "CPU", "I/O"]
+    main_order = set(r.loc[r["experiment"] == MAIN, "order"])
+    orders = sorted(r["order"].unique(), key=lambda o: (o not in main_order, o))  # the main order first
+    runs_drawn = present(r, "run", ["first after the change", "later"])
+    run_color = alt.Color("run:N", title="run", sort=runs_drawn,
+                          scale=palette_scale(r, "run", ["first after the change", "later"],
+                                              {"first after the change": "#e45756", "later": "#4c78a8"}))
+    tooltip = ["order", "workload_title", "run", "rep", "change", alt.Tooltip("stall_sec:Q", format=".3f"),
+               alt.Tooltip("completion_time_sec:Q", format=".3f"), "stale_workers", "disturbed"]
+    base = alt.Chart(r).encode(x=alt.X("workload_title:N", title=None, sort=sort, axis=alt.Axis(labelAngle=0)))
+    bars = base.mark_bar(opacity=0.35).encode(
+        y=alt.Y("median(stall_sec):Q", title="stall, s (a task's first to last dispatch)"), color=run_color)
+    dots = base.mark_circle(size=50).encode(y="stall_sec:Q", color=run_color, tooltip=tooltip)
+    marked = disturbed_layer(base.encode(y="stall_sec:Q", tooltip=tooltip), r, "disturbed")
+    return (alt.layer(bars, dots, *marked).properties(width=200, height=240)
+            .facet(column=alt.Column("order:N", title="workloads in the order", sort=orders))
+            .properties(title=f"push-naive, {r['change'].iloc[0]}: the stall of each workload's run, in each order"))
 
 
 # name -> (function, the tables it draws from)
@@ -198,5 +445,7 @@ FIGURES = {
     "dispatch_latency": (latency, ["dispatch_tasks"]),
     "dispatch_weak_scaling": (weak_scaling, ["dispatch_runs"]),
     "dispatch_anomaly": (anomaly, ["dispatch_tasks", "dispatch_depth", "dispatch_runs"]),
+    "dispatch_dose_response": (dose_response, ["dispatch_runs"]),
+    "dispatch_order": (order_figure, ["dispatch_runs"]),
     "dispatch_saturation": (saturation, ["dispatch_summary"]),
 }

@@ -2,9 +2,11 @@
 seed's protocol and record it.
 
     parbench dispatch-cell --profile local --system push [--rep 0] [HYDRA_OVERRIDE ...]
+    parbench dispatch-cell --profile local --system push-naive@expiry-1x6 [--rep 0]
 
-Output: `data/raw/<profile>/dispatch/<system>_r<rep>.json`, the record of one
-repetition: the cell (system, kind, rep), its parameters, `status` ("ok"; "failed" when a run's check failed: a task that did not
+Output: `data/raw/<profile>/dispatch/<system>_r<rep>.json` (`<system>@<experiment>_r<rep>`
+for a cell of the anomaly's experiments), the record of one repetition: the cell
+(system, kind, rep, experiment), its parameters, `status` ("ok"; "failed" when a run's check failed: a task that did not
 complete with the expected value, a result stored more than once, a run that timed
 out; "unavailable" for a peer that cannot start here, with the reason), every run's row,
 every task's row and every queue-depth sample (columnar), the software versions and the
@@ -88,13 +90,13 @@ def measure(cfg: dict, cell: DispatchCell) -> dict:
     from parbench import provenance
     from parbench.studies.dispatch import peers, sweep
 
-    params = plan.sweep_parameters(cfg)
+    params = plan.protocol(cfg, cell)
     started = time.time()
     anchor = sweep.wall_clock_anchor()
     line: list[str] = []
     current = {"workers": None}
 
-    rep = rep_suffix(cell, cfg["dispatch"]["repetitions"])
+    rep = rep_suffix(cell, repetitions_of(cfg, cell))
 
     def progress(row: dict) -> None:
         if row["phase"] != "weak_scaling" or row["repetition"] != 0:
@@ -106,7 +108,7 @@ def measure(cfg: dict, cell: DispatchCell) -> dict:
 
     def flush() -> None:
         if line:
-            print(f"  {cell.system:<12} workers {current['workers']}: " + "  ".join(line) + rep, flush=True)
+            print(f"  {cell.key:<12} workers {current['workers']}: " + "  ".join(line) + rep, flush=True)
             line.clear()
 
     status, failure, result = "ok", None, {"runs": [], "tasks": [], "depth": [], "failures": []}
@@ -131,7 +133,7 @@ def measure(cfg: dict, cell: DispatchCell) -> dict:
         "study": "dispatch",
         "profile": cfg["profile"],
         "run_id": run_id(),
-        "cell": {"system": cell.system, "kind": cell.kind, "rep": cell.rep},
+        "cell": {"system": cell.system, "kind": cell.kind, "rep": cell.rep, "experiment": cell.experiment or plan.MAIN},
         "parameters": plan.cell_parameters(cfg, cell),
         "status": status,
         "failure": failure,
@@ -147,18 +149,29 @@ def measure(cfg: dict, cell: DispatchCell) -> dict:
     }
 
 
+def repetitions_of(cfg: dict, cell: DispatchCell) -> int:
+    dc = cfg["dispatch"]
+    return dc["anomaly"]["repetitions"] if cell.experiment else dc["repetitions"]
+
+
 def history_folder(profile: str, cell: DispatchCell) -> Path:
-    return Path(plan.HISTORY.format(profile=profile)) / f"{cell.system}_r{cell.rep}"
+    return Path(plan.HISTORY.format(profile=profile)) / f"{cell.key}_r{cell.rep}"
 
 
 def main(args) -> int:
     from parbench import config as pbconfig
 
-    check_choice("dispatch-cell", "system", args.system, plan.SYSTEMS)
+    cell = DispatchCell.parse(args.system, args.rep)
+    check_choice("dispatch-cell", "system", cell.system, plan.SYSTEMS)
     cfg = pbconfig.load_for_command("dispatch-cell", args.profile, args.overrides)
     if args.rep < 0:
         raise SystemExit(f"parbench dispatch-cell: --rep must be >= 0 (got {args.rep})")
-    cell = DispatchCell(args.system, args.rep)
+    if cell.experiment:
+        exps = plan.experiments(cfg)
+        if cell.experiment not in exps or cell.system not in exps[cell.experiment]["systems"]:
+            allowed = [f"{s}@{name}" for name, e in exps.items() for s in e["systems"]]
+            raise SystemExit(f"parbench dispatch-cell: no experiment cell {cell.key!r} in profile {args.profile}; "
+                             f"allowed: {', '.join(allowed) or 'none'}")
     if cell.kind == "platform":
         from parbench.studies.dispatch.platform.launcher import MissingRedis, redis_server_path
 
@@ -177,7 +190,7 @@ def main(args) -> int:
         keep_history(history_folder(cfg["profile"], cell), [out])
 
     try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, cell.label)
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, cell.label, cell=("dispatch", cell))
     except KeyboardInterrupt:
         print(f"parbench dispatch-cell: {cell.label} interrupted; everything it started is stopped, "
               f"no output written", file=sys.stderr)
@@ -187,8 +200,8 @@ def main(args) -> int:
     best = {}
     for r in runs:
         best[r["submission"]] = max(best.get(r["submission"], 0), r["throughput_tasks_per_sec"] or 0)
-    head = f"  {cell.system:<12}"
-    rep = rep_suffix(cell, cfg["dispatch"]["repetitions"])
+    head = f"  {cell.key:<12}"
+    rep = rep_suffix(cell, repetitions_of(cfg, cell))
     if record["status"] == "unavailable":
         print(f"{head} not measured: {record['failure']}{rep}{progress_suffix()}")
     elif record["status"] == "failed":
@@ -207,7 +220,8 @@ def add_commands(sub) -> None:
     p = sub.add_parser("dispatch-cell", help="measure one dispatch system (a platform mode or a peer)")
     p.set_defaults(func=main)
     p.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
-    p.add_argument("--system", required=True, help=f"one of {', '.join(plan.SYSTEMS)}")
+    p.add_argument("--system", required=True, help=f"one of {', '.join(plan.SYSTEMS)}, or system@experiment for a "
+                   f"cell of the anomaly's experiments")
     p.add_argument("--rep", type=int, default=0, help="which repetition of the system this is (from 0; default 0)")
     p.add_argument("--out", help="the record's path (default: the pipeline's path for the cell)")
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. dispatch.runs_per_worker_count=2")

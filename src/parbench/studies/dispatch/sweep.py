@@ -11,6 +11,21 @@ Peers are started anew for each worker count.
 Each run yields one row of metrics and one row per task, with the stage times the
 platform stored for it (relative to the run's first submission, in ms) and each
 worker's queue depth over the run.
+
+The push anomaly's hypothesis (the first run after a change of workers waits for the
+heartbeats of the workers stopped before it to lapse) gives each run a prediction,
+recorded beside what was measured:
+
+- `predicted_stall_sec`: how long after the run's first submission the last stale worker
+  (registered when the run began, no longer running) expires: its last heartbeat +
+  `heartbeat_interval_sec` x `heartbeat_liveness` - the first submission, 0 without
+  stale workers (the dispatcher checks every quarter interval, so the drop comes up to
+  that much later);
+- `stall_sec`: the longest a task of the run waited from its first dispatch to its
+  last (0 when no task was dispatched twice): the time lost to workers that were gone.
+  The explanation predicts `predicted_stall_sec` to `predicted_stall_sec` + a quarter
+  interval (both count from the run's start: its first dispatch comes a few ms after
+  its first submission).
 """
 
 from __future__ import annotations
@@ -45,6 +60,9 @@ class RunData:
     events: list = field(default_factory=list)  # [t, name, worker, detail]
     registered_workers: int | None = None
     stale_workers: int | None = None
+    # stale worker -> when it was last heard from (time.monotonic(); from the registry
+    # when the run began)
+    stale_last_seen: dict = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
 
@@ -84,8 +102,9 @@ class PlatformRunner(Runner):
         self.platform = Platform(mode, PlatformSettings(
             heartbeat_interval_sec=p["heartbeat_interval_sec"], heartbeat_liveness=p["heartbeat_liveness"],
             max_chunk_tasks=p["max_chunk_tasks"], chunk_target_sec=p["chunk_target_sec"],
-            max_request_bytes=p["max_request_bytes"],
-            max_result_bytes=p["max_result_bytes"]))
+            max_request_bytes=p["max_request_bytes"], max_result_bytes=p["max_result_bytes"],
+            task_time_limit_sec=p["task_time_limit_sec"], memory_limit_mb=p["memory_limit_mb"],
+            max_task_attempts=p["max_task_attempts"], redis_persistence=p["redis_persistence"]))
         self.functions: dict[str, str] = {}
         self.live: list[str] = []
 
@@ -134,6 +153,7 @@ class PlatformRunner(Runner):
             depth=store.drain_list(redis, keys.depth), events=store.drain_list(redis, keys.events),
             registered_workers=len(registry) if self.name != "local" else None,
             stale_workers=len(set(registry) - set(self.live)) if self.name != "local" else None,
+            stale_last_seen={w: v.get("last_seen") for w, v in registry.items() if w not in self.live},
             errors=outcome.errors)
 
     def close(self) -> None:
@@ -142,6 +162,41 @@ class PlatformRunner(Runner):
 
 def _ms(t: float | None, origin: float) -> float | None:
     return None if t is None else 1000.0 * (t - origin)
+
+
+def expiry_sec(params: dict) -> float:
+    """When the dispatcher drops a silent worker: the heartbeat interval x liveness."""
+    p = params["platform"]
+    return p["heartbeat_interval_sec"] * p["heartbeat_liveness"]
+
+
+def stale_prediction(data: RunData, origin: float, params: dict) -> tuple[float | None, float | None]:
+    """(the stale workers' lag: the run's first submission - the last time the latest of
+    them was heard from; the predicted stall, see the module's docstring). The time a
+    worker was last heard from is the one its expiry event records (exact) or else the
+    registry's when the run began. (None, 0.0) without stale workers."""
+    if not data.stale_last_seen:
+        return None, 0.0
+    last = dict(data.stale_last_seen)
+    for _, name, worker, detail in data.events:
+        if name == "expired" and worker in last and str(detail).startswith("last seen "):
+            last[worker] = float(str(detail).split()[-1])
+    seen = [t for t in last.values() if t is not None]
+    if not seen:
+        return None, None
+    lag = origin - max(seen)
+    return lag, max(0.0, expiry_sec(params) - lag)
+
+
+def measured_stall(stages: list | None) -> float | None:
+    """The time lost to gone workers: the longest a task dispatched more than once waited
+    from its first dispatch to its last (0 when none was dispatched twice; None when the
+    stages are not known)."""
+    if not stages or any(not s or s.get("attempts") is None for s in stages):
+        return None
+    waits = [s["t_dispatched"] - s["t_first_dispatched"] for s in stages
+             if s["attempts"] > 1 and s.get("t_dispatched") is not None and s.get("t_first_dispatched") is not None]
+    return max(waits, default=0.0)
 
 
 def run_rows(run_key: dict, data: RunData, workload: str, params: dict) -> tuple[dict, list[dict], list[dict]]:
@@ -176,6 +231,8 @@ def run_rows(run_key: dict, data: RunData, workload: str, params: dict) -> tuple
     requeued = sum(int(str(detail).split()[0]) for _, name, _, detail in data.events if name == "requeued")
     dropped = sorted({worker for _, name, worker, _ in data.events if name in ("expired", "unroutable", "left")})
     max_depth = max((d["tasks_held"] for d in depth), default=None)
+    heartbeats = data.stale_workers is not None  # a mode with workers and heartbeats
+    lag, predicted = stale_prediction(data, origin, params) if heartbeats else (None, None)
     row = {**run_key, **summary,
            "exactly_once": all(c == 1 for c in completions) if data.stages else None,
            "requests": data.requests,
@@ -183,14 +240,25 @@ def run_rows(run_key: dict, data: RunData, workload: str, params: dict) -> tuple
            "requeued_tasks": requeued if data.stages else None,
            "workers_dropped": ",".join(dropped) if dropped else None,
            "max_tasks_held": max_depth,
+           "expiry_sec": expiry_sec(params) if heartbeats else None,
+           "stale_lag_sec": lag, "predicted_stall_sec": predicted,
+           "stall_sec": measured_stall(data.stages) if heartbeats else None,
            "errors": "; ".join(data.errors) or None}
     return row, tasks, depth
+
+
+def processes_per_worker(params: dict, system: str) -> int:
+    """A worker's processes: `processes_per_worker`, and in local mode
+    `local_processes_per_worker` when it is set (null: the same as the others)."""
+    if system == "local" and params.get("local_processes_per_worker"):
+        return params["local_processes_per_worker"]
+    return params["processes_per_worker"]
 
 
 def sweep(runner: Runner, params: dict, progress=None) -> dict:
     """Run the protocol; returns {"runs", "tasks", "depth", "failures"}."""
     runs, tasks, depth, failures = [], [], [], []
-    processes = params["processes_per_worker"] if runner.name != "local" else params["local_processes_per_worker"]
+    processes = processes_per_worker(params, runner.name)
     order = params["workloads"]
     run_index = 0
 

@@ -1,8 +1,9 @@
 """gil: the same CPU-bound Python work, sequential, in threads and in processes, on
-several Python runtimes (CPython, PyPy, Jython, a free-threaded CPython, the seed's
-protoPython): what the GIL costs and what a GIL-free runtime gains (seed 001)."""
+several Python runtimes (CPython, CPython's default and free-threaded builds made from
+source here when the machine has none, PyPy, Jython, the seed's protoPython) beside a
+native control: what the GIL costs and what a GIL-free runtime gains (seed 001)."""
 
-from parbench.studies.base import Study, SystemPackage
+from parbench.studies.base import Command, Study, SystemPackage
 from parbench.studies.gil import plan
 
 STUDY = Study(
@@ -17,18 +18,20 @@ STUDY = Study(
     commands={
         "gil-cell": "parbench.studies.gil.run_cell",
         "gil-aggregate": "parbench.studies.gil.commands",
+        "gil-cpython-source": "parbench.studies.gil.cpython",
+        "gil-cpython-build": "parbench.studies.gil.cpython",
     },
     figures_module="parbench.studies.gil.figures",
     paper_module="parbench.studies.gil.paper",
     config_errors=plan.config_errors,
     failures=plan.failures,
     system_packages=(
-        SystemPackage("pypy3", "pypy3", "the PyPy runtime (a GIL and a JIT); without it PyPy is listed as not "
-                      "measured", required=False),
-        SystemPackage("jython", "jython", "the Jython runtime (JVM threads, no GIL); without it Jython is listed "
-                      "as not measured", required=False),
-        SystemPackage("default-jdk-headless", "javac", "a JDK, for the plain-Java control that "
-                      "benchmarks/gil_goals.py measures beside Jython (java runs its source file); without it "
-                      "the control is reported as not measured and its tests skip", required=False),
+        SystemPackage("pypy3", Command("pypy3"), "the PyPy runtime (a GIL and a JIT); without it PyPy is listed "
+                      "as not measured", required=False, brew="pypy3"),
+        SystemPackage("jython", Command("jython"), "the Jython runtime (JVM threads, no GIL); without it Jython "
+                      "is listed as not measured", required=False, brew="jython"),
+        SystemPackage("build-essential", Command("make"), "gcc and make: the study builds CPython from source (its "
+                      "default and free-threaded builds) and its native control; without them those runtimes are "
+                      "listed as not measured", required=False),
     ),
 )

@@ -12,7 +12,10 @@ Tables (Parquet; schema in docs/data.md):
             interval, CPU use, speedup against the same runtime's sequential run, and the
             ratio to the baseline runtime in the seed's words, both with bootstrap
             intervals over the two points' repetitions;
-- runtimes: one row per configured runtime: measured or not (and why), what it is.
+- runtimes: one row per configured runtime: measured or not (and why), what it is;
+- load:     one row per launch (a record): when it started, the load on the machine
+            outside it and whether it stayed disturbed (`disturbance.load_table`); a
+            point counts its launches that stayed disturbed (`disturbed_reps`).
 
 Speedup = median sequential time / median time of the point (same runtime and
 workload); ratio to the baseline = median time of the point / the baseline runtime's
@@ -30,13 +33,14 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
+from parbench.disturbance import load_columns, load_table
 from parbench.studies.gil import report
 from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import EXECUTIONS
 
 KEYS = ["runtime", "workload", "execution", "workers"]
 RUNTIME_FACTS = {"implementation": "implementation", "version": "runtime_version", "host_version": "host_version",
-                 "has_gil": "has_gil"}
+                 "has_gil": "has_gil", "control": "control"}
 # A point's status over its repetitions, worst first: the point takes its worst one's.
 STATUS_ORDER = ["failed", "unavailable", "ok"]
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
@@ -74,6 +78,35 @@ def _base(record: dict, point: dict) -> dict:
             **{column: facts.get(key) for key, column in RUNTIME_FACTS.items()}}
 
 
+# A CPU reading is not used when its clock steps by more than this share of its run.
+CLOCK_SHARE = 0.1
+
+
+def cpu_reading(record: dict, point: dict, run: dict) -> tuple[float | None, str | None]:
+    """A run's CPU seconds, or (None, why) when the reading is impossible: its clock steps
+    by more than a tenth of the run (a JVM's process CPU time steps by 10 ms; the
+    processes execution adds its children's CPU in clock ticks), or it exceeds the cores
+    the interpreter could use. The raw reading stays in the cell's record."""
+    cpu, wall = run.get("cpu_sec"), run["wall_sec"]
+    if cpu is None:
+        return None, None
+    worker = record.get("worker", {})
+    if "cpu_clock_resolution_sec" in worker:  # records of worker 3 and later say it
+        steps = [worker.get("cpu_clock_resolution_sec")]
+        if point["execution"] == "processes":
+            steps.append(worker.get("children_cpu_resolution_sec"))
+        if any(step is None for step in steps):
+            return None, f"the CPU clock ({worker.get('cpu_clock')}) never moved while it was watched"
+        step = max(steps)
+        if step > CLOCK_SHARE * wall:
+            return None, (f"the CPU clock steps by {step * 1e3:.3g} ms, more than a tenth of the "
+                          f"{wall * 1e3:.3g} ms run")
+    cores = record["runtime"].get("cores_available") or record.get("provenance", {}).get("logical_cores")
+    if cores and wall > 0 and cpu / wall > cores:
+        return None, f"{cpu / wall:.2f} CPU seconds per wall second, more than the {cores} cores available"
+    return cpu, None
+
+
 def run_rows(record: dict) -> list[dict]:
     rows = []
     for point in _points(record):
@@ -81,11 +114,13 @@ def run_rows(record: dict) -> list[dict]:
         runs = [("warmup", r) for r in point["warmup"]] + [("timed", r) for r in point["runs"]]
         base.update(rep=_rep(record), started_unix=record.get("started_unix"))
         if point["status"] != "ok" or not runs:
-            rows.append(dict(base, phase=None, run=None, wall_sec=None, cpu_sec=None, jit_sec=None))
+            rows.append(dict(base, phase=None, run=None, wall_sec=None, cpu_sec=None, cpu_null_reason=None,
+                             jit_sec=None))
             continue
         for phase, run in runs:
-            rows.append(dict(base, phase=phase, run=run["rep"], wall_sec=run["wall_sec"], cpu_sec=run["cpu_sec"],
-                             jit_sec=run.get("jit_sec")))
+            cpu, why = cpu_reading(record, point, run)
+            rows.append(dict(base, phase=phase, run=run["rep"], wall_sec=run["wall_sec"], cpu_sec=cpu,
+                             cpu_null_reason=why, jit_sec=run.get("jit_sec")))
     return rows
 
 
@@ -101,14 +136,18 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
         row["failure"] = f"repetition {_rep(record)}: {first_bad['failure']}"
     ok = [(r, p) for r, p in launches if p["status"] == "ok"] if worst == "ok" else []
     per_launch = [stats.median([run["wall_sec"] for run in p["runs"]]) for _, p in ok if p["runs"]]
-    runs = [run for _, p in ok for run in p["runs"]]
+    # every timed run with its CPU reading (None where impossible, with the reason)
+    readings = [(r, p, run, *cpu_reading(r, p, run)) for r, p in ok for run in p["runs"]]
+    runs = [run for _, _, run, _, _ in readings]
     times = [run["wall_sec"] for run in runs]
-    cpus = [run["cpu_sec"] for run in runs if run.get("cpu_sec") is not None]
-    utilization = [run["cpu_sec"] / run["wall_sec"] for run in runs
-                   if run.get("cpu_sec") is not None and run["wall_sec"] > 0]
+    reasons = [why for *_, why in readings if why]
+    cpu_of = {id(run): cpu for _, _, run, cpu, _ in readings}
+    cpus = [cpu_of[id(run)] for run in runs if cpu_of[id(run)] is not None]
+    utilization = [cpu_of[id(run)] / run["wall_sec"] for run in runs
+                   if cpu_of[id(run)] is not None and run["wall_sec"] > 0]
     # each launch's median CPU use, for the interval of the CPU use
-    util_per_launch = [stats.median([run["cpu_sec"] / run["wall_sec"] for run in p["runs"]]) for _, p in ok
-                       if p["runs"] and all(run.get("cpu_sec") is not None and run["wall_sec"] > 0
+    util_per_launch = [stats.median([cpu_of[id(run)] / run["wall_sec"] for run in p["runs"]]) for _, p in ok
+                       if p["runs"] and all(cpu_of[id(run)] is not None and run["wall_sec"] > 0
                                             for run in p["runs"])]
     key = tuple(row[k] for k in KEYS)
     lo, hi = stats.bootstrap_median_ci(per_launch, confidence, seed=_seed("wall", *key))
@@ -122,13 +161,20 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
     workers_of = [r["worker"] for r, _ in ok]
     has_jit_clock = bool(workers_of) and all(w.get("jit_clock") for w in workers_of)
     rounds = [w["warmup_rounds"] for w in workers_of if w.get("warmup_rounds") is not None]
+    # a point is marked disturbed (figures, tables, text) when one of its launches that
+    # measured stayed disturbed after every attempt (the launch measures every point)
+    measured = [load_columns(r) for r, p in launches if p["status"] == "ok"]
+    loads = [m["load_other_cores"] for m in measured if m["load_other_cores"] is not None]
     row.update(repetitions=len(launches), repetitions_ok=sum(p["status"] == "ok" for _, p in launches),
+               disturbed_reps=sum(1 for m in measured if m["disturbed"]),
+               load_other_cores_max=max(loads) if loads else None,
                runs=len(times), median_wall_sec=stats.median(per_launch) if per_launch else None,
                median_wall_sec_ci_low=lo, median_wall_sec_ci_high=hi,
                min_wall_sec=min(times) if times else None, max_wall_sec=max(times) if times else None,
                median_cpu_sec=stats.median(cpus) if len(cpus) == len(times) and cpus else None,
                cpu_sec_per_wall_sec=stats.median(utilization) if len(utilization) == len(times) and times else None,
                cpu_sec_per_wall_sec_ci_low=util_lo, cpu_sec_per_wall_sec_ci_high=util_hi,
+               cpu_null_reason=(f"{len(reasons)} of {len(times)} timed runs: {reasons[0]}" if reasons else None),
                start_method=worker.get("start_method") if row["execution"] == "processes" else None,
                wall_clock=worker.get("wall_clock"), cpu_clock=worker.get("cpu_clock"),
                jit_clock=worker.get("jit_clock"), median_jit_sec=timed_jit if has_jit_clock else None,
@@ -148,7 +194,8 @@ def _ratio(numerator: list[float], denominator: list[float], scale: float, confi
     return value, lo, hi
 
 
-def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.DataFrame:
+def _by_point(records: list[dict], confidence: float) -> tuple[list[dict], dict]:
+    """Every point's row, and each ok point's launch times (for the ratios' intervals)."""
     by_point: dict[tuple, list[tuple[dict, dict]]] = {}
     for record in records:
         for point in _points(record):
@@ -160,10 +207,65 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
         rows.append(row)
         if row["status"] == "ok":
             launch_times[key] = per_launch
+    return rows, launch_times
+
+
+# The comparisons of two runtimes point by point (name -> (runtime, against, what it tells)):
+# the time of `runtime` over the time of `against` at the same workload, execution and
+# workers, with a bootstrap interval resampling both points' launches.
+COMPARISONS = {
+    "gil_cost": ("cpython_ft_gil", "cpython_ft",
+                 "the same free-threaded binary with its GIL on (PYTHON_GIL=1) against off (PYTHON_GIL=0)"),
+    "freethreading_overhead": ("cpython_ft", "cpython_src",
+                               "the free-threaded build (GIL off) against the default build"),
+}
+
+
+def comparison_table(records: list[dict], confidence: float) -> pd.DataFrame:
+    """One row per comparison and point measured by both runtimes: the ratio of their
+    median times (above 1: `runtime` slower) with its interval, whether the interval
+    excludes 1, and both runtimes' versions (a comparison of different versions says so)."""
+    _, launch_times = _by_point(records, confidence)
+    facts = {}
+    for r in records:
+        if r["status"] != "unavailable":
+            facts.setdefault(r["cell"]["runtime"], r["runtime"])
+    rows = []
+    for name, (runtime, against, what) in COMPARISONS.items():
+        for key, mine in launch_times.items():
+            if key[0] != runtime:
+                continue
+            base = launch_times.get((against, *key[1:]))
+            if not base:
+                continue
+            value, lo, hi = _ratio(mine, base, 1, confidence, name, *key)
+            a, b = facts.get(runtime, {}), facts.get(against, {})
+            rows.append({"study": "gil", "comparison": name, "meaning": what, "runtime": runtime, "against": against,
+                         "workload": key[1], "execution": key[2], "workers": key[3],
+                         "runtime_median_wall_sec": stats.median(mine), "against_median_wall_sec": stats.median(base),
+                         "launches": min(len(mine), len(base)), "time_ratio": value, "time_ratio_ci_low": lo,
+                         "time_ratio_ci_high": hi,
+                         "distinguishable": None if lo is None or hi is None or pd.isna(lo) else not lo <= 1 <= hi,
+                         "runtime_version": a.get("version"), "against_version": b.get("version"),
+                         "runtime_origin": a.get("origin"), "against_origin": b.get("origin"),
+                         "same_version": a.get("version") == b.get("version") if a and b else None})
+    columns = ["study", "comparison", "meaning", "runtime", "against", "workload", "execution", "workers",
+               "runtime_median_wall_sec", "against_median_wall_sec", "launches", "time_ratio", "time_ratio_ci_low",
+               "time_ratio_ci_high", "distinguishable", "runtime_version", "against_version", "runtime_origin",
+               "against_origin", "same_version"]
+    out = pd.DataFrame(rows, columns=columns)
+    for column in ("time_ratio_ci_low", "time_ratio_ci_high"):
+        out[column] = pd.to_numeric(out[column], errors="coerce").astype(float)
+    return out
+
+
+def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.DataFrame:
+    rows, launch_times = _by_point(records, confidence)
     columns = ["study", "profile", *KEYS, "status", "failure", "chunks", "repetitions", "repetitions_ok", "runs",
                "median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high", "min_wall_sec",
                "max_wall_sec", "median_cpu_sec", "cpu_sec_per_wall_sec", "cpu_sec_per_wall_sec_ci_low",
-               "cpu_sec_per_wall_sec_ci_high", *RUNTIME_FACTS.values(), "start_method",
+               "cpu_sec_per_wall_sec_ci_high", "cpu_null_reason", "disturbed_reps", "load_other_cores_max",
+               *RUNTIME_FACTS.values(), "start_method",
                "wall_clock", "cpu_clock", "jit_clock", "median_jit_sec", "median_warmup_rounds",
                "jit_quiet_launches", "started_unix", *PROVENANCE]
     summary = pd.DataFrame(rows, columns=columns)
@@ -180,7 +282,9 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
                                  _ratio(seq, mine, 1, confidence, "speedup", *key))
         values["efficiency"].append((1.0 / r.workers, None, None) if itself and mine else
                                     _ratio(seq, mine, r.workers, confidence, "efficiency", *key))
-        values["ratio"].append((1.0, None, None) if r.runtime == baseline and mine else
+        # the native control's work is scaled: its times are never compared with the runtimes'
+        values["ratio"].append((None, None, None) if r.control is True else
+                               (1.0, None, None) if r.runtime == baseline and mine else
                                _ratio(mine, base, 1, confidence, "ratio", *key))
     for name, column in (("speedup", "speedup_vs_sequential"), ("efficiency", "efficiency"),
                          ("ratio", "ratio_vs_baseline")):
@@ -189,7 +293,7 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
         summary[f"{name}_ci_low"] = [t[1] for t in triples]
         summary[f"{name}_ci_high"] = [t[2] for t in triples]
     # intervals are numbers (NaN, not None, where there is none: a single launch)
-    for column in [c for c in summary.columns if c.endswith(("_ci_low", "_ci_high"))]:
+    for column in [c for c in summary.columns if c.endswith(("_ci_low", "_ci_high"))] + ["load_other_cores_max"]:
         summary[column] = pd.to_numeric(summary[column], errors="coerce").astype(float)
     ratio = summary["ratio_vs_baseline"].tolist()
     summary["ratio_text"] = [report.ratio_text(x) if x is not None else None for x in ratio]
@@ -217,7 +321,7 @@ def runtime_rows(records: list[dict], resolutions: list[dict]) -> pd.DataFrame:
         mine = by_runtime.get(res["name"], [])
         ran = [r for r in mine if r["status"] != "unavailable"]
         facts = ran[0]["runtime"] if ran else (mine[0]["runtime"] if mine else {})
-        if not res["argv"]:
+        if not res["argv"] and not res.get("build"):  # a build has no command until it is built
             status, reason = "not measured", res["reason"]
         elif not ran:
             status = "not measured"
@@ -236,11 +340,25 @@ def runtime_rows(records: list[dict], resolutions: list[dict]) -> pd.DataFrame:
             "gil_detected": facts.get("gil_enabled"),
             "has_gil": facts.get("has_gil") if ran else None,
             "free_threaded_build": facts.get("free_threaded_build"),
+            "control": bool(res.get("control")),
+            # where the interpreter came from: path, uv, environment, this, or build (made
+            # here from source, with the source's origin, version and checksum)
+            "origin": res.get("origin"),
+            "environment": " ".join(f"{k}={v}" for k, v in sorted((res.get("env") or {}).items())) or None,
+            "python_gil_env": facts.get("python_gil_env"),
+            "build_version": facts.get("build_version"), "source_origin": facts.get("source_origin"),
+            "source_package": facts.get("source_package"),
+            "source_debian_version": facts.get("source_debian_version"),
+            "source_sha256": facts.get("source_sha256"), "source_pinned": facts.get("source_pinned"),
             "multiprocessing": (None if not processes else not unavailable),
             "processes_unavailable_reason": unavailable[0] if unavailable else None,
             "start_method": next((r["worker"]["start_method"] for r in ran if r["worker"].get("start_method")), None),
             "wall_clock": next((r["worker"]["wall_clock"] for r in ran), None),
             "cpu_clock": next((r["worker"]["cpu_clock"] for r in ran), None),
+            # the interpreter's start-up (spawn to the worker's first line), median over its launches:
+            # never inside a timed run
+            "median_startup_sec": (stats.median(ups) if (ups := [r["startup_sec"] for r in ran
+                                                                  if r.get("startup_sec") is not None]) else None),
             "cells_ok": sum(r["status"] == "ok" for r in mine),
             "cells_failed": sum(r["status"] == "failed" for r in mine),
             "cells_unavailable": sum(r["status"] == "unavailable" for r in mine),
@@ -252,11 +370,22 @@ def study_tables(records: list[dict], resolutions: list[dict], confidence: float
     runs = pd.DataFrame([row for r in records for row in run_rows(r)],
                         columns=["study", "profile", *KEYS, "status", "failure", "chunks",
                                  *RUNTIME_FACTS.values(), "rep", "started_unix", "phase", "run", "wall_sec",
-                                 "cpu_sec", "jit_sec"])
+                                 "cpu_sec", "cpu_null_reason", "jit_sec"])
     # the order the repetitions ran in (0-based, by start time; all rows of one launch share it)
     runs["run_position"] = (runs["started_unix"].rank(method="dense") - 1).astype("Int64")
     return {"runs": runs, "summary": summary_table(records, confidence, baseline),
-            "runtimes": runtime_rows(records, resolutions)}
+            "runtimes": runtime_rows(records, resolutions), "comparisons": comparison_table(records, confidence),
+            "load": load_table("gil", records, load_label, load_group)}
+
+
+def load_label(record: dict) -> str:
+    """A cell's name in the load table: `cpython_ft multithread_cpu`."""
+    return f"{record['cell']['runtime']} {record['cell']['workload']}"
+
+
+def load_group(record: dict) -> str:
+    """What the run order must spread over the run: the runtime."""
+    return record["cell"]["runtime"]
 
 
 # --- the seed's report -----------------------------------------------------------------------------
@@ -292,7 +421,8 @@ def seed_report(summary: pd.DataFrame, runtimes: pd.DataFrame, baseline: str, pr
     """The seed's report (`multithread_cpu_report.md`): one box-drawn table per runtime
     against the baseline, at the seed's execution (threads, the most workers)."""
     point = seed_point(summary)
-    measured = runtimes[runtimes["status"] == "measured"]["runtime"].tolist()
+    real = runtimes[runtimes["control"] != True]  # noqa: E712  (the native control is no runtime)
+    measured = real[real["status"] == "measured"]["runtime"].tolist()
     others = [r for r in measured if r != baseline]
     title = f"{', '.join(others)} vs {baseline}" if others else baseline
     lines = [f"# Multithreaded CPU benchmark: {title}", ""]

@@ -1,182 +1,278 @@
-"""The generated parts of the gil section (`paper/sections/gil.qmd` includes them from
-`paper/_generated/gil/`): this run's setup, the runtimes found and not found, the seed's
-table, the figures, and every sentence that states a finding, computed here from the
-study's tables. The fixed prose (what is measured and why) is in the section file.
+"""The facts of the gil section, computed from the study's tables; the words are the
+templates in `paper/sections/gil/` (one per generated part), which
+`paper/sections/gil.qmd` includes from `paper/_generated/gil/`.
 
-Every finding names the execution (threads, processes) and worker count it speaks of.
-Times, speedups and ratios are medians over the interleaved repetitions (interpreter
-launches) with 95% bootstrap intervals; where two intervals overlap, or a speedup's
-interval reaches 1, the text says "not distinguishable on this machine" instead of
-ranking.
-When the related study (sigpar) ran in the same run, its threading results are set
-beside this study's native-call workload; otherwise the text says that it did not run.
+Every fact names the runtime (or, for a comparison of two runtimes, the workload) it
+belongs to, and every sentence the execution and worker count it speaks of. Times,
+speedups and ratios are medians over the interleaved launches of a point with their 95%
+bootstrap intervals. Python computes numbers and verdicts, never sentences: whether a
+speedup is a gain is a verdict against one, whether the GIL changed a time a verdict of
+the ratio's interval against one, whether a runtime reached the machine's own ceiling (the
+native control) a verdict of the two speedups' intervals; where they overlap the verdict is
+"not distinguishable on this machine". A list of findings names the largest group by its
+count and the others (the exceptions) one by one. The native control's work is scaled,
+so its times are never set beside the runtimes'; only its speedup is, as the ceiling.
+When the related study (sigpar) ran in the same run, its threading results are set beside
+this study's native-call workload; otherwise the text says that it did not run.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from parbench import stats
-from parbench.paper.format import figure, fmt_ci, fmt_num, fmt_pct, join, md_table
+from parbench.paper.facts import Fact, Facts
+from parbench.paper.facts import _where as factmod_where
+from parbench.paper.format import fmt_ci, fmt_num
 from parbench.studies.gil import aggregate, report
 from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import RELATED_STUDY, RELATED_TABLE
 
-TABLES = ["gil_summary", "gil_runtimes"]
-FRAGMENTS = ["setup", "runtimes", "report", "wall_time", "speedup", "utilization", "related", "summary"]
-REPORT_TABLES = ["gil_speedup_table", "gil_runtimes_table"]
+# The processed tables the facts read (the related study's table joins them when it ran).
+TABLES = ["gil_summary", "gil_runtimes", "gil_comparisons", "gil_load"]
+# gil_summary as the text reads it: times in milliseconds, and each speedup's and ratio's
+# interval under its column's name (`speedup_vs_sequential_ci_low`, ...).
+POINTS = "parbench.studies.gil.paper:points"
+RUNTIMES_MS = "parbench.studies.gil.paper:runtimes_in_ms"
+POINT = ["runtime", "workload", "execution", "workers"]
+# The columns that name one row of each table (and of the tables derived from it).
+KEYS = {
+    "gil_summary": POINT,
+    f"gil_summary|{POINTS}": POINT,
+    "gil_runtimes": ["runtime"],
+    f"gil_runtimes|{RUNTIMES_MS}": ["runtime"],
+    "gil_comparisons": ["comparison", "workload", "execution", "workers"],
+    "gil_load": ["cell", "rep"],
+}
+# The generated parts (templates in paper/sections/gil/), in the order the section
+# includes them; `headline` and `limitations` go to the paper's summary and limitations.
+FRAGMENTS = ["setup", "runtimes", "report", "freethreading", "wall_time", "speedup", "utilization", "related",
+             "summary", "headline", "limitations"]
+# The paper's tables, also written as HTML and CSV for Snakemake's report.
+REPORT_TABLES = ["gil_speedup_table", "gil_runtimes_table", "gil_comparisons_table"]
+SEED = "gil.txt"
+# the runtimes of the free-threading findings: the default build, the free-threaded
+# build with its GIL off, the same binary with its GIL on
+SRC, FT, FT_GIL = "cpython_src", "cpython_ft", "cpython_ft_gil"
+# the workloads of the headline, the first measured: pure Python, the scaled one's runs long
+# enough for two threads to show, else the seed's own
+HEADLINE_WORKLOADS = ("multithread_cpu_scaled", "multithread_cpu")
+# the runtime set beside the seed's CPython 3.14 in the seed's row: the default build
+# made here, else the project's CPython
+SEED_ROW_RUNTIMES = (SRC, "cpython")
+# where a build's source came from, in words
+ORIGINS = {"debian": "the Debian archive's", "tarball": "a tarball's"}
+SAME = "not distinguishable on this machine from"
+# what a runtime the text names only by its config name is, for a reader of the seed
+WHAT = {"protopy": "the seed's protoPython", "cpython_bin": "the seed's CPYTHON_BIN interpreter"}
 
 
-# --- helpers ----------------------------------------------------------------------------------
+def _id(*parts) -> str:
+    return ".".join(str(p).replace(" ", "_") for p in parts)
+
+
+def _w(row) -> str:
+    return f"w{int(row['workers'])}"
+
+
+# --- the tables in the text's units -----------------------------------------------------------
+
+# a column of gil_summary -> the name its interval has there
+INTERVALS = {"speedup_vs_sequential": "speedup", "ratio_vs_baseline": "ratio"}
+
+
+def points(summary: pd.DataFrame) -> pd.DataFrame:
+    """gil_summary with its wall and JIT times in milliseconds, and the intervals of the
+    speedup and the ratio to the baseline also under their columns' names (a fact reads
+    `<column>_ci_low/high`)."""
+    out = summary.copy()
+    for column in ("median_wall_sec", "median_wall_sec_ci_low", "median_wall_sec_ci_high", "median_jit_sec"):
+        if column in out:
+            out[column.replace("_sec", "_ms")] = out[column] * 1e3
+    for column, short in INTERVALS.items():
+        for end in ("ci_low", "ci_high"):
+            if f"{short}_{end}" in out:
+                out[f"{column}_{end}"] = out[f"{short}_{end}"]
+    return out
+
+
+def runtimes_in_ms(runtimes: pd.DataFrame) -> pd.DataFrame:
+    """gil_runtimes with the interpreters' start-up in milliseconds."""
+    out = runtimes.copy()
+    if "median_startup_sec" in out:
+        out["median_startup_ms"] = out["median_startup_sec"] * 1e3
+    return out
+
+
+# --- facts of one point or runtime --------------------------------------------------------------
+
+def point_fact(f: Facts, row, column: str, short: str, *, fmt: str = "num", unit: str | None = None,
+               interval: bool = True) -> Fact:
+    """A column of one point (a row of gil_summary read through `points`: `row` must be
+    one of its rows), about its runtime."""
+    return f.lookup(_id(short, row["runtime"], row["workload"], row["execution"], _w(row)), "gil_summary", row,
+                    column, fmt=fmt, unit=unit, interval=interval, via=POINTS, about=(row["runtime"],))
+
+
+def time_fact(f: Facts, row) -> Fact:
+    return point_fact(f, row, "median_wall_ms", "time", unit="ms")
+
+
+def speedup_fact(f: Facts, row) -> Fact:
+    return point_fact(f, row, "speedup_vs_sequential", "speedup", fmt="fixed2")
+
+
+def workers_fact(f: Facts, row, table: str = "gil_summary", about: str | None = None) -> Fact:
+    """The worker count of a point, to name it in a sentence."""
+    if table == "gil_summary":
+        return point_fact(f, row, "workers", "workers", fmt="int", interval=False)
+    return f.lookup(_id("workers", row["comparison"], row["workload"], row["execution"], _w(row)), table, row,
+                    "workers", fmt="int", interval=False, about=(about or row["workload"],))
+
+
+def runtime_fact(f: Facts, row, column: str, short: str, *, fmt: str = "text", unit: str | None = None,
+                 via: str | None = None) -> Fact:
+    """A column of one runtime (a row of gil_runtimes), about it."""
+    return f.lookup(_id(short, row["runtime"]), "gil_runtimes", row, column, fmt=fmt, unit=unit, interval=False,
+                    via=via, about=(row["runtime"],))
+
+
+def vs_one(f: Facts, key: str, fact: Fact) -> Fact:
+    """A speedup against one (no gain): above, below, or not distinguishable."""
+    return f.bound_verdict(key, fact, 1.0, better="above", worse="below")
+
+
+def grouped(f: Facts, prefix: str, items: list[dict]) -> dict:
+    """Items (each with a `verdict` fact) in groups of the same verdict, the largest first:
+    the text states the largest by its count and names the others (the exceptions)."""
+    verdicts = [i["verdict"] for i in items]
+    groups: dict[str, list[dict]] = {}
+    for item in items:
+        groups.setdefault(item["verdict"].value, []).append(item)
+    order = sorted(groups, key=lambda word: -len(groups[word]))
+    out = [{"word": word, "first": groups[word][0]["verdict"], "members": groups[word],
+            "n": f.count_of(_id(prefix, "n", word), verdicts, word)} for word in order]
+    return {"n": f.count_of(_id(prefix, "n"), verdicts), "groups": out, "major": out[0] if out else None,
+            "minor": out[1:], "all_one": len(out) == 1}
+
 
 def _ok(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary["status"] == "ok"]
 
 
-def _top_workers(summary: pd.DataFrame) -> int | None:
-    par = summary[summary["execution"] != "sequential"]
-    return int(par["workers"].max()) if len(par) else None
+def _controls(runtimes: pd.DataFrame) -> set:
+    """The native control's names (drawn as the machine's ceiling, never ranked)."""
+    if "control" not in runtimes:
+        return set()
+    return set(runtimes.loc[runtimes["control"].fillna(False).astype(bool), "runtime"])
 
 
-def _x(value) -> str:
-    return "n/a" if value is None or pd.isna(value) else f"{float(value):.2f}x"
+def _point(ok: pd.DataFrame, runtime: str, workload: str, execution: str, workers: int):
+    rows = ok[(ok["runtime"] == runtime) & (ok["workload"] == workload) & (ok["execution"] == execution)
+              & (ok["workers"] == workers)]
+    return rows.iloc[0] if len(rows) else None
 
 
-def _bounds(row) -> str:
-    lo, hi = row.get("speedup_ci_low"), row.get("speedup_ci_high")
-    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
-        return ""
-    return f" [{lo:.2f}, {hi:.2f}]"
-
-
-def _ci(row, column: str) -> tuple:
-    """(low, high) of a column's interval (`<column>_ci_low/high`), (None, None) without one."""
-    lo, hi = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
-    return (None if lo is None or pd.isna(lo) else float(lo), None if hi is None or pd.isna(hi) else float(hi))
-
-
-def _ms(row) -> str:
-    """A point's median wall time in ms, with its interval."""
-    lo, hi = _ci(row, "median_wall_sec")
-    return fmt_ci(row["median_wall_sec"] * 1e3, None if lo is None else lo * 1e3, None if hi is None else hi * 1e3)
-
-
-def _reaches_one(row) -> bool:
-    """Whether a speedup's interval holds 1: no gain cannot be ruled out."""
-    lo, hi = _ci(row, "speedup")
-    return lo is not None and hi is not None and lo <= 1 <= hi
+def _measured(runtimes: pd.DataFrame, name: str) -> bool:
+    rows = runtimes[runtimes["runtime"] == name]
+    return bool(len(rows)) and rows.iloc[0]["status"] == "measured"
 
 
 def _text(value) -> str:
     return value if isinstance(value, str) and value else ""
 
 
-def verdict(speedup: float, workers: int) -> str:
-    """How much N workers helped, in words (the rule is stated in the section):
-    helped: at least 1 + 0.4 (N - 1); no gain: within 0.85 .. 1 + 0.15 (N - 1);
-    slower: below 0.85; in between: helped a little."""
-    if speedup >= 1 + 0.4 * (workers - 1):
-        return "helped"
-    if speedup < 0.85:
-        return "slowed it down"
-    if speedup < 1 + 0.15 * (workers - 1):
-        return "made no difference"
-    return "helped a little"
+def point_name(execution: str, workers: int) -> str:
+    """`sequential`, `threads x2` (the report's tables)."""
+    return "sequential" if execution == "sequential" else f"{execution} x{workers}"
 
 
-def _point(ok: pd.DataFrame, runtime: str, workload: str, execution: str, workers: int):
-    f = ok[(ok["runtime"] == runtime) & (ok["workload"] == workload) & (ok["execution"] == execution)
-           & (ok["workers"] == workers)]
-    return f.iloc[0] if len(f) else None
+# --- setup ----------------------------------------------------------------------------------------
 
-
-def _has_gil(runtimes: pd.DataFrame) -> dict:
-    return {r.runtime: r.has_gil for r in runtimes.itertuples()}
-
-
-# --- fragments --------------------------------------------------------------------------------
-
-def jit_warmup(summary: pd.DataFrame, quiet: dict | None) -> str:
-    """How the warm-up of the runtimes that tell their JIT's compile time ended, and how
-    much compiling their timed runs still overlapped ('' when none tells)."""
-    if "jit_clock" not in summary:
-        return ""
-    ok = summary[(summary["status"] == "ok") & summary["jit_clock"].notna()]
-    if not len(ok):
-        return ""
-    said = []
-    for runtime, rows in ok.groupby("runtime", sort=False):
-        rounds = stats.median(rows["median_warmup_rounds"].dropna().tolist())
-        jit_ms = stats.median((rows["median_jit_sec"].dropna() * 1e3).tolist())
-        cells = rows.drop_duplicates("workload")  # one launch measures every point of its workload
-        launches = int(cells["repetitions_ok"].sum())
-        quiet_launches = int(cells["jit_quiet_launches"].fillna(0).sum())
-        said.append(f"{runtime} ran a median of {fmt_num(rounds)} warm-up round(s), ended with its JIT quiet in "
-                    f"{quiet_launches} of {launches} launches, and its timed runs overlapped a median of "
-                    f"{fmt_num(jit_ms)} ms of compiling")
-    if quiet:
-        rule = (f"the warm-up went on while the JIT was busy: another round of every point as long as the last one "
-                f"overlapped more compiling than {fmt_pct(quiet['fraction'])} of its wall time, at most "
-                f"{quiet['max_warmup_runs']} rounds (compiling during a timed run takes a core from the threads, "
-                f"not from a sequential run)")
-    else:
-        rule = "the warm-up ran its fixed number of rounds (`gil.jit_quiet` is off)"
-    return (f"Where a runtime tells how long its JIT has compiled ({', '.join(sorted(set(ok['jit_clock'])))}), "
-            f"{rule}. " + "; ".join(said) + ".")
-
-
-def setup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
+def setup(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> dict:
     cfg = machine["config"]["gil"]
     loads = cfg["workloads"]
-    parts = []
     described = []
     for name in [w for w in wl.ORDER if w in loads]:
-        s = loads[name]
-        kind = wl.get(name).kind
+        spec, kind = loads[name], wl.get(name).kind
+
+        def c(key: str, unit: str | None = None) -> Fact:
+            return f.config(_id("wl", name, key), f"gil.workloads.{name}.{key}", fmt="int", unit=unit)
+
+        item = {"name": name, "kind": kind, "chunks": c("chunks")}
         if kind == "sum_range":
-            what = f"{s['chunks']} chunks of `sum(range({s['n']:_}))`" + (f", each {s['repeat']} times"
-                                                                       if s["repeat"] > 1 else "")
+            item.update(n=c("n"), repeat=c("repeat"), repeated=spec["repeat"] > 1)
         elif kind == "alloc":
-            what = (f"{s['chunks']} chunks each building {s['items']:,} small dicts with lists, in batches of "
-                    f"{s['batch']}")
+            item.update(n_items=c("items"), batch=c("batch"))
         else:
-            what = f"{s['chunks']} chunks each hashing {s['updates']} x {s['buffer_kib']:,} KiB with SHA-256"
-        described.append(f"{name} ({what})")
-    workers = sorted(cfg["workers"])
-    parts.append(
-        f"This run measured {len(described)} workloads: " + "; ".join(described) + ". Executions: "
-        f"{', '.join(cfg['executions'])}; threads and processes at {', '.join(map(str, workers))} workers. Each "
-        f"point ran {cfg['warmup_runs']} warm-up run(s) (more where a runtime asks for them: "
-        + ", ".join(f"{n} {r['warmup_runs']}" for n, r in cfg["runtimes"].items()
-                    if r["warmup_runs"] is not None and n in set(runtimes["runtime"]))
-        + f") and then {cfg['runs_per_cell']} timed run(s), round-robin over the points, in one launch of the "
-        f"interpreter; a launch's time for a point is the median of its runs.")
-    jit_line = jit_warmup(summary, cfg.get("jit_quiet"))
-    if jit_line:
-        parts.append(jit_line)
-    reps = int(summary["repetitions"].max()) if "repetitions" in summary and len(summary) else 1
-    if reps > 1:
-        parts.append(f"Each cell (runtime and workload) was launched {reps} times, interleaved: every cell once, then "
-                     f"every cell again, each round in a shuffled order (seed "
-                     f"{machine['config'].get('run_order_seed')}), so that drift of the machine hits every runtime "
-                     f"alike. Times, speedups and ratios are medians over the launches with their "
-                     f"{fmt_pct(cfg['confidence'])} percentile-bootstrap intervals (a speedup's resamples the "
-                     f"launches of both points it compares); where two intervals overlap, or a speedup's interval "
-                     f"holds 1, the difference is called not distinguishable on this machine. With {reps} "
-                     f"launches an interval cannot be wider than their range: it shows how far they disagree.")
-    else:
-        parts.append("Each cell was launched once (`gil.repetitions: 1`), so no number carries an interval and no "
-                     "difference below can be told apart from noise.")
-    failed = summary[summary["status"] == "failed"]
-    if len(failed):
-        parts.append("::: {.callout-warning title=\"Points that failed their checks\"}\n"
-                     + "; ".join(f"{r.runtime} {r.workload} {r.execution} x{r.workers}: {r.failure}"
-                                 for r in failed.itertuples())
-                     + ". They are left out of every figure and number below.\n:::")
-    else:
-        n_ok = int((summary["status"] == "ok").sum())
-        parts.append(f"Every chunk of every run of the {n_ok} measured points returned the expected result.")
-    return join(*parts)
+            item.update(updates=c("updates"), kib=c("buffer_kib", unit="KiB"))
+        described.append(item)
+    f.config("workers", "gil.workers", fmt="list")
+    f.config("warmup_runs", "gil.warmup_runs", fmt="int")
+    f.config("runs_per_cell", "gil.runs_per_cell", fmt="int")
+    f.config("order_seed", "run_order_seed", fmt="plain")
+    f.config("confidence", "gil.confidence", fmt="pct")
+    measured = set(runtimes.loc[runtimes["status"] == "measured", "runtime"])
+    warmups = [{"name": n, "runs": f.config(_id("warmup", n), f"gil.runtimes.{n}.warmup_runs", fmt="int")}
+               for n, r in cfg["runtimes"].items() if r.get("warmup_runs") is not None and n in measured]
+    f.aggregate("n_points", "gil_summary", "count")
+    f.aggregate("n_ok", "gil_summary", "count", where={"status": "ok"})
+    f.aggregate("n_failed", "gil_summary", "count", where={"status": "failed"})
+    reps = f.aggregate("repetitions", "gil_summary", "max", "repetitions", fmt="int")
+    failed = [{"row": r, "workers": workers_fact(f, r),
+               "failure": point_fact(f, r, "failure", "failure", fmt="text", interval=False)}
+              for _, r in summary[summary["status"] == "failed"].iterrows()]
+    return {"workloads": described, "executions": list(cfg["executions"]), "warmups": warmups,
+            "several_reps": (reps.value or 0) > 1, "failed": failed, **jit(f, summary, cfg.get("jit_quiet"))}
+
+
+def jit(f: Facts, summary: pd.DataFrame, quiet: dict | None) -> dict:
+    """How the warm-up of the runtimes that tell their JIT's compile time ended, and how
+    much compiling their timed runs still overlapped."""
+    if "jit_clock" not in summary:
+        return {"jit": []}
+    ok = _ok(summary).dropna(subset=["jit_clock"])
+    said = []
+    clocks = sorted(set(ok["jit_clock"]))
+    for runtime in dict.fromkeys(ok["runtime"]):
+        # the points that tell their JIT's compile time
+        mine = {"runtime": runtime, "status": "ok", "jit_clock": clocks}
+        # one launch measures every point of its workload: its sequential point counts it once
+        first = {**mine, "execution": "sequential"}
+        said.append({"runtime": runtime,
+                     "rounds": f.aggregate(_id("jit_rounds", runtime), "gil_summary", "median",
+                                           "median_warmup_rounds", where=mine, about=(runtime,)),
+                     "jit_ms": f.aggregate(_id("jit_ms", runtime), "gil_summary", "median", "median_jit_ms",
+                                           where=mine, via=POINTS, unit="ms", about=(runtime,)),
+                     "quiet": f.aggregate(_id("jit_quiet", runtime), "gil_summary", "sum", "jit_quiet_launches",
+                                          where=first, fmt="int", about=(runtime,)),
+                     "launches": f.aggregate(_id("jit_launches", runtime), "gil_summary", "sum", "repetitions_ok",
+                                             where=first, fmt="int", about=(runtime,))})
+    if said and quiet:
+        f.config("jit_fraction", "gil.jit_quiet.fraction", fmt="pct")
+        f.config("jit_max_rounds", "gil.jit_quiet.max_warmup_runs", fmt="int")
+    return {"jit": said, "jit_clocks": clocks, "jit_quiet": bool(quiet)}
+
+
+# --- the runtimes ---------------------------------------------------------------------------------
+
+def runtimes_part(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame) -> dict:
+    f.aggregate("n_runtimes", "gil_runtimes", "count")
+    f.aggregate("n_measured", "gil_runtimes", "count", where={"status": "measured"})
+    gil_word = {True: "with a GIL", False: "without a GIL"}
+    measured = [{"name": r["runtime"], "implementation": _text(r["implementation"]),
+                 "version": runtime_fact(f, r, "runtime_version", "version"),
+                 "gil": gil_word.get(r["has_gil"] if isinstance(r["has_gil"], bool) else None,
+                                     "its GIL unknown"),
+                 "control": bool(r.get("control")),
+                 "env": runtime_fact(f, r, "environment", "env") if _text(r.get("environment")) else None}
+                for _, r in runtimes[runtimes["status"] == "measured"].iterrows()]
+    absent = [{"name": r["runtime"], "what": WHAT.get(r["runtime"]), "reason": runtime_fact(f, r, "reason", "reason")}
+              for _, r in runtimes[runtimes["status"] != "measured"].iterrows()]
+    no_mp = runtimes[(runtimes["status"] == "measured") & (runtimes["multiprocessing"] == False)]  # noqa: E712
+    no_processes = [{"name": r["runtime"], "control": bool(r.get("control")),
+                     "reason": runtime_fact(f, r, "processes_unavailable_reason", "no_processes")}
+                    for _, r in no_mp.iterrows()]
+    return {"measured": measured, "absent": absent, "no_processes": no_processes}
 
 
 def runtimes_table(runtimes: pd.DataFrame) -> pd.DataFrame:
@@ -185,10 +281,18 @@ def runtimes_table(runtimes: pd.DataFrame) -> pd.DataFrame:
         if r.status == "measured":
             gil = {True: "yes", False: "no"}.get(r.has_gil, "unknown")
             processes = "yes" if r.multiprocessing else ("no" if r.multiprocessing is False else "n/a")
+            origin = getattr(r, "origin", None)
+            if origin == "build":
+                where = (f"built here from {ORIGINS.get(r.source_origin, r.source_origin)} source of {r.build_version}"
+                         + (f" ({r.source_package} {r.source_debian_version})" if _text(r.source_package) else "")
+                         + ("" if r.source_pinned else ", not pinned"))
+            else:
+                where = f"`{r.resolved_command}`" if _text(r.resolved_command) else ""
+            env = _text(getattr(r, "environment", None))
             rows.append({"runtime": r.runtime, "status": "measured",
                          "implementation": f"{r.implementation} {r.runtime_version}",
                          "host": _text(r.host_version), "GIL": gil, "multiprocessing": processes,
-                         "command": f"`{r.resolved_command}`"})
+                         "command": where + (f", {env}" if env else "")})
         else:
             rows.append({"runtime": r.runtime, "status": "not measured", "implementation": "", "host": "",
                          "GIL": "", "multiprocessing": "", "command": f"`{r.command}`: {r.reason}".replace("|", "/")})
@@ -196,241 +300,534 @@ def runtimes_table(runtimes: pd.DataFrame) -> pd.DataFrame:
                                        "command"])
 
 
-def runtimes_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
-    measured = runtimes[runtimes["status"] == "measured"]
-    absent = runtimes[runtimes["status"] != "measured"]
-    text = (f"{len(measured)} of the {len(runtimes)} configured runtimes were measured"
-            + (": " + ", ".join(f"{r.runtime} ({r.implementation} {r.runtime_version}, "
-                                f"{'with' if r.has_gil else 'without' if r.has_gil is False else 'GIL unknown,'} a GIL)"
-                                for r in measured.itertuples()) if len(measured) else "")
-            + " (@tbl-gil-runtimes).")
-    if len(absent):
-        text += (" Not measured, and not in any figure or table of results: "
-                 + "; ".join(f"{r.runtime} ({r.reason})" for r in absent.itertuples()) + ".")
-    no_mp = measured[measured["multiprocessing"] == False]  # noqa: E712  (None: unknown)
-    if len(no_mp):
-        text += (" " + ", ".join(no_mp["runtime"]) + " could not run the processes execution: "
-                 + "; ".join(f"{r.processes_unavailable_reason}" for r in no_mp.itertuples()) + ".")
-    return join(text, md_table(runtimes_table(runtimes), "The runtimes: what was found and measured, and what was "
-                               "not, with the reason.", "tbl-gil-runtimes"))
+# --- the seed's table and row ---------------------------------------------------------------------
+
+def seed_facts(f: Facts) -> dict:
+    """What the seed says of its runtimes' times on its workload (4 chunks of
+    sum(range(50_000)) in threads)."""
+    return {"cpython": f.seed("seed_cpython_ms", SEED, "215 ms vs 65 ms CPython", 65, unit="ms"),
+            "protopy": f.seed("seed_protopy_ms", SEED, "215 ms vs 65 ms CPython", 215, unit="ms"),
+            "ratio": f.seed("seed_ratio", SEED, "from ~70× to ~3.3× slower", 3.3),
+            "before": f.seed("seed_ratio_before", SEED, "from ~70× to ~3.3× slower", 70),
+            "cpython_before": f.seed("seed_cpython_before_ms", SEED, "2300 ms vs 32 ms", 32, unit="ms"),
+            "protopy_before": f.seed("seed_protopy_before_ms", SEED, "2300 ms vs 32 ms", 2300, unit="ms"),
+            "chunks": f.seed("seed_chunks", SEED, "4 chunks of `sum(range(50_000))`", 4, fmt="int"),
+            "version": f.seed("seed_cpython_version", SEED, "protoPython vs CPython 3.14", 3.14, fmt="plain")}
 
 
-def report_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
-    cfg = machine["config"]["gil"]
-    baseline = cfg["baseline"]
+def report_part(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> dict:
+    """The seed's report (its box-drawn tables, as code), and per runtime how its time in
+    threads at the most workers compares with the baseline's, workload by workload."""
+    baseline = machine["config"]["gil"]["baseline"]
     point = aggregate.seed_point(summary)
-    measured = runtimes.loc[runtimes["status"] == "measured", "runtime"].tolist()
-    others = [r for r in measured if r != baseline]
+    controls = _controls(runtimes)
+    measured = [r for r in runtimes.loc[runtimes["status"] == "measured", "runtime"] if r not in controls]
+    out = {"baseline": baseline, "blocks": [], "seed_point": None}
     if point is None or baseline not in measured:
-        return f"No threads execution of {baseline} was measured in this run, so the seed's table is empty.\n"
-    if not others:
-        return (f"Only {baseline} was measured in this run, so the seed's table, which sets another runtime beside "
-                f"{baseline}, has no row here.\n")
-    blocks, sentences = [], []
-    for name in others:
+        return out
+    out["seed_point"] = True
+    ok = _ok(summary)
+    for name in [r for r in measured if r != baseline]:
         rows = aggregate.seed_rows(summary, name, baseline, point)
-        blocks.append(f"{name} against {baseline}:\n\n```text\n{report.box_table(rows, name, baseline)}\n```")
-        numeric = [r for r in rows if isinstance(r["runtime_ms"], float) and isinstance(r["baseline_ms"], float)]
-        if numeric:
-            best = min(numeric, key=lambda r: r["runtime_ms"] / r["baseline_ms"])
-            worst = max(numeric, key=lambda r: r["runtime_ms"] / r["baseline_ms"])
-            def took(row):
-                ratio = row["runtime_ms"] / row["baseline_ms"]
-                return f"{ratio:.2f} times {baseline}'s time on {row['benchmark']} (\"{report.ratio_text(ratio)}\")"
-
-            sentences.append(f"{name} took {took(best)}" + (f" and {took(worst)}" if worst is not best else ""))
-    intro = (f"The seed's report, as its runner prints it: each workload in threads at {point[1]} workers, the "
-             f"median wall time in milliseconds, and the ratio of the runtime's time to {baseline}'s (below 1 the "
-             f"runtime is faster). The same tables are in `multithread_cpu_report.md` beside the data.")
-    return join(intro, *blocks, "In threads at " + f"{point[1]} workers, " + "; ".join(sentences) + "."
-                if sentences else "")
+        at = ok[(ok["runtime"] == name) & (ok["execution"] == point[0]) & (ok["workers"] == point[1])]
+        at = at.dropna(subset=["ratio_vs_baseline"])
+        items = []
+        for _, r in at.iterrows():
+            ratio = point_fact(f, r, "ratio_vs_baseline", "ratio", fmt="fixed2")
+            items.append({"workload": r["workload"], "ratio": ratio,
+                          "verdict": f.bound_verdict(_id("ratio_vs_baseline", name, r["workload"]), ratio, 1.0,
+                                                     better="slower than", worse="faster than")})
+        out["blocks"].append({"name": name, "table": report.box_table(rows, name, baseline),
+                              "said": grouped(f, _id("report", name), items) if items else None})
+    return out
 
 
-def wall_time(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
-    profile = machine["profile"]
-    ok, top = _ok(summary), _top_workers(summary)
-    fig = figure(profile, "gil_wall_time", "Wall time by runtime and execution, per workload: sequential, and "
-                 f"threads and processes at {top} workers (median of the launches; whiskers: 95% bootstrap "
-                 "interval).", "fig-gil-wall-time")
-    seq = ok[ok["execution"] == "sequential"]
-    clauses = []
+def seed_row(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, seed: dict) -> dict:
+    """The seed's row reproduced: the CPython runtimes on its own workload in threads at
+    the most workers, in ms, beside each interpreter's start-up measured apart, and the
+    seed's times; whether the seed's times look like whole interpreter runs."""
+    point = aggregate.seed_point(summary)
+    if point is None:
+        return {"seed_row": None}
+    ok = _ok(summary)
+    rt = runtimes_in_ms(runtimes).set_index("runtime", drop=False)
+    rows, found = [], {}
+    for name in rt.index:
+        r = rt.loc[name]
+        if r["status"] != "measured" or r["implementation"] != "CPython":
+            continue
+        p = _point(ok, name, "multithread_cpu", *point)
+        if p is None:
+            continue
+        up = r.get("median_startup_ms")
+        up = None if up is None or pd.isna(up) else float(up)
+        run = float(p["median_wall_sec"]) * 1e3
+        rows.append({"runtime": name, "version": f"{r['implementation']} {r['runtime_version']}",
+                     f"threads ({point[1]}), ms": _ms_cell(p), "start-up, ms": fmt_num(up),
+                     "start-up + run, ms": fmt_num(None if up is None else up + run)})
+        found[name] = (p, r, up)
+    if not rows:
+        return {"seed_row": None}
+    name = next((n for n in SEED_ROW_RUNTIMES if n in found and found[n][2] is not None),
+                next((n for n in found if found[n][2] is not None), next(iter(found))))
+    p, r, up = found[name]
+    run = time_fact(f, p)
+    out = {"name": name, "version": runtime_fact(f, r, "runtime_version", "version"), "run": run,
+           "workers": workers_fact(f, p), "seed_over_run": f.derived("seed_over_run", "ratio", seed["cpython"], run,
+                                                                      about=(name,)),
+           "frame": pd.DataFrame(rows), "startup": None, "total": None, "whole_run": False}
+    if up is not None:
+        startup = runtime_fact(f, r, "median_startup_ms", "startup", fmt="num", unit="ms", via=RUNTIMES_MS)
+        total = f.derived("seed_row_total", "sum", startup, run, unit="ms", about=(name,))
+        # the seed's times are many times the work alone and of the order of a whole
+        # interpreter run (start-up included)
+        whole = (seed["cpython_before"].value > 3 * run.value
+                 and seed["cpython_before"].value / 2 <= total.value <= seed["cpython"].value * 2)
+        out.update(startup=startup, total=total, whole_run=whole)
+    return {"seed_row": out}
+
+
+def _ms_cell(row) -> str:
+    """A point's median wall time in ms, its interval on a second line."""
+    lo, hi = row.get("median_wall_sec_ci_low"), row.get("median_wall_sec_ci_high")
+    text = fmt_ci(row["median_wall_sec"] * 1e3, None if lo is None or pd.isna(lo) else lo * 1e3,
+                  None if hi is None or pd.isna(hi) else hi * 1e3)
+    return text.replace(" (", "<br>(")
+
+
+# --- the GIL and the free-threaded build ----------------------------------------------------------
+
+def comparison_fact(f: Facts, row, short: str) -> Fact:
+    return f.lookup(_id(short, row["comparison"], row["workload"], row["execution"], _w(row)), "gil_comparisons",
+                    row, "time_ratio", fmt="fixed2", about=(row["workload"],))
+
+
+def _comparison_item(f: Facts, row, better: str, worse: str, same: str = SAME) -> dict:
+    ratio = comparison_fact(f, row, "time_ratio")
+    key = _id("time_ratio_vs_one", row["comparison"], row["workload"], row["execution"], _w(row))
+    return {"workload": row["workload"], "execution": row["execution"], "ratio": ratio,
+            "workers": workers_fact(f, row, "gil_comparisons"),
+            "verdict": f.bound_verdict(key, ratio, 1.0, better=better, worse=worse, same=same)}
+
+
+def freethreading(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, comparisons: pd.DataFrame,
+                  seed: dict) -> dict:
+    """The GIL's cost on one binary (PYTHON_GIL=1 against 0), the free-threaded build's
+    overhead against the default build, and allocation under free-threading."""
+    rt = runtimes.set_index("runtime", drop=False)
+    names = (SRC, FT, FT_GIL)
+    absent = []
+    for n in names:
+        if n not in rt.index:
+            absent.append({"name": n, "reason": None})
+        elif rt.loc[n, "status"] != "measured":
+            absent.append({"name": n, "reason": runtime_fact(f, rt.loc[n], "reason", "reason")})
+    present = [{"name": n, "version": runtime_fact(f, rt.loc[n], "runtime_version", "version"),
+                "env": runtime_fact(f, rt.loc[n], "environment", "env") if _text(rt.loc[n, "environment"]) else None}
+               for n in names if _measured(runtimes, n)]
+    out = {"ft_absent": absent, "ft_present": present, "gil_cost": None, "gil_cost_seq": None, "overhead": [],
+           "overhead_versions": None, "overhead_origins": None, "alloc": None, "ft_table": bool(len(comparisons))}
+    gil = comparisons[comparisons["comparison"] == "gil_cost"]
+    if len(gil):
+        items = [_comparison_item(f, r, "slower with the GIL on", "faster with the GIL on",
+                                  "not distinguishable on this machine with the GIL on and off")
+                 for _, r in gil.iterrows()]
+        seq = [i for i in items if i["execution"] == "sequential"]
+        out["gil_cost"] = grouped(f, "gil_cost", [i for i in items if i["execution"] != "sequential"])
+        out["gil_cost_seq"] = grouped(f, "gil_cost_seq", seq) if seq else None
+    over = comparisons[(comparisons["comparison"] == "freethreading_overhead")
+                       & (comparisons["execution"] == "sequential")]
+    if len(over):
+        out["overhead"] = [_comparison_item(f, r, "slower than", "faster than") for _, r in over.iterrows()]
+        first = over.iloc[0]
+        if not over["same_version"].fillna(False).astype(bool).all():
+            out["overhead_versions"] = {
+                "ft": f.lookup("overhead_ft_version", "gil_comparisons", first, "runtime_version", fmt="text",
+                               interval=False, about=(FT,)),
+                "src": f.lookup("overhead_src_version", "gil_comparisons", first, "against_version", fmt="text",
+                                interval=False, about=(SRC,))}
+        elif set(over["runtime_origin"]) != set(over["against_origin"]):
+            out["overhead_origins"] = {"ft": first["runtime_origin"], "src": first["against_origin"]}
+    out.update(alloc_part(f, summary, seed))
+    return out
+
+
+def alloc_part(f: Facts, summary: pd.DataFrame, seed: dict) -> dict:
+    """Allocation in threads at the most workers, on the three CPython builds: where the
+    seed's protoPython lost to its shared allocator."""
+    ok = _ok(summary)
+    par = ok[ok["execution"] == "threads"]
+    if par.empty:
+        return {"alloc": None}
+    top = int(par["workers"].max())
+    rows = {n: _point(ok, n, "multithread_alloc", "threads", top) for n in (SRC, FT, FT_GIL)}
+    items = {n: {"name": n, "speedup": speedup_fact(f, r)} for n, r in rows.items() if r is not None}
+    if FT not in items:
+        return {"alloc": None}
+    ft = items[FT]
+    ft["verdict"] = vs_one(f, "alloc_ft_vs_one", ft["speedup"])
+    others = []
+    for n in (FT_GIL, SRC):
+        if n in items:
+            items[n]["verdict"] = f.verdict(_id("alloc_ft_vs", n), ft["speedup"], items[n]["speedup"],
+                                            better="higher than", worse="lower than")
+            others.append(items[n])
+    return {"alloc": {"ft": ft, "others": others, "workers": workers_fact(f, rows[FT])}}
+
+
+def comparisons_frame(comparisons: pd.DataFrame) -> pd.DataFrame:
+    """The paper's table of the free-threading comparisons: one row per workload and point,
+    the GIL's cost and the free-threaded build's overhead side by side (median over its
+    interval)."""
+    titles = {"gil_cost": f"GIL on / off ({FT_GIL} / {FT})", "freethreading_overhead": f"free-threaded / default "
+                                                                                        f"({FT} / {SRC})"}
+    rows: dict[tuple, dict] = {}
+    for r in comparisons.itertuples():
+        key = (r.workload, r.execution, r.workers)
+        row = rows.setdefault(key, {"workload": r.workload, "point": point_name(r.execution, r.workers),
+                                    **{t: "n/a" for t in titles.values()}})
+        row[titles[r.comparison]] = fmt_ci(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high,
+                                           lambda x: f"{x:.2f}").replace(" (", "<br>(")
+    return pd.DataFrame(list(rows.values()), columns=["workload", "point", *titles.values()])
+
+
+def comparisons_table(comparisons: pd.DataFrame) -> pd.DataFrame:
+    """Every comparison, point by point (Snakemake's report)."""
+    return pd.DataFrame([{"comparison": r.comparison, "runtime": r.runtime, "against": r.against,
+                          "workload": r.workload, "point": point_name(r.execution, r.workers),
+                          "time ratio": fmt_ci(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high,
+                                               lambda x: f"{x:.2f}"),
+                          "distinguishable": r.distinguishable} for r in comparisons.itertuples()],
+                        columns=["comparison", "runtime", "against", "workload", "point", "time ratio",
+                                 "distinguishable"])
+
+
+# --- wall time, speedup, CPU --------------------------------------------------------------------
+
+def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
+    """Per workload, the sequential runs' lowest and highest median time among the runtimes
+    (the control's work is scaled: not a time to rank), and the verdict between them."""
+    seq = ok[(ok["execution"] == "sequential") & ~ok["runtime"].isin(controls)].dropna(subset=["median_wall_sec"])
+    out = []
     for workload in [w for w in wl.ORDER if w in set(seq["workload"])]:
-        f = seq[seq["workload"] == workload].sort_values("median_wall_sec")
-        if len(f) > 1:
-            fast, slow = f.iloc[0], f.iloc[-1]
-            if stats.distinguishable(_ci(fast, "median_wall_sec"), _ci(slow, "median_wall_sec")):
-                clauses.append(f"on {workload} {fast['runtime']} was fastest ({_ms(fast)} ms) and {slow['runtime']} "
-                               f"slowest ({_ms(slow)} ms)")
-            else:
-                clauses.append(f"on {workload} the runtimes were not distinguishable on this machine ("
-                               + ", ".join(f"{r['runtime']} {_ms(r)} ms" for _, r in f.iterrows()) + ")")
-        elif len(f):
-            only = f.iloc[0]
-            clauses.append(f"on {workload} {only['runtime']} took {_ms(only)} ms")
-    text = ("Run sequentially, " + "; ".join(clauses) + " (@fig-gil-wall-time).") if clauses else ""
-    return join(fig, text)
+        rows = seq[seq["workload"] == workload].sort_values("median_wall_sec")
+        low = {"name": rows.iloc[0]["runtime"], "time": time_fact(f, rows.iloc[0])}
+        item = {"workload": workload, "low": low, "high": None}
+        if len(rows) > 1:
+            h = rows.iloc[-1]
+            t = time_fact(f, h)
+            item["high"] = {"name": h["runtime"], "time": t,
+                            "verdict": f.verdict(_id("seq_high_vs_low", workload), t, low["time"], better="faster than",
+                                                 worse="slower than", higher_is_better=False)}
+        out.append(item)
+    return {"sequential": out}
 
 
-def speedup(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
-    profile = machine["profile"]
-    ok, top = _ok(summary), _top_workers(summary)
-    fig = figure(profile, "gil_thread_speedup", "Speedup against the same runtime's sequential run, per workload: "
-                 "threads solid, processes dashed (median of the launches; bars: 95% bootstrap interval from both "
-                 "points' launches); dotted: linear speedup.", "fig-gil-speedup")
-    if top is None:
-        return join(fig)
-    gil = _has_gil(runtimes)
-    threads = ok[(ok["execution"] == "threads") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
-    groups: dict[tuple, list[str]] = {}
-    for r in threads.itertuples():
-        pure = wl.get(r.workload).pure_python
-        key = (gil.get(r.runtime), pure, verdict(r.speedup_vs_sequential, top))
-        row = r._asdict()
-        flag = (" (its interval holds 1: not distinguishable from no gain on this machine)"
-                if key[2] != "made no difference" and _reaches_one(row) else "")
-        groups.setdefault(key, []).append(f"{r.runtime} on {r.workload} {_x(r.speedup_vs_sequential)}"
-                                          + _bounds(row) + flag)
-    bullets = []
+def _pure(workload: str) -> bool:
+    return wl.get(workload).pure_python
+
+
+def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, top: int) -> dict:
+    """Threads at the most workers, per runtime kind (with a GIL or without) and workload
+    kind (pure Python or a native call), each point's speedup against one; processes the
+    same; the native control's speedup (the machine's ceiling) and who reached it."""
+    gil = {r.runtime: r.has_gil if isinstance(r.has_gil, bool) else None for r in runtimes.itertuples()}
+    every = ok[(ok["workers"] == top) & (ok["execution"] != "sequential")].dropna(subset=["speedup_vs_sequential"])
+    threads = every[(every["execution"] == "threads") & ~every["runtime"].isin(controls)]
+    groups = []
     for has_gil in (True, False, None):
-        lock = {True: "with a GIL", False: "without a GIL", None: "whose GIL is unknown"}[has_gil]
         for pure in (True, False):
-            kind = "the pure-Python workloads" if pure else "the native-call workload"
-            for word in ("helped", "helped a little", "made no difference", "slowed it down"):
-                items = groups.get((has_gil, pure, word))
-                if items:
-                    bullets.append(f"- On runtimes {lock}, {top} threads {word} on {kind}: " + ", ".join(items) + ".")
-    rule = (f"A speedup of at least {fmt_num(1 + 0.4 * (top - 1))} counts as helped, below "
-            f"{fmt_num(1 + 0.15 * (top - 1))} (down to 0.85) as no difference, below 0.85 as slower.")
-    text = (f"When do threads help? Threads at {top} workers against the same runtime's sequential run (speedup, "
-            f"with its 95% bootstrap interval in brackets):\n\n" + "\n".join(bullets) + f"\n\n{rule}") if bullets else ""
-    procs = ok[(ok["execution"] == "processes") & (ok["workers"] == top)].dropna(subset=["speedup_vs_sequential"])
-    ptext = ""
-    if len(procs):
-        ptext = (f"Processes at {top} workers, which share no interpreter, reached " + ", ".join(
-            f"{r.runtime} on {r.workload} {_x(r.speedup_vs_sequential)}{_bounds(r._asdict())}"
-            for r in procs.itertuples()) + "; they "
-            "pay for starting the workers inside the timed run, which the seed's short multithread_cpu cannot "
-            "hide.")
-    alloc = threads[threads["workload"] == "multithread_alloc"]
-    atext = ""
-    if len(alloc):
-        atext = (f"Allocation under threads (multithread_alloc, threads at {top} workers), where the seed's "
-                 "protoPython first lost 70x to its shared allocator: " + ", ".join(
-                     f"{r.runtime} {_x(r.speedup_vs_sequential)}{_bounds(r._asdict())}" for r in alloc.itertuples())
-                 + " (@fig-gil-speedup).")
-    return join(fig, text, ptext, atext)
+            rows = threads[threads["runtime"].map(gil.get).eq(has_gil) if has_gil is not None
+                           else threads["runtime"].map(gil.get).isna()]
+            rows = rows[rows["workload"].map(_pure) == pure]
+            if rows.empty:
+                continue
+            items = []
+            for _, r in rows.iterrows():
+                s = speedup_fact(f, r)
+                items.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
+                              "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "threads"), s)})
+            key = _id("threads", {True: "gil", False: "nogil", None: "unknown"}[has_gil], "pure" if pure else "native")
+            groups.append({"gil": has_gil, "pure": pure, "runtimes": list(dict.fromkeys(rows["runtime"])),
+                           **grouped(f, key, items)})
+    procs = every[every["execution"] == "processes"]
+    processes = []
+    for workload in [w for w in wl.ORDER if w in set(procs["workload"])]:
+        items = []
+        for _, r in procs[procs["workload"] == workload].iterrows():
+            s = speedup_fact(f, r)
+            items.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
+                          "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "processes"), s)})
+        processes.append({"workload": workload, **grouped(f, _id("processes", workload), items)})
+    return {"thread_groups": groups, "processes": processes, **ceiling(f, every, controls)}
 
 
-def utilization(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
-    profile = machine["profile"]
-    ok, top = _ok(summary), _top_workers(summary)
-    fig = figure(profile, "gil_cpu_utilization", f"CPU seconds per wall second of threads and processes at {top} "
-                 "workers, per workload; 1 is one busy core. Bars: 95% bootstrap intervals over the launches.",
-                 "fig-gil-cpu")
-    if top is None:
-        return join(fig)
-    threads = ok[(ok["execution"] == "threads") & (ok["workers"] == top)].dropna(subset=["cpu_sec_per_wall_sec"])
-    if threads.empty:
-        return join(fig, "No runtime could measure its CPU time in this run.")
-    by_runtime = threads.groupby("runtime", sort=False)["cpu_sec_per_wall_sec"]
-    text = (f"With threads at {top} workers the interpreter used " + ", ".join(
-        f"{name} {fmt_num(v.min())} to {fmt_num(v.max())}" for name, v in by_runtime)
-        + f" CPU seconds per wall second across the workloads (@fig-gil-cpu): a value near 1 means one thread ran "
-          f"at a time, near {top} that all ran at once. It shows what a GIL does independently of how fast the "
-          f"machine happened to be; on a JVM it also counts the JIT compiler and garbage collector threads.")
+def ceiling(f: Facts, every: pd.DataFrame, controls: set) -> dict:
+    """The native control's speedup in threads at the most workers, per workload (the
+    machine's own ceiling at this run length), and which runtimes reached it: their
+    speedup not distinguishable from the control's, or above it."""
+    if not controls:
+        return {"ceiling": None, "controls": []}
+    threads = every[every["execution"] == "threads"]
+    control = threads[threads["runtime"].isin(controls)]
+    out = []
+    for _, c in control.iterrows():
+        s = speedup_fact(f, c)
+        item = {"name": c["runtime"], "workload": c["workload"], "speedup": s,
+                "verdict": vs_one(f, _id("ceiling_vs_one", c["workload"]), s), "reached": [], "missed": []}
+        if item["verdict"].value == "above":
+            others = threads[(threads["workload"] == c["workload"]) & ~threads["runtime"].isin(controls)]
+            for _, o in others.iterrows():
+                v = f.verdict(_id("vs_ceiling", o["runtime"], o["workload"]), speedup_fact(f, o), s, better="above",
+                              worse="below")
+                entry = {"name": o["runtime"], "speedup": speedup_fact(f, o), "verdict": v}
+                (item["missed"] if v.value == "below" else item["reached"]).append(entry)
+        out.append(item)
+    return {"ceiling": out, "controls": sorted(controls)}
+
+
+def utilization(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, top: int) -> dict:
+    """CPU seconds per wall second in threads at the most workers, by runtime kind and
+    workload kind (ranges over the readings that can be right), and the readings recorded
+    null as impossible, by runtime."""
+    gil = {r.runtime: r.has_gil if isinstance(r.has_gil, bool) else None for r in runtimes.itertuples()}
+    threads = ok[(ok["execution"] == "threads") & (ok["workers"] == top) & ~ok["runtime"].isin(controls)]
+    readable = threads.dropna(subset=["cpu_sec_per_wall_sec"])
+    ranges = []
+    for pure in (True, False):
+        kind = readable[readable["workload"].map(_pure) == pure]
+        for has_gil in (True, False, None):
+            rows = kind[kind["runtime"].map(gil.get).eq(has_gil) if has_gil is not None
+                        else kind["runtime"].map(gil.get).isna()]
+            if rows.empty:
+                continue
+            names, loads = list(dict.fromkeys(rows["runtime"])), list(dict.fromkeys(rows["workload"]))
+            where = {"status": "ok", "execution": "threads", "workers": top, "runtime": names, "workload": loads}
+            key = _id("cpu", "pure" if pure else "native", {True: "gil", False: "nogil", None: "unknown"}[has_gil])
+            ranges.append({"pure": pure, "gil": has_gil, "runtimes": names,
+                           "min": f.aggregate(_id(key, "min"), "gil_summary", "min", "cpu_sec_per_wall_sec",
+                                              where=where, fmt="fixed2", about=tuple(names)),
+                           "max": f.aggregate(_id(key, "max"), "gil_summary", "max", "cpu_sec_per_wall_sec",
+                                              where=where, fmt="fixed2", about=tuple(names))})
+    nulled = []
+    if "cpu_null_reason" in ok:
+        for runtime in dict.fromkeys(ok.loc[ok["cpu_null_reason"].notna(), "runtime"]):
+            mine = ok[(ok["runtime"] == runtime) & ok["cpu_null_reason"].notna()]
+            nulled.append({"name": runtime,
+                           "n": f.aggregate(_id("cpu_null", runtime), "gil_summary", "count", "cpu_null_reason",
+                                            where={"status": "ok", "runtime": runtime}, about=(runtime,)),
+                           "of": f.aggregate(_id("points_ok", runtime), "gil_summary", "count",
+                                             where={"status": "ok", "runtime": runtime}, about=(runtime,)),
+                           "example": point_fact(f, mine.iloc[0], "cpu_null_reason", "cpu_null_reason", fmt="text",
+                                                 interval=False)})
     seq = ok[ok["execution"] == "sequential"]["cpu_sec_per_wall_sec"].dropna()
+    low = None
     if len(seq) and seq.median() < 0.9:
-        text += (f" Sequential runs themselves got a median of {fmt_num(seq.median())} CPU seconds per wall second "
-                 f"({fmt_num(seq.min())} to {fmt_num(seq.max())}): other load on the machine held the cores for the "
-                 f"rest of the time, and the speedups above are limited by it, not only by the runtimes.")
-    return join(fig, text)
+        where = {"status": "ok", "execution": "sequential"}
+        low = {"median": f.aggregate("cpu_seq_median", "gil_summary", "median", "cpu_sec_per_wall_sec", where=where,
+                                     fmt="fixed2"),
+               "min": f.aggregate("cpu_seq_min", "gil_summary", "min", "cpu_sec_per_wall_sec", where=where,
+                                  fmt="fixed2"),
+               "max": f.aggregate("cpu_seq_max", "gil_summary", "max", "cpu_sec_per_wall_sec", where=where,
+                                  fmt="fixed2")}
+    return {"cpu_ranges": ranges, "cpu_nulled": nulled, "cpu_seq_low": low, "cpu_drawn": cpu_drawn(ok)}
 
 
-def related(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict, other: pd.DataFrame | None) -> str:
+def cpu_drawn(ok: pd.DataFrame) -> bool:
+    """Whether `gil_cpu_utilization` draws data: a parallel point with a CPU reading."""
+    return bool(ok[ok["execution"] != "sequential"]["cpu_sec_per_wall_sec"].notna().any())
+
+
+# --- the related study ------------------------------------------------------------------------------
+
+def related(f: Facts, ok: pd.DataFrame, machine: dict, other: pd.DataFrame | None, baseline: str) -> dict:
+    """The related study's threading cells at its most workers (their scaling efficiency
+    by kind of signature) beside the baseline's threads on the native-call and the
+    pure-Python workload at that worker count."""
     studies = machine["config"].get("studies", [])
     if RELATED_STUDY not in studies or other is None:
-        return (f"The {RELATED_STUDY} study did not run in this run, so its threading results cannot be set beside "
-                "the native-call workload here.\n")
-    ok, top = _ok(summary), _top_workers(summary)
-    cells = other[(other["status"] == "ok") & (other["mode"] == "threading")]
-    if cells.empty or top is None:
-        return f"The {RELATED_STUDY} study ran, but none of its threading cells passed their checks.\n"
+        return {"related": None, "related_study": RELATED_STUDY, "related_ran": False}
+    # the Python threads of the related study's own bindings (its `threading` variant), never
+    # mixed with another backend's
+    threading = {"variant": "threading"} if "variant" in other else {"mode": "threading"}
+    cells = factmod_where(other[other["status"] == "ok"], threading)
+    out = {"related_study": RELATED_STUDY, "related_ran": True, "related": None}
+    if cells.empty or ok.empty:
+        return out
     w = int(cells["workers"].max())
-    at = cells[cells["workers"] == w]
-    parts = []
-    for kind, f in at.groupby("kind", sort=False):
-        eff = f["scaling_efficiency"].dropna()
-        if len(eff):
-            parts.append(f"{kind} signatures a median scaling efficiency of {fmt_pct(eff.median())} "
-                         f"({len(eff)} cells, {fmt_pct(eff.min())} to {fmt_pct(eff.max())})")
-    baseline = machine["config"]["gil"]["baseline"]
-    native = _point(ok, baseline, "multithread_hashlib", "threads", w)
-    pure = _point(ok, baseline, "multithread_cpu_scaled", "threads", w)
-    here = []
-    if native is not None:
-        here.append(f"{fmt_pct(native['efficiency'])} for multithread_hashlib")
-    if pure is not None:
-        here.append(f"{fmt_pct(pure['efficiency'])} for the pure-Python multithread_cpu_scaled")
-    text = (f"In the same run, {RELATED_STUDY}'s threading cells at {w} workers reached " + "; ".join(parts)
-            + f" (@sec-{RELATED_STUDY}-efficiency). Its signing and verifying run in C with the GIL released, like "
-              f"hashlib here")
-    if here:
-        text += (f": {baseline} threads at {w} workers reached an efficiency (speedup / workers) of "
-                 + " and ".join(here))
-    return text + ". Threads in CPython scale when the work is a native call that releases the GIL, and not when it " \
-                  "is Python bytecode.\n"
+    kinds = []
+    for kind in dict.fromkeys(cells.loc[cells["workers"] == w, "kind"]):
+        where = {"status": "ok", **threading, "workers": w, "kind": kind}
+        if cells[(cells["workers"] == w) & (cells["kind"] == kind)]["scaling_efficiency"].notna().any():
+            kinds.append({"kind": kind, **{op: f.aggregate(_id("related", kind, op), RELATED_TABLE, op,
+                                                             "scaling_efficiency", where=where,
+                                                             fmt="int" if op == "count" else "pct",
+                                                             about=(kind,))
+                                         for op in ("median", "min", "max", "count")}})
+    here = {}
+    for workload in ("multithread_hashlib", "multithread_cpu_scaled"):
+        r = _point(ok, baseline, workload, "threads", w)
+        if r is not None:
+            eff = point_fact(f, r, "efficiency", "efficiency", fmt="pct")
+            s = speedup_fact(f, r)
+            here[workload] = {"efficiency": eff, "verdict": vs_one(f, _id("related_vs_one", workload), s)}
+    out["related"] = {"workers": f.aggregate("related_workers", RELATED_TABLE, "max", "workers",
+                                             where={"status": "ok", **threading}, fmt="int"),
+                      "backends": sorted(set(cells["backend"])) if "backend" in cells else [],
+                      "kinds": kinds, "here": here, "baseline": baseline}
+    return out
+
+
+# --- the summary table ------------------------------------------------------------------------------
+
+def _cell(value, lo, hi, digits: str = "num") -> str:
+    fmt = (lambda x: f"{x:.2f}") if digits == "fixed2" else fmt_num
+    if value is None or pd.isna(value):
+        return "n/a"
+    return fmt_ci(value, lo, hi, fmt).replace(" (", "<br>(")
 
 
 def speedup_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The paper's table: per runtime and workload, sequential time and what threads and
-    processes at the most workers did (also written for the Snakemake report)."""
+    """The paper's table: per runtime and workload, the sequential time and what threads
+    and processes at the most workers did, each median over its interval; a point with a
+    launch that stayed disturbed says how many."""
     ok = _ok(summary)
-    top = _top_workers(summary)
+    par = summary[summary["execution"] != "sequential"]
+    top = int(par["workers"].max()) if len(par) else 1
+    baseline = summary["baseline"].iloc[0] if len(summary) else "baseline"
+    disturbed = "disturbed_reps" in ok and bool((ok["disturbed_reps"].fillna(0) > 0).any())
     rows = []
-    for (runtime, workload), f in ok.groupby(["runtime", "workload"], sort=False):
-        seq = _point(f, runtime, workload, "sequential", 1)
-        thr = _point(f, runtime, workload, "threads", top) if top else None
-        prc = _point(f, runtime, workload, "processes", top) if top else None
-        rows.append({
-            "runtime": runtime, "workload": workload,
-            "sequential, ms": _ms(seq) if seq is not None else "n/a",
-            f"threads ({top}), ms": _ms(thr) if thr is not None else "n/a",
-            "threads speedup": (_x(thr["speedup_vs_sequential"]) + _bounds(thr)) if thr is not None else "n/a",
-            "threads CPU s/s": fmt_num(thr["cpu_sec_per_wall_sec"]) if thr is not None else "n/a",
-            f"processes ({top}) speedup": (_x(prc["speedup_vs_sequential"]) + _bounds(prc)) if prc is not None
-            else "n/a",
-            f"vs {summary['baseline'].iloc[0]} (threads)": (thr["ratio_text"] or "n/a") if thr is not None else "n/a",
-        })
+    for (runtime, workload), g in ok.groupby(["runtime", "workload"], sort=False):
+        seq = _point(g, runtime, workload, "sequential", 1)
+        thr = _point(g, runtime, workload, "threads", top)
+        prc = _point(g, runtime, workload, "processes", top)
+
+        def ms(r):
+            return "n/a" if r is None else _cell(r["median_wall_sec"] * 1e3, r["median_wall_sec_ci_low"] * 1e3,
+                                                 r["median_wall_sec_ci_high"] * 1e3)
+
+        def col(r, column, digits="fixed2"):
+            return "n/a" if r is None else _cell(r[column], r.get(f"{column.split('_vs_')[0]}_ci_low"),
+                                                 r.get(f"{column.split('_vs_')[0]}_ci_high"), digits)
+
+        row = {"runtime": runtime, "workload": workload, "sequential, ms": ms(seq), f"threads ({top}), ms": ms(thr),
+               "threads speedup": col(thr, "speedup_vs_sequential"),
+               "threads CPU s/s": "n/a" if thr is None or pd.isna(thr["cpu_sec_per_wall_sec"])
+               else _cell(thr["cpu_sec_per_wall_sec"], thr["cpu_sec_per_wall_sec_ci_low"],
+                          thr["cpu_sec_per_wall_sec_ci_high"], "fixed2"),
+               f"processes ({top}) speedup": col(prc, "speedup_vs_sequential"),
+               f"threads time / {baseline}'s": col(thr, "ratio_vs_baseline")}
+        if disturbed:
+            row["disturbed launches"] = str(int(g["disturbed_reps"].fillna(0).max()))
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
-def summary_part(summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict) -> str:
-    top = _top_workers(summary)
-    return join(
-        f"@tbl-gil-speedup gives, per runtime and workload, the sequential time, the time in threads at {top} "
-        "workers with its speedup and CPU use, the speedup in processes, and the seed's ratio to the baseline in "
-        "threads; times carry their 95% bootstrap interval in parentheses, speedups in brackets. Points not "
-        "measured (n/a) are listed above with the reason.",
-        md_table(speedup_table(summary), f"Sequential time and what {top} threads and {top} processes did, per "
-                 "runtime and workload (medians over the launches, 95% bootstrap intervals).", "tbl-gil-speedup"))
-
-
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
-    return {"gil_speedup_table": (speedup_table(tables["gil_summary"]),
+    flat = {"<br>": " "}
+    return {"gil_speedup_table": (speedup_table(tables["gil_summary"]).replace(flat, regex=True),
                                   "gil: sequential time, threads and processes at the most workers, per runtime and "
-                                  "workload"),
+                                  "workload (95% bootstrap intervals in parentheses)"),
             "gil_runtimes_table": (runtimes_table(tables["gil_runtimes"]),
-                                   "gil: the runtimes measured and not measured, with the reason")}
+                                   "gil: the runtimes measured and not measured, with the reason"),
+            "gil_comparisons_table": (comparisons_table(tables["gil_comparisons"]),
+                                      "gil: the GIL's cost on one binary and the free-threaded build's overhead, "
+                                      "point by point")}
 
 
-def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
-    summary, runtimes = tables["gil_summary"], tables["gil_runtimes"]
-    parts = {"setup": setup(summary, runtimes, machine), "runtimes": runtimes_part(summary, runtimes, machine)}
-    if _ok(summary).empty:
-        nothing = "No point passed its checks in this run, so there is nothing to report here.\n"
-        return {**parts, **{name: nothing for name in FRAGMENTS if name not in parts}}
-    parts.update(report=report_part(summary, runtimes, machine), wall_time=wall_time(summary, runtimes, machine),
-                 speedup=speedup(summary, runtimes, machine), utilization=utilization(summary, runtimes, machine),
-                 related=related(summary, runtimes, machine, tables.get(RELATED_TABLE)),
-                 summary=summary_part(summary, runtimes, machine))
-    return parts
+# --- the headline and the limitations ---------------------------------------------------------------
+
+def headline(f: Facts, ok: pd.DataFrame, comparisons: pd.DataFrame, seed: dict, top: int | None) -> dict:
+    """The free-threaded build's thread speedup at the most workers on the scaled pure-Python
+    workload beside the same binary's with its GIL on; the seed's own figure (a time
+    ratio of its GIL-less runtime to CPython on its workload in threads) beside the same
+    ratio here, which is not the same quantity."""
+    if top is None or top < 2:
+        return {"headline": None}
+    for workload in HEADLINE_WORKLOADS:
+        ft = _point(ok, FT, workload, "threads", top)
+        on = _point(ok, FT_GIL, workload, "threads", top)
+        if ft is not None and on is not None and pd.notna(ft["speedup_vs_sequential"]) \
+                and pd.notna(on["speedup_vs_sequential"]):
+            break
+    else:
+        return {"headline": None}
+    s_ft, s_on = speedup_fact(f, ft), speedup_fact(f, on)
+    out = {"workload": workload, "workers": workers_fact(f, ft), "ft": s_ft, "on": s_on,
+           "verdict": f.verdict("headline_ft_vs_gil", s_ft, s_on, better="higher than", worse="lower than"),
+           "ft_vs_one": vs_one(f, "headline_ft_vs_one", s_ft), "on_vs_one": vs_one(f, "headline_on_vs_one", s_on),
+           "seed": None}
+    row = comparisons[(comparisons["comparison"] == "freethreading_overhead")
+                      & (comparisons["workload"] == "multithread_cpu") & (comparisons["execution"] == "threads")
+                      & (comparisons["workers"] == top)]
+    if len(row):
+        out["seed"] = {"ours": comparison_fact(f, row.iloc[0], "time_ratio"),
+                       "workers": workers_fact(f, row.iloc[0], "gil_comparisons")}
+    return {"headline": out}
+
+
+def limitations(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, machine: dict, ceil: list) -> dict:
+    cores = f.machine_value("cores", "machine.logical_cores", fmt="int")
+    par = summary[summary["execution"] != "sequential"]
+    top = f.aggregate("workers_max", "gil_summary", "max", "workers", where={"execution": ["threads", "processes"]},
+                      fmt="int") if len(par) else None
+    absent = [{"name": r["runtime"], "what": WHAT.get(r["runtime"]), "reason": runtime_fact(f, r, "reason", "reason")}
+              for _, r in runtimes[runtimes["status"] != "measured"].iterrows()]
+    # the free-threaded build: the newest CPython the config looks for, and what was built
+    versions = machine["config"]["gil"].get("cpython", {}).get("versions") or []
+    built = runtimes[(runtimes["runtime"] == FT) & (runtimes["status"] == "measured")]
+    older = None
+    if versions and len(built) and built.iloc[0].get("origin") == "build" and not str(
+            built.iloc[0]["runtime_version"]).startswith(f"{versions[0]}."):
+        older = {"versions": f.config("cpython_versions", "gil.cpython.versions", fmt="list"),
+                 "version": runtime_fact(f, built.iloc[0], "runtime_version", "version")}
+    readable = [c for c in (ceil or []) if c["verdict"].value == "above"]
+    nulled = summary[(summary["status"] == "ok") & summary["cpu_null_reason"].notna()] \
+        if "cpu_null_reason" in summary else summary.iloc[0:0]
+    return {"lim": {"cores": cores, "top": top, "absent": absent, "older": older, "ceiling": readable,
+                    "cpu_nulled": list(dict.fromkeys(nulled["runtime"]))}}
+
+
+# --- the context ------------------------------------------------------------------------------------
+
+def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
+    from parbench.disturbance import load_facts
+
+    runtimes, comparisons = tables["gil_runtimes"], tables["gil_comparisons"]
+    f = Facts("gil", tables, KEYS, machine)
+    # the rows the facts read are rows of gil_summary through POINTS
+    summary = points(tables["gil_summary"])
+    ok = _ok(summary)
+    controls = _controls(runtimes)
+    par = ok[ok["execution"] != "sequential"]
+    top = int(par["workers"].max()) if len(par) else None
+    baseline = machine["config"]["gil"]["baseline"]
+    ctx: dict = {"f": f, "any_ok": not ok.empty, "top_known": top is not None, "baseline": baseline,
+                 "controls": sorted(controls),
+                 "tables": {"gil_runtimes": runtimes_table(runtimes), "gil_speedup": speedup_table(summary),
+                            "gil_freethreading": comparisons_frame(comparisons) if len(comparisons) else None}}
+    if top is not None:
+        f.aggregate("top", "gil_summary", "max", "workers", where={"status": "ok",
+                                                                   "execution": ["threads", "processes"]}, fmt="int")
+    seed = seed_facts(f)
+    ctx.update(setup(f, summary, runtimes, machine))
+    ctx.update(load_facts(f, tables["gil_load"], "gil_load"))
+    ctx.update(runtimes_part(f, summary, runtimes))
+    ctx.update(report_part(f, summary, runtimes, machine))
+    ctx.update(seed_row(f, summary, runtimes, seed))
+    if ctx["seed_row"]:
+        ctx["tables"]["gil_seed_row"] = ctx["seed_row"]["frame"]
+    ctx.update(freethreading(f, summary, runtimes, comparisons, seed))
+    ctx.update(wall_time(f, ok, controls))
+    ctx["wall_drawn"] = bool(len(ok[~ok["runtime"].isin(controls)]))
+    ctx["speedup_drawn"] = bool(par["speedup_vs_sequential"].notna().any())
+    if top is not None:
+        ctx.update(speedup(f, ok, runtimes, controls, top))
+        ctx.update(utilization(f, ok, runtimes, controls, top))
+    else:
+        ctx.update(thread_groups=[], processes=[], ceiling=None, cpu_ranges=[], cpu_nulled=[], cpu_seq_low=None,
+                   cpu_drawn=False)
+    ctx.update(related(f, ok, machine, tables.get(RELATED_TABLE), baseline))
+    ctx.update(headline(f, ok, comparisons, seed, top))
+    ctx.update(limitations(f, summary, runtimes, machine, ctx.get("ceiling")))
+    return ctx

@@ -79,10 +79,14 @@ def cells(cfg: dict) -> list[GilCell]:
     """Repetition by repetition; in each, runtime by runtime (the baseline first), each
     workload in catalog order (the run shuffles each repetition's cells)."""
     gc = cfg["gil"]
-    found = [r.name for r in measured_runtimes(cfg)]
+    runtimes = measured_runtimes(cfg)
+    found = [r.name for r in runtimes]
+    # the native control has only the sum workloads
+    control = {r.name for r in runtimes if r.control}
     order = sorted(found, key=lambda name: (name != gc["baseline"], found.index(name)))
     return [GilCell(name, w, rep) for rep in range(gc["repetitions"])
-            for name in order for w in wl.ORDER if w in gc["workloads"]]
+            for name in order for w in wl.ORDER if w in gc["workloads"]
+            and (name not in control or wl.get(w).kind == "sum_range")]
 
 
 def cell_records(cfg: dict) -> list[str]:
@@ -117,8 +121,12 @@ def worker_spec(cfg: dict, runtime: str, workload: str, repetitions: int | None 
     `repetitions` are the timed runs of every point in this launch: `gil.runs_per_cell`)."""
     gc = cfg["gil"]
     section = gc["workloads"][workload]
+    params = wl.params_of(workload, section)
+    scale = gc["runtimes"][runtime].get("work_scale", 1)
+    if scale != 1 and "repeat" in params:  # the native control: its loop is far faster than Python's
+        params = {**params, "repeat": params["repeat"] * scale}
     return {"workload": workload, "kind": wl.get(workload).kind, "chunks": section["chunks"],
-            "params": wl.params_of(workload, section),
+            "params": params,
             "configs": [list(c) for c in (config_points or configs(cfg))],
             "warmup_runs": warmup_runs(cfg, runtime) if warmups is None else warmups,
             "jit_quiet": gc["jit_quiet"],
@@ -131,10 +139,69 @@ def cell_parameters(cfg: dict, cell: GilCell) -> dict:
     script itself. The number of repetitions is not among them: more repetitions add
     cells and leave the measured ones as they are."""
     gc = cfg["gil"]
-    resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime])
-    return {"runtime": cell.runtime, "command": list(resolution.argv or []),
+    resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
+    return {"runtime": cell.runtime, "command": list(resolution.argv or []), "build": resolution.build,
+            "env": resolution.env, "require": resolution.require,
             "gil": gc["runtimes"][cell.runtime]["gil"], "spec": worker_spec(cfg, cell.runtime, cell.workload),
             "timeout_sec": gc["timeout_sec"], "worker_sha256": worker_digest()}
+
+
+# --- CPython built from source ----------------------------------------------------------------
+
+def builds(cfg: dict) -> list[str]:
+    """The flavours of CPython the measured runtimes need built (cpython.FLAVOURS order)."""
+    from parbench.studies.gil import cpython
+
+    wanted = {r.build for r in measured_runtimes(cfg) if r.build}
+    return [f for f in cpython.FLAVOURS if f in wanted]
+
+
+def cell_inputs(cfg: dict, runtime: str) -> dict:
+    """The cell rule's inputs beside the worker: the build's record for a runtime the
+    study builds (a rebuilt interpreter reruns its cells)."""
+    resolution = next((r for r in resolved(cfg) if r.name == runtime), None)
+    return {"needs": resolution.needs} if resolution and resolution.needs else {}
+
+
+def source_parameters(cfg: dict) -> dict:
+    """What decides the CPython source (the source rule reruns when it changes): the
+    versions, suites and pins, the tarball PARBENCH_CPYTHON_SOURCE names (path, size,
+    time), and, when the last fetch found nothing, a fresh token so that it is tried again."""
+    import os
+    import time
+
+    from parbench.studies.gil import cpython
+
+    named = os.environ.get(cpython.SOURCE_ENV, "").strip()
+    tarball = None
+    if named and os.path.isfile(named):
+        st = os.stat(named)
+        tarball = [os.path.abspath(named), st.st_size, int(st.st_mtime)]
+    record = Path(cpython.SOURCE_RECORD)
+    retry = None
+    if record.exists():
+        try:
+            available = json.loads(record.read_text()).get("available")
+        except ValueError:
+            available = False
+        retry = None if available else f"retry {int(time.time())}"
+    c = cfg["gil"]["cpython"]
+    return {"versions": c["versions"], "debian_suites": c["debian_suites"], "pins": c["pins"],
+            "tarball": tarball or named or None, "retry": retry}
+
+
+def build_parameters(cfg: dict) -> dict:
+    """What a CPython build is made with (the build rule reruns when it changes)."""
+    from parbench.studies.gil import cpython
+
+    c = cfg["gil"]["cpython"]
+    return {"configure_args": c["configure_args"], "skip_modules": sorted(c["skip_modules"]),
+            "build_version": cpython.BUILD_VERSION}
+
+
+def build_estimate_sec(cfg: dict, flavour: str) -> float:
+    """Seconds one flavour's build takes on the profile's machine (a cached one: seconds)."""
+    return cfg["gil"]["cpython"]["build_estimate_sec"]
 
 
 def resolution_summary(cfg: dict) -> str:
@@ -172,7 +239,8 @@ def job_seconds() -> dict:
         return cell_estimate_sec(cfg, GilCell(wildcards["runtime"], wildcards["workload"],
                                               int(wildcards.get("rep", 0))))
 
-    return {"gil_cell": cell_sec}
+    return {"gil_cell": cell_sec, "gil_cpython_source": lambda cfg, wildcards: 15.0,
+            "gil_cpython_build": lambda cfg, wildcards: build_estimate_sec(cfg, wildcards.get("flavour"))}
 
 
 def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
@@ -180,7 +248,9 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
     todo = [GilCell(w["runtime"], w["workload"], int(w.get("rep", 0))) for name, w in jobs if name == "gil_cell"]
     total = len(cells(cfg))
     all_runtimes = resolved(cfg)
-    found = [f"{r.name} ({' '.join(r.argv)})" for r in all_runtimes if r.found]
+    found = [f"{r.name} ({' '.join(r.argv) if r.argv else f'built here from source, {r.source}'}"
+             + (f", {' '.join(f'{k}={v}' for k, v in r.env.items())}" if r.env else "") + ")"
+             for r in all_runtimes if r.found]
     seed = gc["workloads"].get("multithread_cpu")
     lines = [
         "GIL BENCHMARK (gil) - the same CPU-bound Python work, sequential, in threads and in processes, "
@@ -194,6 +264,10 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"per point per launch",
     ]
     lines += [f"warning: gil: runtime {r.name} is not measured: {r.reason}" for r in all_runtimes if not r.found]
+    todo_builds = [w.get("flavour") for name, w in jobs if name == "gil_cpython_build"]
+    if todo_builds:
+        lines.append(f"CPython from source: {', '.join(todo_builds)} build(s) to make or reuse, about "
+                     f"{sum(build_estimate_sec(cfg, f) for f in todo_builds) / 60:.0f} min if nothing is cached")
     lines.append(cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)))
     return lines
 

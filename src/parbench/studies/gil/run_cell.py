@@ -55,7 +55,7 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def run_worker(argv: list[str], spec: dict, timeout_sec: float) -> dict:
+def run_worker(argv: list[str], spec: dict, timeout_sec: float, runtime_env: dict | None = None) -> dict:
     """Run the worker under `argv` (the interpreter and its arguments); returns its exit
     code, its output document (None when it wrote none), the tail of its stderr and
     whether it timed out. The interpreter and every process it started are gone when
@@ -64,9 +64,10 @@ def run_worker(argv: list[str], spec: dict, timeout_sec: float) -> dict:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec))
         cmd = [*argv, str(plan.WORKER), str(spec_path), str(out_path)]
+        spawned = time.time()
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
-                                    env=rt.worker_environment(), start_new_session=True)
+                                    env=rt.worker_environment(runtime_env=runtime_env), start_new_session=True)
         except OSError as exc:
             return {"exit_code": None, "output": None, "stderr": f"cannot start {argv[0]}: {exc}",
                     "timed_out": False, "command": cmd}
@@ -90,7 +91,11 @@ def run_worker(argv: list[str], spec: dict, timeout_sec: float) -> dict:
             except ValueError:
                 output = None
     tail = "\n".join((err or "").strip().splitlines()[-STDERR_LINES:] + (out or "").strip().splitlines()[-2:])
-    return {"exit_code": proc.returncode, "output": output, "stderr": tail, "timed_out": timed_out, "command": cmd}
+    # the interpreter's start-up: from its spawn to the worker's first line (imports included)
+    started = (output or {}).get("started_unix")
+    startup = started - spawned if isinstance(started, (int, float)) and started >= spawned else None
+    return {"exit_code": proc.returncode, "output": output, "stderr": tail, "timed_out": timed_out, "command": cmd,
+            "startup_sec": startup}
 
 
 def check_point(point: dict, spec: dict, expected) -> dict:
@@ -123,16 +128,47 @@ def check_point(point: dict, spec: dict, expected) -> dict:
     return out
 
 
-def runtime_facts(resolution: rt.Resolution, reported: dict | None) -> dict:
+REPORTED = ("implementation", "version", "sys_version", "host_version", "executable", "gil_enabled",
+            "free_threaded_build", "cpu_count", "cores_available", "python_gil_env")
+
+
+def build_of(resolution: rt.Resolution) -> tuple[dict | None, str | None]:
+    """For a runtime built by the study: (its build record, None) or (None, why it cannot
+    run); (None, None) for any other runtime."""
+    from parbench.studies.gil import cpython
+
+    if not resolution.build:
+        return None, None
+    path = Path(cpython.build_record(resolution.build))
+    if not path.exists():
+        return None, (f"the {resolution.build} CPython build has no record ({path}): run the pipeline, whose "
+                      f"rule gil_cpython_build makes it")
+    record = json.loads(path.read_text())
+    if not record.get("available"):
+        return None, record.get("reason") or f"the {resolution.build} CPython build is not available"
+    return record, None
+
+
+def build_facts(build: dict | None) -> dict:
+    """Where a built interpreter came from (the build's record), for the cell's record."""
+    if not build:
+        return {}
+    source = build.get("source", {})
+    return {"build_flavour": build["flavour"], "build_version": build["version"], "build_key": build["key"],
+            "build_configure": build.get("configure"), "build_skipped_modules": build.get("skipped_modules"),
+            "source_origin": source.get("origin"), "source_sha256": source.get("sha256"),
+            "source_pinned": source.get("pinned"), "source_package": source.get("package"),
+            "source_debian_version": source.get("debian_version"), "source_mirror": source.get("mirror")}
+
+
+def runtime_facts(resolution: rt.Resolution, reported: dict | None, build: dict | None = None) -> dict:
     """The runtime as configured, resolved and (when it ran) as it describes itself;
     `has_gil` is what the interpreter says, else what the config declares."""
-    facts = {**resolution.summary(), "implementation": None, "version": None, "sys_version": None,
-             "host_version": None, "executable": None, "gil_enabled": None, "free_threaded_build": None,
-             "cpu_count": None}
+    facts = {**resolution.summary(), **{k: None for k in REPORTED}, **build_facts(build)}
+    if build:
+        facts["argv"] = [build["python"]]
     if reported:
-        facts.update({k: reported.get(k) for k in ("implementation", "version", "sys_version", "host_version",
-                                                     "executable", "gil_enabled", "free_threaded_build",
-                                                     "cpu_count")})
+        facts.update({k: reported.get(k) for k in REPORTED})
     detected = facts["gil_enabled"]
     facts["has_gil"] = detected if detected is not None else resolution.gil_declared
     return facts
@@ -177,33 +213,43 @@ def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
 
     gc = cfg["gil"]
     spec = spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
-    resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime])
+    resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
+    build, unbuilt = build_of(resolution)
+    argv = [build["python"]] if build else list(resolution.argv or [])
     expected = wl.expected_chunk(cell.workload, spec["params"])
     started = time.time()
     result = {"exit_code": None, "output": None, "stderr": None, "timed_out": False, "command": None}
-    if resolution.found:
-        result = run_worker(list(resolution.argv), spec, gc["timeout_sec"])
+    if resolution.found and not unbuilt:
+        result = run_worker(argv, spec, gc["timeout_sec"], resolution.env)
     finished = time.time()
     output = result["output"]
     points = [check_point(p, spec, expected) for p in (output or {}).get("configs", [])]
     points = [] if (output or {}).get("partial") else points
     status, failure, warnings = "ok", None, []
+    mismatch = rt.check_required(resolution.require, (output or {}).get("runtime")) if output else None
     if not resolution.found:
         status, failure = "unavailable", resolution.reason
+    elif unbuilt:
+        status, failure = "unavailable", unbuilt
     elif result["timed_out"]:
         status, failure = "failed", f"timed out after {gc['timeout_sec']} s (gil.timeout_sec)"
     elif output is None:
         status = "unavailable"
-        failure = (f"{' '.join(resolution.argv)} could not run the worker script (exit code "
+        failure = (f"{' '.join(argv)} could not run the worker script (exit code "
                    f"{result['exit_code']}): {result['stderr'] or 'no message'}")
     elif output.get("partial") or result["exit_code"] != 0:
         status = "failed"
         failure = (f"the interpreter exited with code {result['exit_code']} while measuring: "
                    f"{result['stderr'] or 'no message'}")
+    elif mismatch:
+        # the interpreter is not what the runtime promises (a free-threaded build that
+        # runs with its GIL, a default build where a free-threaded one was asked for)
+        status, failure = "failed", (f"{mismatch} (gil.runtimes.{cell.runtime}.require; environment "
+                                     f"{resolution.env or 'none set'})")
     elif any(p["status"] == "failed" for p in points):
         bad = next(p for p in points if p["status"] == "failed")
         status, failure = "failed", f"{bad['execution']} x{bad['workers']}: {bad['failure']}"
-    facts = runtime_facts(resolution, (output or {}).get("runtime"))
+    facts = runtime_facts(resolution, (output or {}).get("runtime"), build)
     if facts["gil_enabled"] is not None and resolution.gil_declared is not None \
             and facts["gil_enabled"] != resolution.gil_declared:
         warnings.append(f"gil.runtimes.{cell.runtime}.gil declares {resolution.gil_declared}, but the interpreter "
@@ -221,8 +267,10 @@ def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
         "runtime": facts,
         "command": result["command"],
         "exit_code": result["exit_code"],
+        "startup_sec": result.get("startup_sec"),
         "stderr_tail": result["stderr"],
         "worker": {k: (output or {}).get(k) for k in ("worker_version", "wall_clock", "cpu_clock", "jit_clock",
+                                                      "cpu_clock_resolution_sec", "children_cpu_resolution_sec",
                                                       "warmup_rounds", "jit_quiet", "start_method")},
         "expected_chunk": expected,
         "points": points,
@@ -266,7 +314,7 @@ def main(args) -> int:
                   f"measurement stays in {dest.parent}", file=sys.stderr)
 
     try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, f"gil {cell.label}")
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, f"gil {cell.label}", cell=("gil", cell))
     except KeyboardInterrupt:
         print(f"parbench gil-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130

@@ -20,7 +20,8 @@ A run does the whole fixed amount of work once: `chunks` chunks, dealt round-rob
 workers (worker w takes chunks w, w + workers, ...). `sequential` runs every chunk in the
 main thread; `threads` starts `workers` threading.Thread workers and joins them (as the
 seed's benchmark does, starting and joining is inside the timed region); `processes`
-starts `workers` multiprocessing processes (fork where the platform has it), collects
+starts `workers` multiprocessing processes (fork on Linux, the platform's default, spawn,
+on macOS: as CPython does there), collects
 their results through pipes and joins them, also inside the timed region.
 
 First every configuration runs `warmup_runs` times (results checked, times kept apart:
@@ -58,7 +59,7 @@ try:
 except NameError:  # Python 3
     xrange = range
 
-WORKER_VERSION = 2
+WORKER_VERSION = 3
 
 
 # --- clocks -------------------------------------------------------------------------------------
@@ -107,8 +108,45 @@ def _jit_clock():
         return None, None
 
 
+def observed_step(clock, wall, budget=0.25, steps=5):
+    """The smallest step seen between distinct readings of `clock` (seconds) while
+    spinning at most `budget` wall seconds: the clock's real resolution (a JVM's process
+    CPU time may step by 10 ms whatever its unit says). None when it never moved."""
+    seen, end = [], wall() + budget
+    last = clock()
+    while len(seen) < steps and wall() < end:
+        now = clock()
+        if now != last:
+            seen.append(now - last)
+            last = now
+    return min(seen) if seen else None
+
+
+def _children_resolution():
+    """The resolution of the children's CPU seconds `_children_cpu` reads, or None:
+    getrusage's microseconds (Linux sums the reaped children's exact scheduler runtime),
+    else os.times()'s clock ticks (10 ms on Linux)."""
+    try:
+        import resource  # noqa: F401
+        return 1e-6
+    except ImportError:
+        pass
+    try:
+        import os
+        return 1.0 / os.sysconf("SC_CLK_TCK")
+    except Exception:
+        return None
+
+
 def _children_cpu():
-    """CPU seconds of the reaped child processes (for the processes execution), or None."""
+    """CPU seconds of the reaped child processes (for the processes execution), or None:
+    getrusage(RUSAGE_CHILDREN) where the runtime has it, else os.times()."""
+    try:
+        import resource
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+    except ImportError:
+        pass
     try:
         import os
         t = os.times()
@@ -219,9 +257,19 @@ _CONTEXT = []
 _NO_MULTIPROCESSING = []
 
 
+def start_method_for(platform_name, methods):
+    """The start method the processes execution uses: the one CPython uses by default on
+    that platform, so that the measurement is what a user of that platform gets. Linux:
+    fork (a worker starts in milliseconds; CPython's default up to 3.13, and still
+    offered). macOS and Windows: the platform's default (spawn; CPython stopped forking on
+    macOS in 3.8, fork being unsafe with its system libraries), None here."""
+    if platform_name.startswith("linux") and "fork" in methods:
+        return "fork"
+    return None
+
+
 def mp_context():
-    """The multiprocessing context (fork where the platform has it, so that a worker
-    starts in milliseconds; the platform's default elsewhere). ImportError when the
+    """The multiprocessing context (start_method_for this platform). ImportError when the
     runtime has no multiprocessing (Jython)."""
     if _NO_MULTIPROCESSING:  # a failed import is slow on Jython (seconds): tried once per launch
         raise _NO_MULTIPROCESSING[0]
@@ -234,7 +282,7 @@ def mp_context():
         ctx = multiprocessing
         if hasattr(multiprocessing, "get_context"):
             methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+            ctx = multiprocessing.get_context(start_method_for(sys.platform, methods))
         _CONTEXT.append(ctx)
     return _CONTEXT[0]
 
@@ -331,6 +379,12 @@ def runtime_info():
         info["gil_enabled"] = True
     elif impl in ("Jython", "IronPython"):
         info["gil_enabled"] = False
+    try:  # what PYTHON_GIL this interpreter was started with (None: unset)
+        import os
+        info["python_gil_env"] = os.environ.get("PYTHON_GIL")
+        info["cores_available"] = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    except Exception:
+        info["python_gil_env"], info["cores_available"] = None, None
     try:
         import multiprocessing
         info["cpu_count"] = multiprocessing.cpu_count()
@@ -340,6 +394,8 @@ def runtime_info():
             info["cpu_count"] = Runtime.getRuntime().availableProcessors()
         except Exception:
             info["cpu_count"] = None
+    if info["cores_available"] is None:
+        info["cores_available"] = info["cpu_count"]
     return info
 
 
@@ -412,13 +468,19 @@ def measure(spec, jit_clock=None):
     for r in xrange(spec["repetitions"]):
         for config in configs:
             run(config, "runs", r)
+    # the CPU clocks' real resolution: a reading coarser than a tenth of its run is not
+    # used (the aggregation records it null, with the reason)
+    cpu_step = observed_step(cpu, wall) if cpu else None
+    children_step = _children_resolution() if any(c[0] == "processes" for c in spec["configs"]) else None
     return {"worker_version": WORKER_VERSION, "workload": spec["workload"], "kind": kind,
             "runtime": runtime_info(), "wall_clock": wall_name, "cpu_clock": cpu_name, "jit_clock": jit_name,
+            "cpu_clock_resolution_sec": cpu_step, "children_cpu_resolution_sec": children_step,
             "warmup_rounds": rounds, "jit_quiet": jit_quiet,
             "start_method": start_method(), "configs": configs}
 
 
 def main(argv):
+    started = time.time()  # how long the interpreter took to get here is its start-up (run_cell)
     if len(argv) != 3:
         sys.stderr.write("usage: worker.py SPEC.json OUT.json\n")
         return 2
@@ -433,6 +495,7 @@ def main(argv):
     with open(argv[2], "w") as fh:
         json.dump({"worker_version": WORKER_VERSION, "partial": True, "runtime": runtime_info()}, fh)
     out = measure(spec)
+    out["started_unix"] = started
     with open(argv[2], "w") as fh:
         json.dump(out, fh)
     return 0

@@ -14,7 +14,14 @@ Tables (Parquet; schema in docs/data.md):
                (`_ci_low/_ci_high`), speedup and scaling efficiency against one thread
                with the bootstrap interval of the ratio (both points' repetitions
                resampled);
-- threads:     one row per thread of a thread-sweep cell (with `rep`).
+- threads:     one row per thread of a thread-sweep cell (with `rep`);
+- load:        one row per measured record (a cycles cell, or a repetition of a
+               thread-sweep point): when it started, how busy the machine was outside it
+               and whether it stayed disturbed (`parbench.disturbance.load_table`).
+
+A cycles cell is one record: its `disturbed` says whether it stayed disturbed after every
+attempt. A thread-sweep point counts its repetitions that did (`disturbed_reps`), and the
+figures mark them.
 
 Counter readings are `*_ticks` in the counter's unit (`counter_unit`: cycles, tsc_ticks
 or ns); `*_cycles` holds them only where the counter counts core cycles (null
@@ -31,6 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from parbench.disturbance import load_columns, load_table
 from parbench.stats import bootstrap_median_ci, bootstrap_ratio_ci
 from parbench.studies.kem import plan, seed_format
 
@@ -41,6 +49,9 @@ CHECKS = ["pairs_checked", "secrets_mismatched", "tamper_checked", "tamper_accep
 IMPLEMENTATION_ORDER = list(plan.IMPLEMENTATIONS)
 OPERATION_ORDER = ["keypair", "encaps", "decaps", "derive"]
 SET_ORDER = ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519"]
+# The confidence of every interval the study computes (medians over calls or
+# repetitions, ratios of medians).
+CONFIDENCE = 0.95
 
 
 def read_records(paths) -> list[dict]:
@@ -88,7 +99,7 @@ def cycles_row(record: dict) -> dict:
     cycles, ns = _converted(med, counter)
     # The interval resamples the cell's calls (as Criterion bootstraps its samples): the
     # cycles cells are measured once, their 1,000 calls being the seed's sample.
-    ci_low, ci_high = bootstrap_median_ci(samples) if ok else (None, None)
+    ci_low, ci_high = bootstrap_median_ci(samples, CONFIDENCE) if ok else (None, None)
     (low_cycles, low_ns), (high_cycles, high_ns) = _converted(ci_low, counter), _converted(ci_high, counter)
     checks = result.get("checks") or {}
     return {
@@ -107,6 +118,8 @@ def cycles_row(record: dict) -> dict:
         "median_ci_low_cycles": low_cycles, "median_ci_high_cycles": high_cycles,
         "median_ci_low_ns": low_ns, "median_ci_high_ns": high_ns,
         **{c: checks.get(c) for c in CHECKS}, "call_errors": checks.get("errors"),
+        # a cycles cell runs once: whether it stayed disturbed after every attempt
+        "disturbed": load_columns(record)["disturbed"],
         "elapsed_sec": record["elapsed_sec"], **_provenance(record),
     }
 
@@ -161,6 +174,7 @@ def throughput_row(record: dict) -> dict:
         "max_thread_ops_per_sec": max(rates) if ok and rates else None,
         "pinned": bool(threads) and all(t["cpu"] is not None and not t["pin_error"] for t in threads),
         **{c: checks.get(c) for c in CHECKS}, "call_errors": checks.get("errors"),
+        "disturbed": load_columns(record)["disturbed"],
         "elapsed_sec": record["elapsed_sec"], **_provenance(record),
     }
 
@@ -196,8 +210,8 @@ def throughput_summary(reps: pd.DataFrame) -> pd.DataFrame:
     ops(N) / (N x ops(1)) from the medians, their intervals from both points'
     repetitions resampled (`bootstrap_ratio_ci`)."""
     point = [*KEYS, "threads"]
-    columns = [c for c in THROUGHPUT_COLUMNS if c != "rep"] + [
-        "repetitions", "ops_per_sec_ci_low", "ops_per_sec_ci_high", "speedup_vs_one_thread",
+    columns = [c for c in THROUGHPUT_COLUMNS if c not in ("rep", "disturbed")] + [
+        "repetitions", "disturbed_reps", "ops_per_sec_ci_low", "ops_per_sec_ci_high", "speedup_vs_one_thread",
         "speedup_vs_one_thread_ci_low", "speedup_vs_one_thread_ci_high", "scaling_efficiency",
         "scaling_efficiency_ci_low", "scaling_efficiency_ci_high"]
     if reps.empty:
@@ -209,7 +223,7 @@ def throughput_summary(reps: pd.DataFrame) -> pd.DataFrame:
     for key, group in reps.groupby(point, sort=False, dropna=False):
         worst = group.sort_values("status", key=lambda s: s.map(rank).fillna(-1), kind="stable").iloc[0]
         ok = group[group["status"] == "ok"]
-        row = {c: worst[c] for c in THROUGHPUT_COLUMNS if c != "rep" and c in group}
+        row = {c: worst[c] for c in THROUGHPUT_COLUMNS if c not in ("rep", "disturbed") and c in group}
         for c in numeric:
             values = pd.to_numeric(ok[c], errors="coerce").dropna() if c in ok else pd.Series(dtype=float)
             row[c] = float(values.median()) if len(values) else None
@@ -219,7 +233,10 @@ def throughput_summary(reps: pd.DataFrame) -> pd.DataFrame:
         rates = pd.to_numeric(ok["ops_per_sec"], errors="coerce").dropna().tolist()
         samples[tuple(key)] = rates
         row["repetitions"] = len(ok)
-        row["ops_per_sec_ci_low"], row["ops_per_sec_ci_high"] = bootstrap_median_ci(rates)
+        # repetitions that stayed disturbed after every attempt: counted in the median,
+        # and marked wherever the point is drawn
+        row["disturbed_reps"] = int(ok["disturbed"].fillna(False).astype(bool).sum())
+        row["ops_per_sec_ci_low"], row["ops_per_sec_ci_high"] = bootstrap_median_ci(rates, CONFIDENCE)
         row["pinned"] = bool(len(ok)) and bool(ok["pinned"].all())
         rows.append(row)
     out = pd.DataFrame(rows)
@@ -229,7 +246,7 @@ def throughput_summary(reps: pd.DataFrame) -> pd.DataFrame:
         mine = samples[(r.implementation, r.parameter_set, r.level, r.operation, r.threads)]
         if r.status == "ok" and base and mine:
             speedup.append(statistics.median(mine) / statistics.median(base))
-            lo, hi = bootstrap_ratio_ci(mine, base)
+            lo, hi = bootstrap_ratio_ci(mine, base, confidence=CONFIDENCE)
         else:
             speedup.append(None)
             lo, hi = None, None
@@ -246,7 +263,7 @@ def throughput_summary(reps: pd.DataFrame) -> pd.DataFrame:
 THROUGHPUT_COLUMNS = ["study", "profile", *KEYS, "library", "library_version", "threads", "rep", "status", "failure",
                       "warmup_sec", "duration_sec", "clock", "ops_in_window", "ops_per_sec",
                       "ops_per_sec_per_thread", "min_thread_ops_per_sec", "max_thread_ops_per_sec", "pinned",
-                      *CHECKS, "call_errors", "elapsed_sec", *PROVENANCE]
+                      *CHECKS, "call_errors", "disturbed", "elapsed_sec", *PROVENANCE]
 
 
 def counters_table(probe: dict) -> pd.DataFrame:
@@ -282,8 +299,23 @@ def study_tables(cycles_records: list[dict], throughput_records: list[dict], cou
     for frame in (cycles, percentiles, samples):
         for col in [c for c in frame.columns if c.endswith(("_ticks", "_cycles", "_ns")) or c in ("ticks", "cycles", "ns")]:
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
-    return {"counters": counters_table(counters), "cycles": cycles, "percentiles": percentiles, "samples": samples, "throughput": throughput,
-            "throughput_reps": reps, "threads": threads}
+    load = load_table("kem", [*cycles_records, *throughput_records], load_label, load_group)
+    return {"counters": counters_table(counters), "cycles": cycles, "percentiles": percentiles, "samples": samples,
+            "throughput": throughput, "throughput_reps": reps, "threads": threads, "load": load}
+
+
+def load_label(record: dict) -> str:
+    """A record's cell by name: `libcrux-avx2 ML-KEM-512 encaps` (a cycles cell),
+    `liboqs ML-KEM-768 decaps 2t` (a thread-sweep point; its repetition is the load
+    table's `rep`)."""
+    c = record["cell"]
+    name = f"{c['implementation']} {c['parameter_set']} {c['operation']}"
+    return f"{name} {c['threads']}t" if "threads" in c else name
+
+
+def load_group(record: dict) -> str:
+    """What drift must hit alike: each implementation."""
+    return record["cell"]["implementation"]
 
 
 def seed_name(implementation: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "throughput_reps", "threads")
+TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "throughput_reps", "threads", "load")
 
 
 def study(args) -> int:

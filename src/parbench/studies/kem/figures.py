@@ -1,14 +1,16 @@
 """The kem figures, from the study's tables (`kem_cycles`, `kem_percentiles`,
 `kem_throughput`) and the machine record. Only cells with status "ok" are drawn; every
-axis of counter readings names the counter and its unit."""
+title and axis of counter readings names the unit the table's `counter_unit` holds (TSC
+ticks are never called cycles), and a figure names only the operations it draws. A cell
+or point with a repetition that stayed disturbed is marked with an open red diamond."""
 
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 
-from parbench.figures import note, ok_rows, with_columns
-from parbench.studies.kem.aggregate import IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER
+from parbench.figures import disturbed_layer, note, ok_rows, with_columns
+from parbench.studies.kem.aggregate import CONFIDENCE, IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER
 
 COLORS = dict(zip(IMPLEMENTATION_ORDER, ["#e45756", "#4c78a8", "#72b7b2", "#f58518", "#444444"]))
 UNITS = {"cycles": "core cycles", "tsc_ticks": "TSC ticks", "ns": "nanoseconds"}
@@ -47,6 +49,9 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
     ops = [o for o in OPERATION_ORDER if o in set(data["operation"])]
     data = with_columns(data, "median_ci_low_ticks", "median_ci_high_ticks")  # tables from before the interval
+    # a cycles cell is one record: marked when it stayed disturbed after every attempt
+    disturbed = data["disturbed"].fillna(False).astype(bool) if "disturbed" in data else False
+    data = data.assign(disturbed=disturbed, disturbed_reps=pd.Series(disturbed, index=data.index).astype(int))
     # where each bar stands; only the bars take the implementation's colour
     place = alt.Chart(data).encode(
         x=alt.X("parameter_set:N", sort=sets, title=None, axis=alt.Axis(labelAngle=0)),
@@ -56,29 +61,36 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
     bars = place.mark_bar().encode(
         y=alt.Y("median_ticks:Q", title=y_title), color=implementation_color(data),
         tooltip=["implementation", "parameter_set", "operation", alt.Tooltip("median_ticks:Q", format=",.0f"),
-                 alt.Tooltip("median_ci_low_ticks:Q", title="95% CI low", format=",.0f"),
-                 alt.Tooltip("median_ci_high_ticks:Q", title="95% CI high", format=",.0f"),
+                 alt.Tooltip("median_ci_low_ticks:Q", title=f"{CONFIDENCE:.0%} CI low", format=",.0f"),
+                 alt.Tooltip("median_ci_high_ticks:Q", title=f"{CONFIDENCE:.0%} CI high", format=",.0f"),
                  alt.Tooltip("p10:Q", format=",.0f"), alt.Tooltip("p90:Q", format=",.0f"),
-                 alt.Tooltip("median_ns:Q", title="median ns", format=",.0f"), "counter", "counter_unit"])
+                 alt.Tooltip("median_ns:Q", title="median ns", format=",.0f"), "counter", "counter_unit",
+                 alt.Tooltip("disturbed:N", title="disturbed")])
     whiskers = place.mark_rule(color="#9a9a9a").encode(y=alt.Y("p10:Q", title=y_title), y2="p90:Q")
     # the interval of the median: a short black bar with caps, over the grey whisker
     interval = place.transform_filter("isValid(datum.median_ci_low_ticks)").mark_errorbar(
         ticks=alt.MarkConfig(size=9), color="#000000", thickness=2).encode(
         y=alt.Y("median_ci_low_ticks:Q", title=y_title), y2="median_ci_high_ticks:Q")
-    return (alt.layer(bars, whiskers, interval).properties(width=alt.Step(14), height=220)
-            .facet(column=alt.Column("operation:N", sort=ops, title=None))
+    marked = disturbed_layer(place.encode(y=alt.Y("median_ticks:Q", title=y_title)), data)
+    return (alt.layer(bars, whiskers, interval, *marked).properties(width=alt.Step(14), height=220)
+            # two panels a row: narrow enough to stay legible at the width of a page
+            .facet(facet=alt.Facet("operation:N", sort=ops, title=None), columns=2)
             .resolve_scale(x="independent")
             .properties(title=alt.TitleParams(
-                "Cycles per operation by parameter set and implementation (median, black: its 95% bootstrap "
-                "interval over the calls; grey whiskers: 10th to 90th percentile)", subtitle=counter_note(data))))
+                f"{unit_title(data)[:1].upper()}{unit_title(data)[1:]} per call by parameter set and implementation",
+                subtitle=[f"median; black: its {CONFIDENCE:.0%} bootstrap interval over the calls; grey whiskers: "
+                          "10th to 90th percentile", counter_note(data)])))
 
 
 def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
-    data = percentiles.dropna(subset=["value_ticks"]).copy()
+    """The seed's percentiles of every ML-KEM cell, one panel per parameter set (rows)
+    and operation (columns); X25519's two cells are left to the table."""
+    data = percentiles.dropna(subset=["value_ticks"])
+    data = data[data["parameter_set"].str.startswith("ML-KEM")].copy()
     if data.empty:
-        return note("Percentile distribution", "no cycles cell passed its checks in this run")
-    data["panel"] = data["parameter_set"] + " " + data["operation"]
-    panels = [f"{s} {o}" for s in SET_ORDER for o in OPERATION_ORDER if f"{s} {o}" in set(data["panel"])]
+        return note("Percentile distribution", "no ML-KEM cell passed its checks in this run")
+    sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
+    ops = [o for o in OPERATION_ORDER if o in set(data["operation"])]
     chart = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=alt.X("percentile:Q", title="percentile", scale=alt.Scale(domain=[0, 100]),
                 axis=alt.Axis(values=[1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99])),
@@ -86,18 +98,23 @@ def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
                 axis=alt.Axis(format="~s", tickCount=5)),
         color=implementation_color(data),
         tooltip=["implementation", "parameter_set", "operation", "percentile",
-                 alt.Tooltip("value_ticks:Q", format=",.0f"), alt.Tooltip("value_ns:Q", title="ns", format=",.0f")],
+                 alt.Tooltip("value_ticks:Q", title=unit_title(data), format=",.0f"),
+                 alt.Tooltip("value_ns:Q", title="ns", format=",.0f")],
     ).properties(width=200, height=150)
-    return (chart.facet(facet=alt.Facet("panel:N", sort=panels, title=None), columns=3)
+    unit = unit_title(data)
+    return (chart.facet(row=alt.Row("parameter_set:N", sort=sets, title=None),
+                        column=alt.Column("operation:N", sort=ops, title=None))
             .resolve_scale(y="independent")
-            .properties(title=alt.TitleParams("Distribution of the per-call counts: the seed's percentiles 1, 10, "
-                                              "..., 90, 99", subtitle=counter_note(data))))
+            .properties(title=alt.TitleParams(
+                f"{unit[:1].upper()}{unit[1:]} per call at the seed's percentiles 1, 10, ..., 90, 99",
+                subtitle=counter_note(data))))
 
 
 def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
     data = ok_rows(throughput).dropna(subset=["ops_per_sec"])
     if data.empty:
         return note("Throughput against threads", "no thread-sweep cell passed its checks in this run")
+    data = data.assign(disturbed_reps=data["disturbed_reps"].fillna(0) if "disturbed_reps" in data else 0)
     threads = sorted(data["threads"].unique().tolist())
     one = data[data["threads"] == 1].set_index(["implementation", "parameter_set", "operation"])["ops_per_sec"]
     data = data.assign(linear=[one.get((r.implementation, r.parameter_set, r.operation), float("nan")) * r.threads
@@ -110,11 +127,12 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
         y=alt.Y("ops_per_sec:Q", title="operations per second (all threads)"),
         tooltip=["implementation", "parameter_set", "operation", "threads", "repetitions",
                  alt.Tooltip("ops_per_sec:Q", title="ops/s (median)", format=",.0f"),
-                 alt.Tooltip("ops_per_sec_ci_low:Q", title="95% CI low", format=",.0f"),
-                 alt.Tooltip("ops_per_sec_ci_high:Q", title="95% CI high", format=",.0f"),
+                 alt.Tooltip("ops_per_sec_ci_low:Q", title=f"{CONFIDENCE:.0%} CI low", format=",.0f"),
+                 alt.Tooltip("ops_per_sec_ci_high:Q", title=f"{CONFIDENCE:.0%} CI high", format=",.0f"),
                  alt.Tooltip("scaling_efficiency:Q", title="efficiency", format=".2f"),
                  alt.Tooltip("scaling_efficiency_ci_low:Q", title="efficiency CI low", format=".2f"),
-                 alt.Tooltip("scaling_efficiency_ci_high:Q", title="efficiency CI high", format=".2f"), "pinned"])
+                 alt.Tooltip("scaling_efficiency_ci_high:Q", title="efficiency CI high", format=".2f"), "pinned",
+                 alt.Tooltip("disturbed_reps:Q", title="disturbed repetitions")])
     # the 95% bootstrap interval of the median over repetitions (none with one repetition)
     bars = base.transform_filter("isValid(datum.ops_per_sec_ci_low)").mark_errorbar(ticks=True).encode(
         y=alt.Y("ops_per_sec_ci_low:Q", title="operations per second (all threads)"),
@@ -124,14 +142,28 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
     ideal = base.mark_line(strokeDash=[4, 4]).encode(
         y="linear:Q", color=implementation_color(data), strokeOpacity=alt.value(0.55))
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
-    return (alt.layer(ideal, bars, lines).properties(width=260, height=200)
+    marked = disturbed_layer(base.encode(y="ops_per_sec:Q"), data)
+    subtitle = [f"median of the repetitions, {CONFIDENCE:.0%} bootstrap interval bars",
+                "dashed: linear scaling from one thread"]
+    if marked:
+        subtitle.append("open red diamond: a repetition stayed disturbed")
+    return (alt.layer(ideal, bars, lines, *marked).properties(width=260, height=200)
             .facet(column=alt.Column("operation:N", sort=["encaps", "decaps"], title=None),
                    row=alt.Row("parameter_set:N", sort=sets, title=None))
             .resolve_scale(y="independent")
             .properties(title=alt.TitleParams(
-                "Encapsulations and decapsulations per second against threads",
-                subtitle=["median of the repetitions, 95% bootstrap interval bars",
-                          "dashed: linear scaling from one thread"])))
+                f"{_operations(data)} per second against threads", subtitle=subtitle)))
+
+
+OPERATION_NOUNS = {"encaps": "encapsulations", "decaps": "decapsulations", "keypair": "key generations"}
+
+
+def _operations(data: pd.DataFrame) -> str:
+    """The operations a figure draws, as words: "Decapsulations", "Encapsulations and
+    decapsulations"; never one that was not measured."""
+    ops = [OPERATION_NOUNS.get(o, o) for o in ("keypair", "encaps", "decaps") if o in set(data["operation"])]
+    text = ops[0] if len(ops) == 1 else ", ".join(ops[:-1]) + " and " + ops[-1]
+    return text[:1].upper() + text[1:]
 
 
 # name -> (function, the tables it draws from)

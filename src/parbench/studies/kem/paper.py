@@ -1,210 +1,338 @@
-"""The generated parts of the kem section (`paper/sections/kem.qmd` includes them from
-`paper/_generated/kem/`): this run's parameters and counter, its figures, the seed's
-table, and every sentence that states a finding, computed here from the study's tables.
-The fixed prose (what is measured, how a cell works, what is checked) is in the section
-file.
+"""The facts of the kem section, computed from the study's tables; the words are the
+templates in `paper/sections/kem/` (one per generated part), which
+`paper/sections/kem.qmd` includes from `paper/_generated/kem/`.
 
-Every sentence names the implementation and parameter set it speaks of, and every
-count names its unit: TSC ticks and nanoseconds are never called core cycles.
+Every count names its unit, the one the table's `counter_unit` holds: TSC ticks and
+nanoseconds are never called core cycles. A cycles cell's median carries the bootstrap
+interval over its calls, a thread-sweep point's the one over its repetitions; a ratio of
+two medians carries the bounds both intervals give (`stats.ratio_interval`). Every
+ranking ("faster than", "not distinguishable on this machine from") is a verdict from
+two intervals, never a template's word.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.format import figure, fmt_ci, fmt_interval, fmt_num, fmt_pct, join, md_table
-from parbench.stats import distinguishable, ratio_interval
+from parbench.paper.facts import Facts
+from parbench.paper.format import fmt_interval, fmt_num
+from parbench.stats import ratio_interval
 from parbench.studies.kem import published
-from parbench.studies.kem.aggregate import OPERATION_ORDER, SET_ORDER, seed_name
+from parbench.studies.kem.aggregate import CONFIDENCE, OPERATION_ORDER, SET_ORDER, seed_name
 
-TABLES = ["kem_counters", "kem_cycles", "kem_percentiles", "kem_throughput"]
-FRAGMENTS = ["setup", "cycles", "seed_table", "distribution", "throughput", "published"]
+# The processed tables the facts read.
+TABLES = ["kem_counters", "kem_cycles", "kem_percentiles", "kem_throughput", "kem_load"]
+# Views of the tables the facts read through (the check computes them again).
+CELLS = "parbench.studies.kem.paper:cells_view"
+RATIOS = "parbench.studies.kem.paper:ratios_view"
+TAILS = "parbench.studies.kem.paper:tails_view"
+COUNTERS = "parbench.studies.kem.paper:counters_view"
+CELL_KEY = ["implementation", "parameter_set", "operation"]
+# The columns that name one row of each table (and of the views made of it).
+KEYS = {
+    "kem_cycles": CELL_KEY,
+    f"kem_cycles|{CELLS}": CELL_KEY,
+    f"kem_cycles|{RATIOS}": [*CELL_KEY, "over_implementation", "over_operation"],
+    f"kem_percentiles|{TAILS}": CELL_KEY,
+    "kem_throughput": [*CELL_KEY, "threads"],
+    "kem_counters": ["counter"],
+    f"kem_counters|{COUNTERS}": ["counter"],
+    "kem_load": ["cell", "rep"],
+}
+# The generated parts (templates in paper/sections/kem/), in the order the section
+# includes them; `headline` and `limitations` go to the paper's summary and limitations.
+FRAGMENTS = ["setup", "cycles", "seed_table", "distribution", "throughput", "published", "headline", "limitations"]
+# The paper's tables, also written as HTML and CSV for Snakemake's report.
 REPORT_TABLES = ["kem_seed_table", "kem_published_table"]
+SEED = "kem.txt"
+CONFIDENCE_REF = "parbench.studies.kem.aggregate:CONFIDENCE"
 
-UNIT_WORDS = {"cycles": "core cycles", "tsc_ticks": "TSC ticks", "ns": "ns"}
+UNIT_WORDS = {"cycles": "core cycles", "tsc_ticks": "TSC ticks", "ns": "nanoseconds"}
 SIMD = ("libcrux-avx2", "libcrux-neon")
+ML_KEM = [s for s in SET_ORDER if s.startswith("ML-KEM")]
+OPERATION_NOUNS = {"keypair": "key generations", "encaps": "encapsulations", "decaps": "decapsulations",
+                   "derive": "derivations"}
+# The words of a verdict between two counts per call (fewer is faster) or two rates.
+FASTER, SLOWER = "faster than", "slower than"
+SAME = "not distinguishable on this machine from"
 
+
+# --- views of the tables (the facts' sources) ---------------------------------------------
 
 def _ok(cycles: pd.DataFrame) -> pd.DataFrame:
     return cycles[(cycles["status"] == "ok") & cycles["median_ticks"].notna()]
 
 
-def _unit(frame: pd.DataFrame) -> str:
+def cells_view(cycles: pd.DataFrame) -> pd.DataFrame:
+    """The cycles cells that passed, with their median per call and its interval under
+    the names a fact reads (`per_call`, `per_call_ci_low`, `per_call_ci_high`, and `ns`
+    with its interval where the counter converts to time)."""
+    ok = _ok(cycles)
+    out = ok[CELL_KEY + ["counter", "counter_unit"]].copy()
+    for name, column in (("per_call", "median_ticks"), ("per_call_ci_low", "median_ci_low_ticks"),
+                         ("per_call_ci_high", "median_ci_high_ticks"), ("ns", "median_ns"),
+                         ("ns_ci_low", "median_ci_low_ns"), ("ns_ci_high", "median_ci_high_ns")):
+        out[name] = pd.to_numeric(ok[column], errors="coerce") if column in ok else float("nan")
+    return out.reset_index(drop=True)
+
+
+def ratios_view(cycles: pd.DataFrame) -> pd.DataFrame:
+    """Every ratio of two passed cells of the same parameter set: `ratio` = the median
+    per call of (implementation, operation) over that of (over_implementation,
+    over_operation), with the bounds of both medians' intervals (`stats.ratio_interval`;
+    conservative: each interval at 95% gives the ratio at least 90%)."""
+    cells = cells_view(cycles)
+    rows = []
+    for pset, group in cells.groupby("parameter_set", sort=False):
+        for a in group.itertuples():
+            for b in group.itertuples():
+                if (a.implementation, a.operation) == (b.implementation, b.operation):
+                    continue
+                lo, hi = ratio_interval((_num(a.per_call_ci_low), _num(a.per_call_ci_high)),
+                                        (_num(b.per_call_ci_low), _num(b.per_call_ci_high)))
+                rows.append({"implementation": a.implementation, "parameter_set": pset, "operation": a.operation,
+                             "over_implementation": b.implementation, "over_operation": b.operation,
+                             "ratio": a.per_call / b.per_call, "ratio_ci_low": lo, "ratio_ci_high": hi})
+    columns = [*CELL_KEY, "over_implementation", "over_operation", "ratio", "ratio_ci_low", "ratio_ci_high"]
+    return pd.DataFrame(rows, columns=columns).astype({"ratio_ci_low": float, "ratio_ci_high": float})
+
+
+def tails_view(percentiles: pd.DataFrame) -> pd.DataFrame:
+    """Per cell, the seed's p99 over its median (`p99_over_median`) and how far p90 lies
+    above p10 (`p10_to_p90`, a fraction)."""
+    pc = percentiles.dropna(subset=["value_ticks"])
+    wide = pc.pivot_table(index=CELL_KEY, columns="percentile", values="value_ticks")
+    if wide.empty or not {10, 50, 90, 99} <= set(wide.columns):
+        return pd.DataFrame(columns=[*CELL_KEY, "p99_over_median", "p10_to_p90"])
+    out = pd.DataFrame({"p99_over_median": wide[99] / wide[50], "p10_to_p90": wide[90] / wide[10] - 1}).reset_index()
+    return out
+
+
+def counters_view(counters: pd.DataFrame) -> pd.DataFrame:
+    """The counter table with the TSC rate in GHz (`tsc_ghz`)."""
+    return counters.assign(tsc_ghz=pd.to_numeric(counters["tsc_hz"], errors="coerce") / 1e9)
+
+
+def _num(x):
+    return None if x is None or pd.isna(x) else float(x)
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+def _id(*parts) -> str:
+    return ".".join(str(p).replace(" ", "_") for p in parts)
+
+
+def _in_order(values, order) -> list:
+    present = set(values)
+    return [v for v in order if v in present] + sorted(v for v in present if v not in order)
+
+
+def _series(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else ""
+
+
+def unit_word(frame: pd.DataFrame) -> str:
+    """The unit of a frame's counter readings in words ("TSC ticks")."""
     units = frame["counter_unit"].dropna().unique().tolist()
     return UNIT_WORDS.get(units[0], units[0]) if len(units) == 1 else "counter ticks"
 
 
-def _median(ok: pd.DataFrame, imp: str, pset: str, op: str):
-    row = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset) & (ok["operation"] == op)]
-    return row["median_ticks"].iloc[0] if len(row) else None
-
-
-def _interval(ok: pd.DataFrame, imp: str, pset: str, op: str) -> tuple:
-    """The 95% bootstrap interval of a cell's median (over its calls): (low, high), or
-    (None, None) where the table has none."""
-    row = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset) & (ok["operation"] == op)]
-    if not len(row) or "median_ci_low_ticks" not in row or pd.isna(row["median_ci_low_ticks"].iloc[0]):
-        return None, None
-    return float(row["median_ci_low_ticks"].iloc[0]), float(row["median_ci_high_ticks"].iloc[0])
-
-
-def _ratio(ok: pd.DataFrame, num: tuple[str, str, str], den: tuple[str, str, str], where: str) -> str:
-    """median(num) / median(den) as `2.1x (where; 2.0–2.2x)`: the bounds from both medians'
-    intervals, and a flag where the two cells cannot be told apart."""
-    ia, ib = _interval(ok, *num), _interval(ok, *den)
-    bounds = fmt_interval(*ratio_interval(ia, ib), fmt=_two_places)
-    notes = [where] + ([f"{bounds}x"] if bounds else []) + (
-        [] if distinguishable(ia, ib) else ["not distinguishable on this machine"])
-    return f"{_two_places(_median(ok, *num) / _median(ok, *den))}x ({'; '.join(notes)})"
-
-
-def _two_places(ratio: float) -> str:
-    return f"{ratio:.2f}"
-
-
 def seed_implementation(ok: pd.DataFrame) -> str | None:
     """The implementation the seed's benchmark runs by default: the SIMD backend of the
-    machine (AVX2 or NEON), else the portable code, among those measured."""
+    machine (AVX2 or NEON; the seed's default when built with its SIMD feature, as this
+    study builds it), else the portable code, among those measured."""
     measured = set(ok["implementation"])
     return next((i for i in (*SIMD, "libcrux-portable") if i in measured), None)
 
 
-# --- setup ------------------------------------------------------------------------------------
-
-def counter_sentence(counters: pd.DataFrame) -> str:
-    selected = counters[counters["selected"]]
-    if selected.empty:
-        return "No cycle counter was selected."
-    c = selected.iloc[0]
-    text = f"Every count below comes from the **{c['counter']}** counter: {c['describe']}"
-    if c["counter"] == "TSC" and pd.notna(c["tsc_hz"]):
-        invariant = " (invariant TSC)" if c["tsc_invariant"] is True else ""
-        text += f", measured at {c['tsc_hz'] / 1e9:.3f} GHz against CLOCK_MONOTONIC{invariant}"
-    text += (" (forced with CYCLE_COUNTER)." if pd.notna(c["requested"]) and c["requested"]
-             else " (the best this machine offered).")
-    missing = counters[~counters["available"]].sort_values("preference")
-    if len(missing):
-        text += " Not available here: " + "; ".join(f"{r.counter}: {r.reason}" for r in missing.itertuples()) + "."
-    if c["unit"] != "cycles":
-        text += (f" No core-cycle counter was available, so the counts are {UNIT_WORDS[c['unit']]}, not core "
-                 f"cycles: they compare implementations measured on this machine with each other, and convert to "
-                 f"time, but not to the cycles a machine with a PMU reports.")
-    return text
+def cell(f: Facts, row):
+    """A cycles cell's median per call with its interval (its sentence names the
+    implementation)."""
+    return f.lookup(_id("cell", row["implementation"], row["parameter_set"], row["operation"]), "kem_cycles", row,
+                    "per_call", via=CELLS, about=(row["implementation"],))
 
 
-def setup(cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd.DataFrame, machine: dict) -> str:
-    # the cells' own parameters (the machine record holds the config of the run that
-    # probed the machine, which may be older)
-    iterations = ", ".join(f"{int(n):,}" for n in sorted(cycles["iterations"].dropna().unique()))
-    sweep = ""
+def ratio(f: Facts, a: dict, b: dict, about: str, fmt: str = "fixed3"):
+    """median(a) / median(b) of two cells of one parameter set, with its bounds."""
+    row = {"implementation": a["implementation"], "parameter_set": a["parameter_set"], "operation": a["operation"],
+           "over_implementation": b["implementation"], "over_operation": b["operation"]}
+    frame = f.table("kem_cycles", RATIOS)
+    match = frame[(frame[list(row)] == pd.Series(row)).all(axis=1)].iloc[0]
+    return f.lookup(_id("ratio", a["implementation"], a["operation"], "over", b["implementation"], b["operation"],
+                        a["parameter_set"]), "kem_cycles", match, "ratio", via=RATIOS, fmt=fmt, about=(about,))
+
+
+def _row(cells: pd.DataFrame, imp: str, pset: str, op: str) -> dict | None:
+    hit = cells[(cells["implementation"] == imp) & (cells["parameter_set"] == pset) & (cells["operation"] == op)]
+    return hit.iloc[0].to_dict() if len(hit) else None
+
+
+def compare(f: Facts, cells: pd.DataFrame, name: str, imp: str, other: str, operations: list[str]) -> list[dict]:
+    """`imp` against `other` on every ML-KEM parameter set and operation both passed:
+    both medians, the verdict (fewer counts per call: faster) and the ratio of the
+    medians with its bounds."""
+    rows = []
+    for pset in [s for s in ML_KEM if s in set(cells["parameter_set"])]:
+        for op in operations:
+            a, b = _row(cells, imp, pset, op), _row(cells, other, pset, op)
+            if a is None or b is None:
+                continue
+            fa, fb = cell(f, a), cell(f, b)
+            rows.append({"pset": pset, "op": op, "a": fa, "b": fb,
+                         "verdict": f.verdict(_id(name, pset, op), fa, fb, better=FASTER, worse=SLOWER,
+                                              higher_is_better=False),
+                         "ratio": ratio(f, a, b, pset)})
+    return rows
+
+
+def grouped(f: Facts, name: str, rows: list[dict]) -> dict:
+    """Rows by verdict (faster, not distinguishable, slower), each group with its count,
+    the smallest and the largest ratio."""
+    verdicts = [r["verdict"] for r in rows]
+    f.count_of(_id(name, "n"), verdicts)
+    groups = []
+    for word in (FASTER, SAME, SLOWER):
+        mine = [r for r in rows if r["verdict"].value == word]
+        if not mine:
+            continue
+        ranked = sorted(mine, key=lambda r: r["ratio"].value)
+        groups.append({"verdict": mine[0]["verdict"], "rows": mine, "lo": ranked[0], "hi": ranked[-1],
+                       "count": f.count_of(_id(name, "count", word.split()[0]), verdicts, word)})
+    return {"rows": rows, "groups": groups, "n": f[_id(name, "n")]}
+
+
+# --- setup ----------------------------------------------------------------------------------
+
+def setup(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd.DataFrame) -> dict:
+    f.constant("confidence", CONFIDENCE_REF, fmt="pct")
+    f.aggregate("n_cycles", "kem_cycles", "count")
+    f.aggregate("iterations", "kem_cycles", "values", "iterations", where={"status": "ok"}, fmt="list")
+    libraries = []
+    for lib, group in cycles.dropna(subset=["library_version"]).groupby("library", sort=False):
+        r = group.iloc[0]
+        version = f.lookup(_id("version", lib), "kem_cycles", r, "library_version", fmt="text", interval=False)
+        libraries.append({"name": "" if str(r["library_version"]).startswith(str(lib)) else lib, "version": version})
+    ctx = {"implementations": _series(list(dict.fromkeys(cycles["implementation"]))),
+           "sets": _series(_in_order(cycles["parameter_set"], SET_ORDER)), "libraries": libraries,
+           "sweep": len(throughput) > 0}
     if len(throughput):
-        windows = throughput[["warmup_sec", "duration_sec"]].dropna().drop_duplicates()
-        sweep = " (" + "; ".join(f"{fmt_num(w.warmup_sec)} s of warm-up, {fmt_num(w.duration_sec)} s counted"
-                                 for w in windows.itertuples()) + ")" if len(windows) else ""
-    parts = [
-        f"This run measured {', '.join(dict.fromkeys(cycles['implementation']))} on "
-        f"{', '.join(s for s in SET_ORDER if s in set(cycles['parameter_set']))}: {len(cycles)} cycles cells of "
-        f"{iterations} timed calls each, and {len(throughput)} thread-sweep points{sweep}, each measured "
-        f"{int(throughput['repetitions'].max()) if len(throughput) else 0} time(s), the repetitions interleaved "
-        f"across the sweep; the sweep's numbers are medians over the repetitions with their 95% "
-        f"percentile-bootstrap intervals.",
-        counter_sentence(counters),
-    ]
-    both = pd.concat([cycles.assign(kind="cycles"), throughput.assign(kind="throughput")], ignore_index=True)
-    failed = both[both["status"] == "failed"]
-    if len(failed):
-        parts.append("::: {.callout-warning title=\"Cells that failed their checks\"}\n"
-                     + "; ".join(f"{r.kind} {r.implementation} {r.parameter_set} {r.operation}"
-                                 + (f" t{int(r.threads)}" if r.kind == "throughput" else "") + f": {r.failure}"
-                                 for r in failed.itertuples())
-                     + ". They are left out of every figure and number below.\n:::")
-    else:
-        checked = int(cycles["pairs_checked"].fillna(0).sum() + throughput["pairs_checked"].fillna(0).sum())
-        parts.append(f"Every cell passed its checks: {checked:,} shared secrets compared, every one matching, and "
-                     f"every tampered ciphertext rejected implicitly (a different secret).")
-    unavailable = both[both["status"] == "unavailable"].drop_duplicates("implementation")
-    if len(unavailable):
-        parts.append("::: {.callout-note title=\"Implementations this machine cannot run\"}\n"
-                     + " ".join(f"{r.implementation}: {r.failure}." for r in unavailable.itertuples()) + "\n:::")
-    return join(*parts)
+        f.aggregate("n_points", "kem_throughput", "count")
+        f.aggregate("sweep_threads", "kem_throughput", "values", "threads", fmt="list")
+        f.aggregate("warmup", "kem_throughput", "values", "warmup_sec", fmt="list", unit="s")
+        f.aggregate("window", "kem_throughput", "values", "duration_sec", fmt="list", unit="s")
+        f.aggregate("repetitions", "kem_throughput", "max", "repetitions", fmt="int")
+        ctx.update(sweep_sets=_series(_in_order(throughput["parameter_set"], SET_ORDER)),
+                   sweep_ops=_series([OPERATION_NOUNS.get(o, o) for o in
+                                      _in_order(throughput["operation"], OPERATION_ORDER)]))
+    ctx.update(counter_facts(f, counters))
+    both = pd.concat([cycles.assign(kind="cycles", threads=None), throughput.assign(kind="throughput")],
+                     ignore_index=True)
+    failed = []
+    for r in cycles[cycles["status"] == "failed"].itertuples():
+        failed.append({"kind": "cycles", "name": f"{r.implementation} {r.parameter_set} {r.operation}",
+                       "failure": f.lookup(_id("failure", r.implementation, r.parameter_set, r.operation),
+                                           "kem_cycles", r, "failure", fmt="text", interval=False)})
+    for r in throughput[throughput["status"] == "failed"].itertuples():
+        failed.append({"kind": "thread-sweep", "name": f"{r.implementation} {r.parameter_set} {r.operation}",
+                       "threads": f.lookup(_id("failed_threads", r.implementation, r.parameter_set, r.operation,
+                                               f"t{int(r.threads)}"), "kem_throughput", r, "threads", fmt="int",
+                                           interval=False),
+                       "failure": f.lookup(_id("failure", r.implementation, r.parameter_set, r.operation,
+                                               f"t{int(r.threads)}"), "kem_throughput", r, "failure", fmt="text",
+                                           interval=False)})
+    ctx["failed"] = failed
+    if not failed:
+        tables = ["kem_cycles", "kem_throughput"] if len(throughput) else "kem_cycles"
+        for column in ("pairs_checked", "secrets_mismatched", "tamper_checked", "tamper_accepted"):
+            f.aggregate(column, tables, "sum", column, fmt="int")
+    unavailable = []
+    for imp, group in both[both["status"] == "unavailable"].groupby("implementation", sort=False):
+        r = group.iloc[0]
+        table = "kem_cycles" if r["kind"] == "cycles" else "kem_throughput"
+        unavailable.append({"implementation": imp,
+                            "reason": f.lookup(_id("unavailable", imp), table, r, "failure", fmt="text",
+                                               interval=False)})
+    ctx["unavailable"] = unavailable
+    return ctx
+
+
+def counter_facts(f: Facts, counters: pd.DataFrame) -> dict:
+    """The counter the cells used, and why each preferred one was not available."""
+    selected = counters[counters["selected"].fillna(False).astype(bool)]
+    if selected.empty:
+        return {"counter": None, "unit": "counter ticks", "core_cycles": False, "missing": [], "no_core_reason": None}
+    c = selected.iloc[0]
+    out = {"counter": c["counter"], "counter_unit": c["unit"], "unit": UNIT_WORDS.get(c["unit"], c["unit"]),
+           "describe": f.lookup("counter_describe", "kem_counters", c, "describe", fmt="text", interval=False),
+           "forced": bool(pd.notna(c["requested"]) and c["requested"]),
+           "invariant": bool(pd.notna(c.get("tsc_invariant")) and c.get("tsc_invariant")),
+           "core_cycles": c["unit"] == "cycles"}
+    if c["counter"] == "TSC" and pd.notna(c["tsc_hz"]):
+        view = counters_view(selected).iloc[0]
+        out["tsc_ghz"] = f.lookup("tsc_ghz", "kem_counters", view, "tsc_ghz", via=COUNTERS, fmt="fixed2", unit="GHz",
+                                  interval=False)
+    missing = counters[~counters["available"].fillna(False).astype(bool)].sort_values("preference")
+    # counters that failed for the same reason are named together, the reason once
+    out["missing"] = []
+    for reason, group in missing.groupby("reason", sort=False, dropna=False):
+        first = group.iloc[0]
+        out["missing"].append({"counter": _series(group["counter"].tolist()), "cycles": first["unit"] == "cycles",
+                               "reason": f.lookup(_id("counter_reason", first["counter"]), "kem_counters", first,
+                                                  "reason", fmt="text", interval=False)})
+    # why the machine has no core-cycle counter: the most preferred one's reason
+    core = [m for m in out["missing"] if m["cycles"]]
+    out["no_core_reason"] = core[0] if core and not out["core_cycles"] else None
+    return out
 
 
 # --- cycles -----------------------------------------------------------------------------------
 
-def cycles_part(cycles: pd.DataFrame, machine: dict) -> str:
-    profile = machine["profile"]
+def cycles_part(f: Facts, cycles: pd.DataFrame) -> dict:
     ok = _ok(cycles)
-    unit = _unit(ok) if len(ok) else "counter ticks"
-    fig = figure(profile, "kem_cycles", f"Median {unit} per call of each operation, by parameter set and "
-                 "implementation, with its 95% bootstrap interval over the cell's calls (black); grey whiskers "
-                 "from the 10th to the 90th percentile.", "fig-kem-cycles")
     if ok.empty:
-        return join(fig, "No cycles cell passed its checks.")
-    sentences = []
+        return {"any_cycles": False}
+    cells = cells_view(cycles)
+    ops = [o for o in OPERATION_ORDER if o in set(cells["operation"]) and o != "derive"]
     simd = next((i for i in SIMD if i in set(ok["implementation"])), None)
-    ml = ok[ok["parameter_set"] != "X25519"]
+    ctx = {"any_cycles": True, "unit": unit_word(ok), "simd": simd,
+           "simd_name": simd.removeprefix("libcrux-").upper() if simd else None,
+           "simd_vs_portable": None, "oqs_vs_simd": None, "x25519": None}
     if simd and "libcrux-portable" in set(ok["implementation"]):
-        ratios = []
-        for pset in [s for s in SET_ORDER if s in set(ml["parameter_set"])]:
-            for op in [o for o in OPERATION_ORDER if o in set(ml["operation"])]:
-                fast, slow = _median(ok, simd, pset, op), _median(ok, "libcrux-portable", pset, op)
-                if fast and slow:
-                    ratios.append((pset, op, slow / fast))
-        if ratios:
-            lo, hi = min(ratios, key=lambda r: r[2]), max(ratios, key=lambda r: r[2])
-
-            def vs_portable(ratio: tuple) -> str:
-                pset, op, _ = ratio
-                return _ratio(ok, ("libcrux-portable", pset, op), (simd, pset, op), f"{pset} {op}")
-
-            sentences.append(
-                f"The {simd.removeprefix('libcrux-').upper()} code of libcrux-ml-kem was {vs_portable(lo)} to "
-                f"{vs_portable(hi)} faster than its portable code, in {unit} (the bounds come from both medians' "
-                f"95% intervals).")
+        ctx["simd_vs_portable"] = grouped(f, "simd_vs_portable",
+                                          compare(f, cells, "simd_vs_portable", simd, "libcrux-portable", ops))
     if simd and "liboqs" in set(ok["implementation"]):
-        parts = []
-        for pset in [s for s in SET_ORDER if s in set(ml["parameter_set"])]:
-            parts += [_ratio(ok, ("liboqs", pset, op), (simd, pset, op), f"{pset} {op}")
-                      for op in ("encaps", "decaps") if _median(ok, "liboqs", pset, op) and _median(ok, simd, pset, op)]
-        if parts:
-            sentences.append(f"liboqs needed, in {unit} per call relative to {simd}: " + ", ".join(parts)
-                             + " (below 1: liboqs faster).")
-    for pset in [s for s in SET_ORDER if s in set(ml["parameter_set"])]:
-        best = ml[(ml["parameter_set"] == pset) & (ml["operation"] == "encaps")].sort_values("median_ticks")
-        if len(best):
-            r = best.iloc[0]
-            mine = _interval(ok, r["implementation"], pset, "encaps")
-            ties = [o for o in best["implementation"].iloc[1:]
-                    if not distinguishable(mine, _interval(ok, o, pset, "encaps"))]
-            sentences.append(f"The fastest {pset} encapsulation was {r['implementation']}'s, "
-                             f"{fmt_ci(r['median_ticks'], *mine)} {unit}"
-                             + (f" ({fmt_num(r['median_ns'] / 1000)} µs)" if pd.notna(r["median_ns"]) else "")
-                             + (f"; not distinguishable on this machine from {', '.join(ties)}'s" if ties else "")
-                             + ".")
-    keygen, derive = _median(ok, "x25519", "X25519", "keypair"), _median(ok, "x25519", "X25519", "derive")
+        ctx["oqs_vs_simd"] = grouped(f, "oqs_vs_simd", compare(f, cells, "oqs_vs_simd", "liboqs", simd, ops))
+    lowest = []
+    for pset in [s for s in ML_KEM if s in set(cells["parameter_set"])]:
+        enc = cells[(cells["parameter_set"] == pset) & (cells["operation"] == "encaps")].sort_values("per_call")
+        if len(enc) < 2:
+            continue
+        best, second = enc.iloc[0].to_dict(), enc.iloc[1].to_dict()
+        fb, fs = cell(f, best), cell(f, second)
+        entry = {"pset": pset, "best": best["implementation"], "second": second["implementation"], "value": fb,
+                 "other": fs, "verdict": f.verdict(_id("lowest_encaps", pset), fb, fs, better=FASTER, worse=SLOWER,
+                                                   higher_is_better=False)}
+        if pd.notna(best["ns"]) and best["counter_unit"] != "ns":
+            entry["ns"] = f.lookup(_id("ns", best["implementation"], pset, "encaps"), "kem_cycles", best, "ns",
+                                   via=CELLS, unit="ns", interval=False, about=(best["implementation"],))
+        lowest.append(entry)
+    ctx["lowest_encaps"] = lowest
+    keygen, derive = _row(cells, "x25519", "X25519", "keypair"), _row(cells, "x25519", "X25519", "derive")
     if keygen and derive:
-        text = (f"X25519 through OpenSSL took {fmt_num(keygen)} {unit} per key generation and {fmt_num(derive)} per "
-                f"derivation, so a Diffie-Hellman KEM over it would encapsulate for about {fmt_num(keygen + derive)} "
-                f"and decapsulate for about {fmt_num(derive)}")
-        if simd and (enc := _median(ok, simd, "ML-KEM-768", "encaps")) and (dec := _median(ok, simd, "ML-KEM-768", "decaps")):
-            text += f", against {fmt_num(enc)} and {fmt_num(dec)} for {simd} ML-KEM-768"
-        sentences.append(text + ".")
-    return join(fig, " ".join(sentences) + " (@fig-kem-cycles)")
+        fk, fd = cell(f, keygen), cell(f, derive)
+        x = {"keygen": fk, "derive": fd, "encaps": f.total("x25519_kem_encaps", [fk, fd], fmt="num")}
+        enc, dec = (_row(cells, simd, "ML-KEM-768", op) if simd else None for op in ("encaps", "decaps"))
+        if enc and dec:
+            fe, fdec = cell(f, enc), cell(f, dec)
+            x.update(ml_encaps=fe, ml_decaps=fdec,
+                     verdict=f.verdict("decaps_vs_x25519_derive", fdec, fd, better=FASTER, worse=SLOWER,
+                                       higher_is_better=False))
+        ctx["x25519"] = x
+    return ctx
 
 
 # --- the seed's table -------------------------------------------------------------------------
-
-def seed_rows(cycles: pd.DataFrame, percentiles: pd.DataFrame, imp: str, pset: str) -> list[tuple[str, int, dict]]:
-    ok = _ok(cycles)
-    rows = []
-    for op in [o for o in OPERATION_ORDER if o in set(ok["operation"])]:
-        med = _median(ok, imp, pset, op)
-        pc = percentiles[(percentiles["implementation"] == imp) & (percentiles["parameter_set"] == pset)
-                         & (percentiles["operation"] == op)]
-        if med is not None and len(pc):
-            rows.append((op, int(med), {int(p): int(v) for p, v in zip(pc["percentile"], pc["value_ticks"])}))
-    return rows
-
 
 def seed_choice(cycles: pd.DataFrame) -> tuple[str | None, str | None]:
     ok = _ok(cycles)
@@ -215,6 +343,19 @@ def seed_choice(cycles: pd.DataFrame) -> tuple[str | None, str | None]:
     return imp, sets[0] if sets else None
 
 
+def seed_rows(cycles: pd.DataFrame, percentiles: pd.DataFrame, imp: str, pset: str) -> list[tuple[str, int, dict]]:
+    ok = _ok(cycles)
+    rows = []
+    for op in [o for o in OPERATION_ORDER if o in set(ok["operation"])]:
+        hit = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset) & (ok["operation"] == op)]
+        pc = percentiles[(percentiles["implementation"] == imp) & (percentiles["parameter_set"] == pset)
+                         & (percentiles["operation"] == op)]
+        if len(hit) and len(pc):
+            rows.append((op, int(hit["median_ticks"].iloc[0]),
+                         {int(p): int(v) for p, v in zip(pc["percentile"], pc["value_ticks"])}))
+    return rows
+
+
 def _whole(value: float) -> str:
     return f"{round(value):,}"
 
@@ -223,115 +364,111 @@ def seed_table_frame(cycles: pd.DataFrame, percentiles: pd.DataFrame) -> pd.Data
     imp, pset = seed_choice(cycles)
     if imp is None or pset is None:
         return pd.DataFrame({"operation": []})
-    rows = seed_rows(cycles, percentiles, imp, pset)
     ok = _ok(cycles)
-    return pd.DataFrame([{"operation": op, "median": f"{med:,}",
-                          "95% CI": fmt_interval(*_interval(ok, imp, pset, op), fmt=_whole) or "–",
-                          **{f"p{p}": f"{v:,}" for p, v in pcts.items()}}
-                         for op, med, pcts in rows])
+    out = []
+    for op, med, pcts in seed_rows(cycles, percentiles, imp, pset):
+        r = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset) & (ok["operation"] == op)].iloc[0]
+        out.append({"operation": op, "median": f"{med:,}",
+                    f"{CONFIDENCE:.0%} CI": fmt_interval(r["median_ci_low_ticks"], r["median_ci_high_ticks"],
+                                                         fmt=_whole) or "–",
+                    **{f"p{p}": f"{v:,}" for p, v in pcts.items()}})
+    return pd.DataFrame(out)
 
 
-def seed_table(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> str:
+def seed_table(f: Facts, cycles: pd.DataFrame, percentiles: pd.DataFrame) -> dict:
     from parbench.studies.kem.seed_format import block_from_statistics
 
     imp, pset = seed_choice(cycles)
     if imp is None or pset is None:
-        return "No libcrux-ml-kem cell passed its checks, so the seed's table cannot be shown.\n"
+        return {"seed": None}
     ok = _ok(cycles)
-    row = ok[ok["implementation"] == imp].iloc[0]
-    unit = UNIT_WORDS.get(row["counter_unit"], row["counter_unit"])
-    block = block_from_statistics(pset, seed_rows(cycles, percentiles, imp, pset))
-    return join(
-        f"The seed's output for {imp} (the seed's `{seed_name(imp)}`, its default on this machine) on {pset}, "
-        f"{int(row['iterations']):,} iterations, exactly as its benchmark prints it; the numbers are "
-        f"**{unit} of the {row['counter']} counter**, although the seed's format calls them cycles:",
-        # one line per row, as the seed prints it: no wrapping, a smaller font
-        "```{.text style=\"font-size: 0.72em; white-space: pre; overflow-x: auto\"}\n" + block + "```",
-        f"@tbl-kem-seed holds the same numbers. The seed's blocks for every implementation and parameter set are "
-        f"in `data/processed/{machine['profile']}/kem_seed_results.txt`.",
-        md_table(seed_table_frame(cycles, percentiles),
-                 f"{pset} Benchmark Results of {imp}: median (with its 95% bootstrap interval over the "
-                 f"calls) and percentiles per call, in {unit} ({row['counter']}).", "tbl-kem-seed"),
-    )
+    row = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset)].iloc[0]
+    return {"seed": {"implementation": imp, "name": seed_name(imp), "pset": pset, "counter": row["counter"],
+                     "unit": UNIT_WORDS.get(row["counter_unit"], row["counter_unit"]),
+                     "iterations": f.lookup("seed_iterations", "kem_cycles", row, "iterations", fmt="int",
+                                            interval=False),
+                     "block": block_from_statistics(pset, seed_rows(cycles, percentiles, imp, pset))}}
 
 
 # --- distribution -----------------------------------------------------------------------------
 
-def _above(ratio: float) -> str:
-    """How far a percentile lies above the median, from their ratio."""
-    return f"{fmt_num(ratio)}x the median" if ratio >= 2 else f"{fmt_pct(ratio - 1)} above the median"
-
-
-def distribution(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> str:
-    profile = machine["profile"]
-    fig = figure(profile, "kem_distribution", "The seed's percentiles of the per-call counts, per parameter set and "
-                 "operation.", "fig-kem-distribution")
-    pc = percentiles.dropna(subset=["value_ticks"])
-    if pc.empty:
-        return join(fig)
-    wide = pc.pivot_table(index=["implementation", "parameter_set", "operation"], columns="percentile",
-                          values="value_ticks")
-    if 50 not in wide.columns or 99 not in wide.columns:
-        return join(fig)
-    tail = (wide[99] / wide[50]).sort_values()
-    spread = (wide[90] / wide[10]) if 10 in wide.columns and 90 in wide.columns else None
-    calm, wild = tail.index[0], tail.index[-1]
-    text = (f"The 99th percentile ranged from {_above(tail.iloc[0])} ({' '.join(calm)}) to "
-            f"{_above(tail.iloc[-1])} ({' '.join(wild)})")
-    if spread is not None:
-        text += (f"; between the 10th and the 90th percentile, the counts of a cell differed by a median of "
-                 f"{fmt_pct(spread.median() - 1)} over all cells")
-    return join(fig, text + ": the tails are the machine's interruptions as much as the code (@fig-kem-distribution).")
+def distribution(f: Facts, percentiles: pd.DataFrame) -> dict:
+    tails = tails_view(percentiles)
+    tails = tails[tails["parameter_set"].isin(ML_KEM)]
+    if tails.empty:
+        return {"tails": None}
+    ranked = tails.sort_values("p99_over_median")
+    out = {}
+    for name, r in (("calm", ranked.iloc[0]), ("wild", ranked.iloc[-1])):
+        out[name] = {"name": f"{r['implementation']} {r['parameter_set']} {r['operation']}",
+                     "ratio": f.lookup(_id("p99_over_median", name), "kem_percentiles", r, "p99_over_median",
+                                       via=TAILS, fmt="fixed2", interval=False, about=(r["parameter_set"],))}
+    where = {"parameter_set": ML_KEM}
+    f.aggregate("tail_cells", "kem_percentiles", "count", where=where, via=TAILS)
+    f.aggregate("spread_median", "kem_percentiles", "median", "p10_to_p90", where=where, via=TAILS, fmt="pct1")
+    f.aggregate("spread_max", "kem_percentiles", "max", "p10_to_p90", where=where, via=TAILS, fmt="pct1")
+    return {"tails": out}
 
 
 # --- throughput -------------------------------------------------------------------------------
 
-def throughput_part(throughput: pd.DataFrame, machine: dict) -> str:
-    profile = machine["profile"]
-    fig = figure(profile, "kem_throughput", "Encapsulations and decapsulations per second on 1, 2, ... threads, each "
-                 "thread with its own key pair: the median of the repetitions with its 95% bootstrap interval; "
-                 "dashed: linear scaling from one thread.", "fig-kem-throughput")
+def throughput_part(f: Facts, throughput: pd.DataFrame) -> dict:
     ok = throughput[(throughput["status"] == "ok") & throughput["ops_per_sec"].notna()]
     if ok.empty:
-        return join(fig, "No thread-sweep cell passed its checks.")
-    tmax = int(ok["threads"].max())
-    top = ok[ok["threads"] == tmax]
-    parts = [f"{r.implementation} {r.parameter_set} {r.operation} "
-             f"{fmt_ci(r.ops_per_sec, r.ops_per_sec_ci_low, r.ops_per_sec_ci_high)} ops/s (efficiency "
-             f"{fmt_ci(r.scaling_efficiency, r.scaling_efficiency_ci_low, r.scaling_efficiency_ci_high)})"
-             for r in top.itertuples()]
-    reps = int(ok["repetitions"].max())
-    text = (f"At {tmax} threads (median of {reps} repetition(s), 95% bootstrap interval in parentheses): "
-            + "; ".join(parts) + ".")
-    for (pset, op), f in top.groupby(["parameter_set", "operation"], sort=False):
-        f = f.sort_values("ops_per_sec", ascending=False)
-        if len(f) < 2:
-            continue
-        a, b = f.iloc[0], f.iloc[1]
-        if distinguishable((a["ops_per_sec_ci_low"], a["ops_per_sec_ci_high"]),
-                           (b["ops_per_sec_ci_low"], b["ops_per_sec_ci_high"])):
-            text += f" On {pset} {op}, {a['implementation']} was the fastest, ahead of {b['implementation']}."
-        else:
-            text += (f" On {pset} {op}, {a['implementation']} and {b['implementation']} are not distinguishable on "
-                     f"this machine (their intervals overlap, or there is a single repetition).")
-    if tmax > 1:
-        eff = top["scaling_efficiency"].dropna()
-        if len(eff):
-            text += (f" Efficiency is ops(N) / (N x ops(1)) against the same cell on one thread; it ranged from "
-                     f"{fmt_num(eff.min())} to {fmt_num(eff.max())}.")
-        if not top["pinned"].all():
-            text += " Some threads could not be pinned to their own core."
-    return join(fig, text + " (@fig-kem-throughput)")
+        return {"any_sweep": False}
+    where = {"status": "ok"}
+    tmax = f.aggregate("tmax", "kem_throughput", "max", "threads", where=where, fmt="int")
+    f.aggregate("tmin", "kem_throughput", "min", "threads", where=where, fmt="int")
+    ctx = {"any_sweep": True, "any_disturbed": bool(ok.get("disturbed_reps", pd.Series(0)).fillna(0).gt(0).any()),
+           "all_pinned": bool(ok["pinned"].all()),
+           "sweep_title": _series([OPERATION_NOUNS.get(o, o) for o in _in_order(ok["operation"], OPERATION_ORDER)]),
+           "drawn_sets": _series(_in_order(ok["parameter_set"], SET_ORDER)), "efficiency": False}
+
+    def rate(r):
+        return f.lookup(_id("rate", r["implementation"], r["parameter_set"], r["operation"], f"t{int(r['threads'])}"),
+                        "kem_throughput", r, "ops_per_sec", unit="ops/s", about=(r["implementation"],))
+
+    top = []
+    for r in ok[ok["threads"] == tmax.value].to_dict("records"):
+        entry = {"row": r, "rate": rate(r)}
+        if tmax.value > 1 and pd.notna(r["scaling_efficiency"]):
+            eff = f.lookup(_id("eff", r["implementation"], r["parameter_set"], r["operation"], f"t{int(r['threads'])}"),
+                           "kem_throughput", r, "scaling_efficiency", fmt="pct1", about=(r["implementation"],))
+            entry.update(eff=eff, eff_verdict=f.bound_verdict(_id("eff_vs_full", r["implementation"],
+                                                                  r["parameter_set"], r["operation"]), eff, 1.0,
+                                                              better="above", worse="below"))
+        top.append(entry)
+    ctx["top"] = top
+    rankings = []
+    for threads in sorted({int(ok["threads"].min()), int(tmax.value)}):
+        at = ok[ok["threads"] == threads]
+        for (pset, op), g in at.groupby(["parameter_set", "operation"], sort=False):
+            g = g.sort_values("ops_per_sec", ascending=False)
+            if len(g) < 2:
+                continue
+            a, b = g.iloc[0].to_dict(), g.iloc[1].to_dict()
+            fa, fb = rate(a), rate(b)
+            rankings.append({"threads": f["tmin"] if threads == f["tmin"].value else tmax, "pset": pset, "op": op,
+                             "a": a["implementation"], "b": b["implementation"], "a_rate": fa, "b_rate": fb,
+                             "verdict": f.verdict(_id("sweep_rank", pset, op, f"t{threads}"), fa, fb, better=FASTER,
+                                                  worse=SLOWER)})
+    ctx["rankings"] = rankings
+    if tmax.value > 1 and any("eff" in t for t in top):
+        where_top = {"status": "ok", "threads": tmax.value}
+        f.aggregate("eff_min", "kem_throughput", "min", "scaling_efficiency", where=where_top, fmt="pct1")
+        f.aggregate("eff_max", "kem_throughput", "max", "scaling_efficiency", where=where_top, fmt="pct1")
+        ctx["efficiency"] = True
+    return ctx
 
 
 # --- published figures ------------------------------------------------------------------------
 
 def _measured_us(ok: pd.DataFrame, imp: str, op: str) -> str:
     values = []
-    for pset in ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"):
+    for pset in ML_KEM:
         row = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset) & (ok["operation"] == op)]
         if len(row) and pd.notna(row["median_ns"].iloc[0]):
-            values.append(f"{pset.removeprefix('ML-KEM-')}: {fmt_num(row['median_ns'].iloc[0] / 1000)}")
+            values.append(f"{pset.removeprefix('ML-KEM-')}: {row['median_ns'].iloc[0] / 1000:.1f}")
     return ", ".join(values) + " µs" if values else "n/a (no time conversion for this counter)"
 
 
@@ -341,8 +478,9 @@ def published_table(cycles: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for p in published.FIGURES:
         if p.unit == "cycles":
-            med = _median(ok, imp, p.parameter_set, p.operation) if imp else None
-            here = f"{fmt_num(med)} {_unit(ok)} ({imp})" if med is not None else "n/a"
+            hit = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == p.parameter_set)
+                     & (ok["operation"] == p.operation)] if imp else ok.iloc[0:0]
+            here = f"{fmt_num(hit['median_ticks'].iloc[0])} {unit_word(ok)} ({imp})" if len(hit) else "n/a"
             value = f"{p.value:,.0f} cycles"
         else:
             here = f"{_measured_us(ok, imp, p.operation)} ({imp})" if imp else "n/a"
@@ -352,36 +490,73 @@ def published_table(cycles: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def published_part(cycles: pd.DataFrame, machine: dict) -> str:
-    ok = _ok(cycles)
-    unit = _unit(ok) if len(ok) else "counter ticks"
-    return join(
-        "@tbl-kem-published sets this run beside figures published with the library, cited as published and not "
-        "measured here. They come from other machines (one not even stated), other counters, and in one case an "
-        f"unstated parameter set; this run's numbers are {unit}, so only the order of magnitude and the ratios "
-        "between operations are comparable.",
-        md_table(published_table(cycles), "Published libcrux-ml-kem figures (cited, not measured) beside this run's "
-                 "measurements.", "tbl-kem-published"),
-    )
+# --- the headline and the seed --------------------------------------------------------------
 
+def headline(f: Facts, cycles: pd.DataFrame) -> dict:
+    """The seed's own example, ML-KEM-512 with libcrux-ml-kem (backend, machine and
+    counter not stated; its 38,331 and 43,913 cycles per encapsulation and
+    decapsulation), against the same cells here. Core cycles and TSC ticks are different
+    units, so the quantity compared is unit-free: decapsulation over encapsulation."""
+    cells = cells_view(cycles)
+    seed_enc = f.seed("seed_encaps", SEED, "encaps cycles = 38331", 38331, fmt="int", unit="cycles")
+    seed_dec = f.seed("seed_decaps", SEED, "decaps cycles = 43913", 43913, fmt="int", unit="cycles")
+    seed_ratio = f.derived("seed_decaps_over_encaps", "ratio", seed_dec, seed_enc, fmt="fixed3")
+    rows = []
+    for imp in [i for i in (*SIMD, "libcrux-portable") if i in set(cells["implementation"])]:
+        enc, dec = _row(cells, imp, "ML-KEM-512", "encaps"), _row(cells, imp, "ML-KEM-512", "decaps")
+        if enc is None or dec is None:
+            continue
+        r = ratio(f, dec, enc, "ML-KEM-512")
+        rows.append({"implementation": imp, "code": "portable" if imp == "libcrux-portable" else
+                     imp.removeprefix("libcrux-").upper(), "ratio": r, "enc": cell(f, enc),
+                     "dec": cell(f, dec),
+                     "verdict": f.bound_verdict(_id("headline_vs_seed", imp), r, seed_ratio.value, better="above",
+                                                worse="below")})
+    if not rows:
+        return {"headline": None}
+    return {"headline": {"main": rows[0], "others": rows[1:], "seed_ratio": seed_ratio, "seed_enc": seed_enc,
+                         "seed_dec": seed_dec, "unit": unit_word(_ok(cycles))}}
+
+
+def limitations(f: Facts, throughput: pd.DataFrame) -> dict:
+    """What this machine cannot show: its cores bound the thread sweep (the counter and
+    the implementations it cannot run come from the setup's facts)."""
+    out = {}
+    cores = f.machine_value("cores", "machine.logical_cores", fmt="int")
+    ok = throughput[throughput["status"] == "ok"]
+    if len(ok):
+        tmax = f.aggregate("sweep_tmax", "kem_throughput", "max", "threads", where={"status": "ok"}, fmt="int")
+        out["sweep_at_cores"] = cores.value is not None and tmax.value >= cores.value
+    out["any_sweep_ok"] = bool(len(ok))
+    return out
+
+
+# --- the context ------------------------------------------------------------------------------
 
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
     return {
         "kem_seed_table": (seed_table_frame(tables["kem_cycles"], tables["kem_percentiles"]),
-                           "kem: the seed's Benchmark Results table (median and percentiles per call)"),
+                           "kem: the seed's Benchmark Results table (median and percentiles per call, in the "
+                           "counter's unit)"),
         "kem_published_table": (published_table(tables["kem_cycles"]),
                                 "kem: published libcrux-ml-kem figures (cited) beside this run's measurements"),
     }
 
 
-def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
+def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
+    from parbench.disturbance import load_facts
+
     cycles, percentiles = tables["kem_cycles"], tables["kem_percentiles"]
     throughput, counters = tables["kem_throughput"], tables["kem_counters"]
-    return {
-        "setup": setup(cycles, throughput, counters, machine),
-        "cycles": cycles_part(cycles, machine),
-        "seed_table": seed_table(cycles, percentiles, machine),
-        "distribution": distribution(cycles, percentiles, machine),
-        "throughput": throughput_part(throughput, machine),
-        "published": published_part(cycles, machine),
-    }
+    f = Facts("kem", tables, KEYS, machine)
+    ctx = {"f": f, "tables": {"kem_seed": seed_table_frame(cycles, percentiles),
+                              "kem_published": published_table(cycles)}}
+    ctx.update(setup(f, cycles, throughput, counters))
+    ctx.update(load_facts(f, tables["kem_load"], "kem_load"))
+    ctx.update(cycles_part(f, cycles))
+    ctx.update(seed_table(f, cycles, percentiles))
+    ctx.update(distribution(f, percentiles))
+    ctx.update(throughput_part(f, throughput))
+    ctx.update(headline(f, cycles))
+    ctx.update(limitations(f, throughput))
+    return ctx

@@ -30,9 +30,9 @@ class Published:
     unit: str  # "cycles" or "us"
 
 
-SEED = ("the seed: libcrux-ml-kem benchmark README, \"Output Format\" example",
+SEED = ("the seed's README, its example output",
         "seed 002 of the project (libcrux-ml-kem benches/README.md)")
-PERFORMANCE_MD = ("libcrux-ml-kem 0.0.11, src/PERFORMANCE.md (shipped in the crate)",
+PERFORMANCE_MD = ("libcrux-ml-kem 0.0.11, src/PERFORMANCE.md",
                   "~/.cargo/registry/src/*/libcrux-ml-kem-0.0.11/src/PERFORMANCE.md")
 
 FIGURES = (

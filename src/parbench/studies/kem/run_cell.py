@@ -170,7 +170,7 @@ def _run(command: str, args, cell) -> int:
 
     try:
         record = measure_undisturbed(cfg, lambda: measure(cfg, cell, args.binary, args.liboqs), save,
-                                     f"kem {cell.label}")
+                                     f"kem {cell.label}", cell=("kem", cell))
     except BinaryError as exc:
         raise SystemExit(f"parbench {command}: {cell.label}: {exc}") from None
     except KeyboardInterrupt:

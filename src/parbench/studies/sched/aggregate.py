@@ -11,7 +11,10 @@ Tables (Parquet; schema in docs/data.md):
 - summary: one row per cell: the median over its repetitions of the repetition's time
            (the median of its runs) with its 95% percentile-bootstrap interval, speedups
            and efficiency with bootstrap intervals over both cells' repetitions, counter
-           summaries, the worst repetition's status.
+           summaries, the worst repetition's status, and how many of its repetitions
+           stayed disturbed (`disturbed_reps`, parbench.disturbance);
+- load:    one row per repetition: when it started, the load outside it, whether it
+           stayed disturbed (`disturbance.load_table`).
 
 Speedup against the sequential baseline = median sequential time / median time;
 speedup against one thread = median time of the same scheduler at one thread / median
@@ -28,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
+from parbench.disturbance import load_columns, load_table
 from parbench.hosts import UNKNOWN_HOST, host_labels
 from parbench.provenance import SLURM_KEYS
 from parbench.studies.sched.plan import SCHEDULER_ORDER, WORKLOADS
@@ -73,6 +77,8 @@ def run_rows(record: dict) -> list[dict]:
             "height": params.get("height"), "max_iter": params.get("max_iter"),
             "sequential_reference_time_s": doc.get("sequential_time_s"),
             "started_unix": record.get("started_unix"),
+            # the repetition's load: every run of it shares it
+            **load_columns(record),
             **{c: record.get("provenance", {}).get(c) for c in PROVENANCE}}
     if record["status"] != "ok":
         return [dict(base, run=None, time_s=None, verified=None, tasks_spawned=None, tasks_executed=None,
@@ -125,6 +131,12 @@ def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.Dat
            "repetitions": len(group), "repetitions_ok": statuses.count("ok"),
            "started_unix": min(r.get("started_unix") or 0 for r in group),
            "elapsed_sec": sum(r["elapsed_sec"] for r in group)}
+    # a cell is marked disturbed (figures, tables, text) when one of its repetitions that
+    # measured stayed disturbed after every attempt
+    measured = [load_columns(r) for r in group if r["status"] == "ok"]
+    row["disturbed_reps"] = sum(1 for m in measured if m["disturbed"])
+    loads = [m["load_other_cores"] for m in measured if m["load_other_cores"] is not None]
+    row["load_other_cores_max"] = max(loads) if loads else None
     mine = runs[(runs["workload"] == workload) & (runs["scheduler"] == scheduler) & (runs["threads"] == threads)
                 & (runs["status"] == "ok") & (host_labels(runs) == host)].dropna(subset=["time_s"])
     per_rep = times_by_cell.get(key, []) if worst == "ok" else []
@@ -211,8 +223,9 @@ def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame
         summary[name] = [v[0] for v in values]
         summary[f"{name}_ci_low"] = [v[1] for v in values]
         summary[f"{name}_ci_high"] = [v[2] for v in values]
-    # intervals are numbers (NaN, not None, where there is none: a single repetition)
-    for column in [c for c in summary.columns if c.endswith(("_ci_low", "_ci_high"))]:
+    # intervals and loads are numbers (NaN, not None, where there is none: a single
+    # repetition, a record from before loads were measured)
+    for column in [c for c in summary.columns if c.endswith(("_ci_low", "_ci_high"))] + ["load_other_cores_max"]:
         summary[column] = pd.to_numeric(summary[column], errors="coerce").astype(float)
     order = {"scheduler": {s: i for i, s in enumerate(SCHEDULER_ORDER)},
              "workload": {w: i for i, w in enumerate(WORKLOADS)}}
@@ -226,7 +239,19 @@ def study_tables(records: list[dict]) -> dict[str, pd.DataFrame]:
     runs["run_position"] = (runs["started_unix"].rank(method="dense") - 1).astype("Int64")
     workers = pd.DataFrame([r for rec in records for r in worker_rows(rec)],
                            columns=["study", "profile", *KEYS, "rep", "run", "worker", "tasks_executed", *COUNTERS])
-    return {"runs": runs, "workers": workers, "summary": summary_table(records, runs, workers)}
+    return {"runs": runs, "workers": workers, "summary": summary_table(records, runs, workers),
+            "load": load_table("sched", records, load_label, load_group)}
+
+
+def load_label(record: dict) -> str:
+    """A cell's name in the load table: `quicksort ws t2`."""
+    c = record["cell"]
+    return f"{c['workload']} {c['scheduler']} t{c['threads']}"
+
+
+def load_group(record: dict) -> str:
+    """What the run order must spread over the run alike: each scheduler."""
+    return record["cell"]["scheduler"]
 
 
 def console_blocks(summary: pd.DataFrame, records: list[dict]) -> str:

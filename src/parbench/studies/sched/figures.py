@@ -12,14 +12,36 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import note, ok_rows, with_columns
+from parbench.figures import DISTURBED_COLOR, disturbed_layer, note, ok_rows, palette_scale, with_columns
 from parbench.hosts import HOST, host_encoding, several_hosts, split_by_host, with_host
 from parbench.stats import bootstrap_median_ci
-from parbench.studies.sched.plan import SCHEDULER_ORDER
+from parbench.studies.sched.plan import REFERENCES, SCHEDULER_ORDER
 
-SCHEDULER_COLOR = alt.Color("scheduler:N", sort=SCHEDULER_ORDER, title="scheduler",
-                            scale=alt.Scale(domain=SCHEDULER_ORDER,
-                                            range=["#444444", "#e45756", "#4c78a8", "#72b7b2", "#f58518", "#b279a2"]))
+# Each scheduler's colour, the same in every figure; a legend lists only the schedulers a
+# figure draws. tbb::parallel_sort is another algorithm than the schedulers' quicksort: a
+# reference, drawn grey and dotted.
+SCHEDULER_COLORS = dict(zip(SCHEDULER_ORDER, ["#444444", "#e45756", "#4c78a8", "#72b7b2", "#f58518", "#b279a2",
+                                              "#9d9d9d"]))
+SCHEDULER_DASHES = {s: ([2, 2] if s in REFERENCES else [1, 0]) for s in SCHEDULER_ORDER}
+
+
+# lines in the legend, so that the reference's dots show there as on the chart
+# (opaque: a band drawn in the same colour would fade the legend's symbols; the legends of
+# one field merge, and switching one of them off switches all of them off)
+LINE_LEGEND = alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5, symbolSize=300, symbolOpacity=1)
+
+
+def scheduler_color(frame: pd.DataFrame, legend: alt.Legend | None = None) -> alt.Color:
+    return alt.Color("scheduler:N", sort=SCHEDULER_ORDER, title="scheduler",
+                     scale=palette_scale(frame, "scheduler", SCHEDULER_ORDER, SCHEDULER_COLORS),
+                     **({"legend": legend} if legend is not None else {}))
+
+
+def scheduler_dash(frame: pd.DataFrame) -> alt.StrokeDash:
+    # the same title and values as the colour: Vega-Lite merges the two into one legend
+    # (a legend of its own switched off would take the colours' with it)
+    return alt.StrokeDash("scheduler:N", sort=SCHEDULER_ORDER, title="scheduler", legend=LINE_LEGEND,
+                          scale=palette_scale(frame, "scheduler", SCHEDULER_ORDER, SCHEDULER_DASHES))
 # the steal counters and how the figure names them
 OUTCOMES = {"steal_success": "success", "steal_fail_empty": "failed: victim empty",
             "steal_fail_race": "failed: lost race"}
@@ -39,37 +61,50 @@ def _with_intervals(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
 
 def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: str, title: str,
                           y_title: str) -> alt.Chart:
+    """Median time against threads, one line per scheduler (log scale: halving the time
+    is the same step wherever it happens), the sequential run as a dashed rule with its
+    band, and an open red diamond on every cell with a repetition that stayed disturbed."""
     s = with_host(_with_intervals(ok_rows(summary[summary["workload"] == workload]), "median_time_s"))
     parallel = s[s["scheduler"] != "sequential"]
     seq = s[s["scheduler"] == "sequential"]
+    width = 420
+    # the domain the data spans, a little wider: a log scale's nice powers of ten would
+    # squeeze the lines into a strip
+    values = pd.concat([s[c] for c in ("median_time_s", "median_time_s_ci_low", "median_time_s_ci_high")]).dropna()
+    domain = [float(values.min()) / 1.15, float(values.max()) * 1.15] if len(values) else None
+    y = alt.Y("median_time_s:Q", title=f"{y_title} (log scale)",
+              scale=alt.Scale(type="log", nice=False, **({"domain": domain} if domain else {})))
     line = alt.Chart(parallel).mark_line(point=True).encode(
-        x=_thread_axis(parallel), y=alt.Y("median_time_s:Q", title=y_title), color=SCHEDULER_COLOR,
-        **host_encoding(s),
-        tooltip=["scheduler", "threads", HOST, alt.Tooltip("repetitions:Q", title="repetitions"),
+        x=_thread_axis(parallel), y=y, color=scheduler_color(parallel, LINE_LEGEND),
+        strokeDash=scheduler_dash(parallel), **host_encoding(s),
+        tooltip=["workload", "scheduler", "threads", HOST, alt.Tooltip("repetitions:Q", title="repetitions"),
                  alt.Tooltip("median_time_s:Q", format=".4f"),
                  alt.Tooltip("median_time_s_ci_low:Q", format=".4f", title="95% CI low"),
                  alt.Tooltip("median_time_s_ci_high:Q", format=".4f", title="95% CI high"),
                  alt.Tooltip("min_time_s:Q", format=".4f"), alt.Tooltip("max_time_s:Q", format=".4f"),
-                 alt.Tooltip("speedup_vs_sequential:Q", format=".2f")])
+                 alt.Tooltip("speedup_vs_sequential:Q", format=".2f"),
+                 alt.Tooltip("disturbed_reps:Q", title="disturbed repetitions")])
     # the bars are drawn only where there is an interval (two repetitions or more)
     bars = alt.Chart(parallel).transform_filter("isValid(datum.median_time_s_ci_low)").mark_errorbar(
-        ticks=True).encode(x=_thread_axis(parallel), y=alt.Y("median_time_s_ci_low:Q", title=y_title),
-                           y2="median_time_s_ci_high:Q", color=SCHEDULER_COLOR, detail=f"{HOST}:N")
-    layers = [line, bars]
+        ticks=True).encode(x=_thread_axis(parallel), y=alt.Y("median_time_s_ci_low:Q", title=f"{y_title} (log scale)"),
+                           y2="median_time_s_ci_high:Q", color=scheduler_color(parallel), detail=f"{HOST}:N")
+    layers = [line, bars, *disturbed_layer(alt.Chart(parallel).encode(x=_thread_axis(parallel), y=y), parallel)]
     if len(seq):
         # one dashed line per machine's sequential run, named by its host when several
         seq = seq.assign(label=("sequential on " + seq[HOST]) if several_hosts(s) else "sequential")
         band = alt.Chart(seq).transform_filter("isValid(datum.median_time_s_ci_low)").mark_rect(
             color="#444444", opacity=0.12).encode(y="median_time_s_ci_low:Q", y2="median_time_s_ci_high:Q")
         rule = alt.Chart(seq).mark_rule(strokeDash=[6, 4], color="#444444").encode(
-            y="median_time_s:Q", tooltip=[alt.Tooltip("median_time_s:Q", title="sequential", format=".4f"),
+            y="median_time_s:Q", tooltip=["workload", "label",
+                                          alt.Tooltip("median_time_s:Q", title="sequential", format=".4f"),
                                           alt.Tooltip("median_time_s_ci_low:Q", title="95% CI low", format=".4f"),
                                           alt.Tooltip("median_time_s_ci_high:Q", title="95% CI high",
                                                       format=".4f")])
-        text = alt.Chart(seq).mark_text(align="left", dx=4, dy=-6, color="#444444").encode(
-            y="median_time_s:Q", x=alt.value(0), text="label:N")
+        # the label at the right end of the rule, clear of the lines' one-thread points
+        text = alt.Chart(seq).mark_text(align="right", dx=-4, dy=-6, color="#444444").encode(
+            y="median_time_s:Q", x=alt.value(width), text="label:N")
         layers += [band, rule, text]
-    return alt.layer(*layers).properties(width=420, height=260, title=title)
+    return alt.layer(*layers).properties(width=width, height=260, title=title)
 
 
 def time(summary: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -85,8 +120,8 @@ def mandelbrot_frames(summary: pd.DataFrame, runs: pd.DataFrame, machine: dict) 
     m = runs[runs["workload"] == "mandelbrot"].dropna(subset=["width"])
     size = f"{int(m['width'].iloc[0])}x{int(m['height'].iloc[0])}" if len(m) else ""
     return _time_against_threads(summary, runs, "mandelbrot",
-                                 f"Mandelbrot {size}: frame time, sequential (dashed, band: its interval) "
-                                 f"against parallel",
+                                 f"Mandelbrot {size}: frame time against threads (median of the repetitions, "
+                                 f"bars: 95% bootstrap interval)",
                                  "frame time, s")
 
 
@@ -101,16 +136,19 @@ def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     ]).dropna(subset=["speedup"])
     base = alt.Chart(long).encode(x=_thread_axis(long))
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("speedup:Q", title="speedup"), color=SCHEDULER_COLOR, **host_encoding(long),
-        tooltip=["workload", "scheduler", "threads", HOST, alt.Tooltip("speedup:Q", format=".2f"),
+        y=alt.Y("speedup:Q", title="speedup"), color=scheduler_color(long, LINE_LEGEND),
+        strokeDash=scheduler_dash(long), **host_encoding(long),
+        tooltip=["workload", "baseline", "scheduler", "threads", HOST, alt.Tooltip("speedup:Q", format=".2f"),
                  alt.Tooltip("speedup_ci_low:Q", format=".2f", title="95% CI low"),
-                 alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high")])
+                 alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high"),
+                 alt.Tooltip("disturbed_reps:Q", title="disturbed repetitions")])
     bands = base.transform_filter("isValid(datum.speedup_ci_low)").mark_area(opacity=0.18).encode(
-        y="speedup_ci_low:Q", y2="speedup_ci_high:Q", color=SCHEDULER_COLOR, detail=f"{HOST}:N")
+        y="speedup_ci_low:Q", y2="speedup_ci_high:Q", color=scheduler_color(long, LINE_LEGEND), detail=f"{HOST}:N")
     # linear speedup, drawn from the same rows so that every facet gets its own
     diagonal = base.transform_calculate(linear="datum.threads").mark_line(
         strokeDash=[4, 4], color="#999999").encode(y="linear:Q", detail="scheduler:N")
-    return (alt.layer(diagonal, bands, lines).properties(width=260, height=200)
+    marks = disturbed_layer(base.encode(y="speedup:Q"), long)
+    return (alt.layer(diagonal, bands, lines, *marks).properties(width=260, height=200)
             .facet(column=alt.Column("baseline:N", title=None, sort=["against the sequential baseline"]),
                    row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
             .properties(title="Speedup against threads: median of the repetitions, band: 95% bootstrap "
@@ -124,7 +162,8 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     if s.empty:
         return note("Steals", "no multi-threaded work-stealing cell in this run")
     s = split_by_host(_with_intervals(s, *OUTCOMES), "workload")  # a row of panels per machine when several
-    long = pd.concat([s[["workload", "scheduler", "threads"]].assign(
+    s = s.assign(disturbed_reps=s["disturbed_reps"] if "disturbed_reps" in s else 0)
+    long = pd.concat([s[["workload", "scheduler", "threads", "disturbed_reps"]].assign(
         outcome=title, count=s[c], ci_low=s[f"{c}_ci_low"], ci_high=s[f"{c}_ci_high"])
         for c, title in OUTCOMES.items()], ignore_index=True)
     outcome_order = list(OUTCOMES.values())
@@ -132,14 +171,16 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                                    xOffset=alt.XOffset("outcome:N", sort=outcome_order))
     bars = place.mark_bar().encode(
         y=alt.Y("count:Q", title="steal attempts per run (median)"),
-        color=alt.Color("outcome:N", sort=outcome_order, scale=alt.Scale(range=["#54a24b", "#bab0ac", "#e45756"])),
+        color=alt.Color("outcome:N", sort=outcome_order, scale=alt.Scale(range=["#54a24b", "#bab0ac", "#f58518"])),
         tooltip=["workload", "scheduler", "threads", "outcome", alt.Tooltip("count:Q", format=",.0f"),
                  alt.Tooltip("ci_low:Q", title="95% CI low", format=",.0f"),
-                 alt.Tooltip("ci_high:Q", title="95% CI high", format=",.0f")])
+                 alt.Tooltip("ci_high:Q", title="95% CI high", format=",.0f"),
+                 alt.Tooltip("disturbed_reps:Q", title="disturbed repetitions")])
     # the bars are drawn only where there is an interval (two repetitions or more)
     interval = place.transform_filter("isValid(datum.ci_low)").mark_errorbar(ticks=True, color="#222222").encode(
         y=alt.Y("ci_low:Q", title="steal attempts per run (median)"), y2="ci_high:Q")
-    return (alt.layer(bars, interval).properties(width=alt.Step(12), height=180)
+    marks = disturbed_layer(place.encode(y="count:Q"), long)
+    return (alt.layer(bars, interval, *marks).properties(width=alt.Step(12), height=180)
             .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
                    row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
             .resolve_scale(y="independent")
@@ -147,35 +188,54 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                               "bars: 95% interval)"))
 
 
-def tasks(summary: pd.DataFrame, workers: pd.DataFrame, machine: dict) -> alt.Chart:
+def tasks(summary: pd.DataFrame, workers: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:
+    """Tasks each thread executed at the most threads: every timed run's count (ticks: the
+    split of one run; red: a run of a repetition that stayed disturbed) and their median
+    per thread (bars) with its interval; a split that changes from run to run shows as
+    ticks far apart, which the medians alone would hide."""
     if workers.empty:
         return note("Tasks per thread", "no per-thread counters in this run")
     top = workers[workers["threads"] == workers["threads"].max()]
     if "rep" not in top:  # a table from before repetitions: one repetition
         top = top.assign(rep=0)
-    # each repetition's median per thread, then their median and its interval
-    per_rep = top.groupby(["workload", "scheduler", "worker", "rep"], as_index=False)["tasks_executed"].median()
+    top = top.assign(thread=top["worker"].astype(int) + 1)
+    # whether each run's repetition stayed disturbed (false for a table from before loads)
+    cell = ["workload", "scheduler", "threads", "rep"]
+    if "disturbed" in runs and "rep" in runs:
+        flags = runs[[*cell, "disturbed"]].drop_duplicates(cell)
+        top = top.merge(flags, on=cell, how="left")
+    top = top.assign(disturbed=top["disturbed"].fillna(False).astype(bool) if "disturbed" in top else False)
     rows = []
-    for (workload, scheduler, worker), f in per_rep.groupby(["workload", "scheduler", "worker"]):
+    for (workload, scheduler, thread), f in top.groupby(["workload", "scheduler", "thread"]):
         lo, hi = bootstrap_median_ci(f["tasks_executed"].tolist())
-        rows.append({"workload": workload, "scheduler": scheduler, "thread": int(worker) + 1,
+        rows.append({"workload": workload, "scheduler": scheduler, "thread": int(thread),
                      "tasks_executed": f["tasks_executed"].median(), "ci_low": lo, "ci_high": hi})
     per = pd.DataFrame(rows).astype({"ci_low": float, "ci_high": float})
     x = alt.X("thread:O", title="thread", axis=alt.Axis(labelAngle=0))
-    y_title = "tasks executed per run (median)"
-    bars = alt.Chart(per).mark_bar().encode(
-        x=x, y=alt.Y("tasks_executed:Q", title=y_title), color=SCHEDULER_COLOR,
-        tooltip=["workload", "scheduler", "thread", alt.Tooltip("tasks_executed:Q", format=",.0f"),
+    y_title = "tasks executed in one run"
+    bars = alt.Chart(per).mark_bar(opacity=0.55).encode(
+        x=x, y=alt.Y("tasks_executed:Q", title=y_title), color=scheduler_color(per),
+        tooltip=["workload", "scheduler", "thread", alt.Tooltip("tasks_executed:Q", format=",.0f", title="median"),
                  alt.Tooltip("ci_low:Q", title="95% CI low", format=",.0f"),
                  alt.Tooltip("ci_high:Q", title="95% CI high", format=",.0f")])
-    interval = alt.Chart(per).transform_filter("isValid(datum.ci_low)").mark_errorbar(
-        ticks=True, color="#222222").encode(x=x, y=alt.Y("ci_low:Q", title=y_title), y2="ci_high:Q")
-    return (alt.layer(bars, interval).properties(width=alt.Step(18), height=160)
-            .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
-                   row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
-            .resolve_scale(y="independent")
-            .properties(title=f"Task distribution across threads at {int(top['threads'].max())} threads (median of "
-                              f"the repetitions, bars: 95% interval)"))
+    ticks = alt.Chart(top).mark_tick(thickness=1.5, size=14).encode(
+        x=x, y=alt.Y("tasks_executed:Q", title=y_title),
+        color=alt.condition("datum.disturbed", alt.value(DISTURBED_COLOR), alt.value("#222222")),
+        tooltip=["workload", "scheduler", "thread", "rep", "run", alt.Tooltip("tasks_executed:Q", format=",.0f"),
+                 "disturbed"])
+    charts = []
+    for workload in [w for w in ("quicksort", "mandelbrot") if w in set(per["workload"])]:
+        row = []
+        for scheduler in [s for s in SCHEDULER_ORDER if s in set(per.loc[per["workload"] == workload, "scheduler"])]:
+            keep = f"datum.workload == '{workload}' && datum.scheduler == '{scheduler}'"
+            row.append(alt.layer(bars.transform_filter(keep), ticks.transform_filter(keep))
+                       .properties(width=alt.Step(22), height=150, title=f"{workload}, {scheduler}"))
+        charts.append(alt.hconcat(*row))
+    # one chart per panel (concatenated, not faceted): each panel's title comes with its
+    # own data, and its y scale is its own
+    return alt.vconcat(*charts).properties(
+        title=f"Tasks executed by each thread at {int(top['threads'].max())} threads: every run's count (ticks) "
+              f"and their median (bars, 95% interval in the tooltip)")
 
 
 def mandelbrot_image(image_path: str, machine: dict) -> alt.Chart:
@@ -264,7 +324,7 @@ def fracsteal_times(frames: pd.DataFrame, machine: dict) -> alt.Chart:
                                             y2="ratio_ci_high:Q")
     one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#444444").encode(y="one:Q")
     return alt.vconcat(times, alt.layer(ratio, ratio_bars, one).properties(
-        width=520, height=110, title="How many times faster each frame rendered in parallel (dashed: as fast)"))
+        width=520, height=110, title="Each frame's sequential time over its parallel time (dashed: equal times)"))
 
 
 # name -> (function, the tables it draws from)
@@ -272,7 +332,7 @@ FIGURES = {
     "sched_time": (time, ["sched_summary", "sched_runs"]),
     "sched_speedup": (speedup, ["sched_summary"]),
     "sched_steals": (steals, ["sched_summary"]),
-    "sched_tasks": (tasks, ["sched_summary", "sched_workers"]),
+    "sched_tasks": (tasks, ["sched_summary", "sched_workers", "sched_runs"]),
     "sched_mandelbrot_frames": (mandelbrot_frames, ["sched_summary", "sched_runs"]),
     "sched_mandelbrot_image": (mandelbrot_image, ["sched_image"]),
     "sched_fracsteal_strip": (fracsteal_strip, ["sched_fracsteal_frames", "sched_fracsteal_strip"]),

@@ -105,3 +105,16 @@ def summary(table: pd.DataFrame) -> dict | None:
             "ratio": seq / par, "ratio_ci": bootstrap_ratio_ci(seq_rounds, par_rounds),
             "ratio_min": per["ratio"].min(), "ratio_max": per["ratio"].max(),
             "magnification_max": ok["magnification"].max(), "all_identical": bool(ok["verified"].all())}
+
+
+def summary_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """`summary` as a table of one row (none when the zoom was not measured or failed),
+    each interval as `<column>_ci_low` / `_ci_high`: what the paper's facts about the
+    zoom are looked up in, so that the paper check can compute them again."""
+    s = summary(table)
+    if s is None:
+        return pd.DataFrame()
+    row = {k: v for k, v in s.items() if not k.endswith("_ci")}
+    for name in ("parallel_median_s", "sequential_median_s", "ratio"):
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = s[f"{name}_ci"]
+    return pd.DataFrame([row])

@@ -1,254 +1,461 @@
-"""The generated parts of the sched section (`paper/sections/sched.qmd` includes them
-from `paper/_generated/sched/`): this run's parameters, its figures, and every sentence
-that states a finding, computed here from the study's tables. The fixed prose (the
-schedulers, the workloads, the checks) is in the section file.
+"""The facts of the sched section, computed from the study's tables; the words are the
+templates in `paper/sections/sched/` (one per generated part), which
+`paper/sections/sched.qmd` includes from `paper/_generated/sched/`.
 
 Times, speedups and efficiencies are medians over a cell's repetitions with their 95%
-bootstrap intervals; a ranking whose intervals overlap is reported as "not
-distinguishable on this machine" instead."""
+bootstrap intervals. Python computes numbers and verdicts, never sentences: who had the
+lowest time is a fact, whether the others can be told apart from it is a verdict
+("slower than", or "not distinguishable on this machine from") from the two intervals.
+`tbb_parallel_sort` is TBB's own sort, another algorithm than the schedulers' quicksort:
+it is stated apart as a reference, never ranked with them.
+"""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
-from parbench import stats
-from parbench.paper.format import figure, findings, fmt_ci, fmt_num, fmt_pct, join, md_table
+from parbench.paper.facts import Fact, Facts
+from parbench.paper.format import fmt_ci, fmt_num
+from parbench.studies.sched.plan import REFERENCES, SCHEDULER_ORDER
 
-TABLES = ["sched_summary", "sched_runs", "sched_fracsteal_frames"]
-FRAGMENTS = ["setup", "quicksort", "speedup", "steals", "mandelbrot", "fracsteal", "summary"]
+# The processed tables the facts read.
+TABLES = ["sched_summary", "sched_fracsteal_frames", "sched_load"]
+ZOOM = "parbench.studies.sched.fracsteal_tables:summary_frame"
+ZOOM_FRAMES = "parbench.studies.sched.fracsteal_tables:speedups"
+# The columns that name one row of each table (and of the tables derived from it).
+KEYS = {
+    "sched_summary": ["workload", "scheduler", "threads", "hostname"],
+    "sched_fracsteal_frames": ["status"],  # a failed zoom: its one row
+    f"sched_fracsteal_frames|{ZOOM}": [],  # one row: the zoom
+    f"sched_fracsteal_frames|{ZOOM_FRAMES}": ["frame"],
+    "sched_load": ["cell", "rep"],
+}
+# The generated parts (templates in paper/sections/sched/), in the order the section
+# includes them; `headline` and `limitations` go to the paper's summary and limitations.
+FRAGMENTS = ["setup", "quicksort", "speedup", "steals", "mandelbrot", "fracsteal", "summary", "headline",
+             "limitations"]
+# The paper's tables, also written as HTML and CSV for Snakemake's report.
 REPORT_TABLES = ["sched_summary_table"]
+SEED = "sched.txt"
+CONFIDENCE = "parbench.studies.sched.aggregate:CONFIDENCE"
+# The seed's console names for its schedulers (its make targets).
+SEED_PROGRAMS = {"ws": "quicksteal", "lifo": "quicklifo"}
 
-SCHEDULER_NAMES = {"sequential": "the sequential baseline", "lifo": "LIFO (one shared stack)",
-                   "ws": "work stealing", "ws_sync": "synchronizing work stealing",
-                   "openmp": "OpenMP tasks", "tbb": "a TBB task_group",
-                   "tbb_parallel_sort": "TBB parallel_sort (another algorithm: a reference)"}
-
-
-def _ci(row, column: str) -> tuple:
-    """(low, high) of a column's interval in a summary row, (None, None) without one."""
-    lo, hi = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
-    return (None if lo is None or pd.isna(lo) else lo, None if hi is None or pd.isna(hi) else hi)
-
-
-def _value(row, column: str, fmt=fmt_num) -> str:
-    """A median with its interval: `3.1 (2.9–3.4)`."""
-    return fmt_ci(row[column], *_ci(row, column), fmt=fmt)
+# How the text names each scheduler (the figures and tables use the codes).
+NAMES = {"sequential": "the sequential code", "lifo": "LIFO", "ws": "work stealing",
+         "ws_sync": "synchronizing work stealing", "openmp": "OpenMP", "tbb": "the TBB task_group",
+         "tbb_parallel_sort": "TBB's parallel_sort"}
+VERDICT_SAME = "not distinguishable on this machine from"
 
 
-def _fastest(rows: pd.DataFrame, what: str) -> str:
-    """Who was fastest among `rows` (sorted by median time), or, when the first two
-    times' intervals overlap, which ones cannot be told apart."""
-    best = rows.iloc[0]
-    tied = [r for _, r in rows.iloc[1:].iterrows()
-            if not stats.distinguishable(_ci(best, "median_time_s"), _ci(r, "median_time_s"))]
-    if not tied:
-        return (f"the fastest {what} was {SCHEDULER_NAMES[best['scheduler']]} "
-                f"({_value(best, 'median_time_s')} s, {_value(best, 'speedup_vs_sequential')}x the sequential code)")
-    names = [SCHEDULER_NAMES[r["scheduler"]] for r in [best, *tied]]
-    return (f"{', '.join(names[:-1])} and {names[-1]} were not distinguishable on this machine as the fastest "
-            f"{what} (" + "; ".join(f"{r['scheduler']} {_value(r, 'median_time_s')} s" for r in [best, *tied]) + ")")
+def _id(*parts) -> str:
+    return ".".join(str(p).replace(" ", "_") for p in parts)
 
 
-def setup(summary: pd.DataFrame, machine: dict) -> str:
-    cfg = machine["config"]["sched"]
-    q, m = cfg["quicksort"], cfg["mandelbrot"]
+def _t(row) -> str:
+    return f"t{int(row['threads'])}"
+
+
+def _about(row) -> tuple[str, ...]:
+    return ("sequential",) if row["scheduler"] == "sequential" else (NAMES[row["scheduler"]],)
+
+
+def cell_fact(f: Facts, row, column: str, short: str, *, fmt: str = "num", unit: str | None = None,
+              interval: bool = True) -> Fact:
+    """A column of one cell (a row of sched_summary)."""
+    return f.lookup(_id(short, row["workload"], row["scheduler"], _t(row)), "sched_summary", row, column, fmt=fmt,
+                    unit=unit, interval=interval, about=_about(row))
+
+
+def time_fact(f: Facts, row) -> Fact:
+    return cell_fact(f, row, "median_time_s", "time", unit="s")
+
+
+def _ranked(rows: pd.DataFrame) -> pd.DataFrame:
+    """The schedulers and peers that ran the same algorithm: no sequential code, no
+    reference."""
+    return rows[~rows["scheduler"].isin(["sequential", *REFERENCES])]
+
+
+def _order(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.sort_values("scheduler", key=lambda s: s.map(SCHEDULER_ORDER.index))
+
+
+# --- setup ----------------------------------------------------------------------------------
+
+def setup(f: Facts, summary: pd.DataFrame, machine: dict) -> dict:
+    f.config("qs_size", "sched.quicksort.size", fmt="int")
+    f.config("qs_seed", "sched.quicksort.seed", fmt="int")
+    f.config("qs_cutoff", "sched.quicksort.cutoff", fmt="int")
+    f.config("mb_width", "sched.mandelbrot.width", fmt="int")
+    f.config("mb_height", "sched.mandelbrot.height", fmt="int")
+    f.config("mb_max_iter", "sched.mandelbrot.max_iter", fmt="int")
+    f.config("mb_threshold", "sched.mandelbrot.threshold_pixels", fmt="int")
+    f.config("mb_frames", "sched.mandelbrot.frames", fmt="int")
+    f.config("runs_per_cell", "sched.runs_per_cell", fmt="int")
+    f.config("backoff_min", "sched.backoff.min_ns", fmt="int", unit="ns")
+    f.config("backoff_max", "sched.backoff.max_ns", fmt="int", unit="ns")
+    f.config("order_seed", "run_order_seed", fmt="plain")
+    f.constant("confidence", CONFIDENCE, fmt="pct")
+    f.aggregate("threads", "sched_summary", "values", "threads", fmt="list")
+    f.aggregate("n_cells", "sched_summary", "count")
+    reps = f.aggregate("repetitions", "sched_summary", "max", "repetitions", fmt="int")
     failed = summary[summary["status"] == "failed"]
+    f.aggregate("n_failed", "sched_summary", "count", where={"status": "failed"})
+    failed_rows = [{"row": r, "label": f"{r['workload']} {r['scheduler']} {_t(r)}",
+                    "failure": cell_fact(f, r, "failure", "failure", fmt="text", interval=False)}
+                   for _, r in failed.iterrows()]
     unavailable = summary[summary["status"] == "unavailable"].drop_duplicates("scheduler")
-    text = (f"This run sorted {q['size']:,} random 32-bit ints (seed {q['seed']}, sequential below "
-            f"{q['cutoff']:,} elements) and rendered {m['width']}x{m['height']} frames ({m['max_iter']} iterations, "
-            f"tasks of at most {m['threshold_pixels']:,} pixels); idle thieves backed off from "
-            f"{cfg['backoff']['min_ns']:,} ns to {cfg['backoff']['max_ns']:,} ns, at "
-            f"{', '.join(str(t) for t in sorted(summary['threads'].unique()))} threads. ")
-    reps = int(summary["repetitions"].max()) if "repetitions" in summary and len(summary) else 1
-    per_rep = (f"each repetition ran {cfg['runs_per_cell']} timed sort(s) or {m['frames']} frame(s), and its time is "
-               f"their median")
-    if reps > 1:
-        text += (f"Each cell was measured {reps} times, interleaved: every cell once, then every cell again, each "
-                 f"round in a shuffled order (seed {machine['config'].get('run_order_seed')}), so that drift of the "
-                 f"machine hits every scheduler alike; {per_rep}. Times, speedups and efficiencies are medians over "
-                 f"the repetitions with their 95% percentile-bootstrap intervals in parentheses (a speedup's interval "
-                 f"resamples the repetitions of both cells it compares); where two intervals overlap, the two are "
-                 f"called not distinguishable on this machine rather than ranked. With {reps} repetitions an "
-                 f"interval cannot be wider than their range: it shows how far they disagree. ")
-    else:
-        text += (f"Each cell was measured once (`sched.repetitions: 1`; {per_rep}), so no number carries an "
-                 f"interval and no ranking below can be told apart from noise. ")
-    if len(failed):
-        text += (f"{len(failed)} cell(s) failed verification: "
-                 + "; ".join(f"{r.workload} {r.scheduler} t{r.threads} ({r.failure})" for r in failed.itertuples())
-                 + ".")
-    else:
-        text += "Every sort and every frame passed verification."
-    parts = [text]
-    if len(unavailable):
-        parts.append("::: {.callout-note title=\"Peers not built on this machine\"}\n"
-                     + " ".join(f"{r.scheduler}: {r.failure}." for r in unavailable.itertuples()) + "\n:::")
-    return join(*parts)
+    unavailable_rows = [{"row": r, "name": NAMES[r["scheduler"]],
+                         "failure": cell_fact(f, r, "failure", "failure", fmt="text", interval=False)}
+                        for _, r in unavailable.iterrows()]
+    return {"several_reps": (reps.value or 0) > 1, "failed": failed_rows, "unavailable": unavailable_rows}
 
 
-def quicksort(ok: pd.DataFrame, machine: dict) -> str:
-    profile, tmax = machine["profile"], int(ok["threads"].max())
-    qs = ok[ok["workload"] == "quicksort"]
-    seq = qs[qs["scheduler"] == "sequential"]["median_time_s"]
-    top = qs[(qs["threads"] == tmax) & (qs["scheduler"] != "sequential")].sort_values("median_time_s")
-    fig = figure(profile, "sched_time", "Quicksort time against threads: median of the repetitions with its 95% "
-                 "bootstrap interval; the dashed line is the sequential sort.", "fig-sched-time")
-    if not (len(seq) and len(top)):
-        return join(fig)
-    seq_row = qs[qs["scheduler"] == "sequential"].iloc[0]
-    text = (f"The sequential sort took {_value(seq_row, 'median_time_s')} s. At {tmax} threads "
-            + _fastest(top, "sort"))
-    ws = top.set_index("scheduler")
-    if "ws" in ws.index and "openmp" in ws.index:
-        a, b = ws.loc["ws"], ws.loc["openmp"]
-        if not stats.distinguishable(_ci(a, "speedup_vs_sequential"), _ci(b, "speedup_vs_sequential")):
-            verdict = "not distinguishable from them on this machine"
-        else:
-            verdict = "ahead of them" if a["speedup_vs_sequential"] > b["speedup_vs_sequential"] else "behind them"
-        text += (f"; work stealing reached {_value(a, 'speedup_vs_sequential')}x against "
-                 f"{_value(b, 'speedup_vs_sequential')}x for OpenMP tasks, {verdict}")
-    if "lifo" in ws.index:
-        text += f", and LIFO {_value(ws.loc['lifo'], 'speedup_vs_sequential')}x"
-    return join(fig, text + " (@fig-sched-time).")
+# --- rankings -------------------------------------------------------------------------------
+
+def ranking(f: Facts, rows: pd.DataFrame, prefix: str) -> dict | None:
+    """Who had the lowest median time among `rows` (one workload, one thread count), and
+    how each other one compares with it: a verdict from the two intervals."""
+    rows = rows.dropna(subset=["median_time_s"]).sort_values("median_time_s")
+    if rows.empty:
+        return None
+    best = rows.iloc[0]
+    best_time = time_fact(f, best)
+    others = []
+    for _, r in _order(rows.iloc[1:]).iterrows():
+        t = time_fact(f, r)
+        v = f.verdict(_id(prefix, "vs_lowest", r["scheduler"]), t, best_time, better="faster than",
+                      worse="slower than", higher_is_better=False)
+        others.append({"name": NAMES[r["scheduler"]], "time": t, "verdict": v})
+    verdicts = [o["verdict"] for o in others]
+    return {"best": {"name": NAMES[best["scheduler"]], "time": best_time}, "others": others,
+            "n_others": f.count_of(_id(prefix, "n_others"), verdicts),
+            "n_same": f.count_of(_id(prefix, "n_same"), verdicts, VERDICT_SAME),
+            "n_slower": f.count_of(_id(prefix, "n_slower"), verdicts, "slower than"),
+            "same": [o for o in others if o["verdict"].value == VERDICT_SAME],
+            "slower": [o for o in others if o["verdict"].value == "slower than"]}
 
 
-def speedup(ok: pd.DataFrame, machine: dict) -> str:
-    profile, tmax = machine["profile"], int(ok["threads"].max())
-    fig = figure(profile, "sched_speedup", "Speedup against the sequential baseline and against the same "
-                 "scheduler on one thread: median of the repetitions, band: 95% bootstrap interval; dashed: linear "
-                 "speedup.", "fig-sched-speedup")
-    par = ok[(ok["threads"] == tmax) & (ok["scheduler"] != "sequential")].dropna(subset=["efficiency"])
-    if par.empty:
-        return join(fig)
-    best = par.loc[par.groupby("workload", sort=False)["efficiency"].idxmax()]
-    return join(fig, f"@fig-sched-speedup compares each scheduler with the sequential code and with itself on one "
-                     f"thread. The best efficiency (speedup over the sequential code per thread) at {tmax} threads "
-                     f"was " + " and ".join(f"{_value(r, 'efficiency', fmt_pct)} for {r['workload']} "
-                                            f"({r['scheduler']})" for _, r in best.iterrows()) + ".")
+def _at(ok: pd.DataFrame, workload: str, threads: int) -> pd.DataFrame:
+    return ok[(ok["workload"] == workload) & (ok["threads"] == threads)]
 
 
-def _steals(r) -> str:
-    """A cell's successful steals per run with their interval (none in a table from
-    before the steal intervals)."""
-    return fmt_ci(r.steal_success, getattr(r, "steal_success_ci_low", None), getattr(r, "steal_success_ci_high", None))
+def _row(ok: pd.DataFrame, workload: str, scheduler: str, threads: int):
+    rows = ok[(ok["workload"] == workload) & (ok["scheduler"] == scheduler) & (ok["threads"] == threads)]
+    return rows.iloc[0] if len(rows) else None
 
 
-def steals(ok: pd.DataFrame, machine: dict) -> str:
-    profile, tmax = machine["profile"], int(ok["threads"].max())
-    figs = [figure(profile, "sched_steals", "Steal attempts per run: successes, failures on an empty victim and "
-                   "lost races (medians over the repetitions, bars their 95% bootstrap intervals).",
-                   "fig-sched-steals"),
-            figure(profile, "sched_tasks", f"Tasks executed by each thread at {tmax} threads (medians over the "
-                   "repetitions, bars their 95% bootstrap intervals).", "fig-sched-tasks")]
-    st = ok[ok["scheduler"].isin(["ws", "ws_sync"]) & (ok["threads"] == tmax)].dropna(subset=["steal_success_rate"])
-    if st.empty:
-        return join(*figs, "@fig-sched-steals and @fig-sched-tasks need more than one thread.")
-    parts = []
-    for workload, f in st.groupby("workload", sort=False):
-        parts.append(f"on {workload}, " + " and ".join(
-            f"{SCHEDULER_NAMES[r.scheduler]} stole {_steals(r)} tasks per run "
-            f"({fmt_pct(r.steal_success_rate)} of its attempts"
-            + (f"; tasks per thread varied by {fmt_pct(r.task_share_cv)}" if r.task_share_cv is not None
-               and not pd.isna(r.task_share_cv) else "") + ")" for r in f.itertuples()))
-    return join(*figs, f"At {tmax} threads, " + "; ".join(parts) + " (@fig-sched-steals; the variation of tasks "
-                       "per thread is their coefficient of variation, @fig-sched-tasks).")
+def quicksort(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
+    out: dict = {"qs": None}
+    seq = _row(ok, "quicksort", "sequential", 1)
+    top = _at(ok, "quicksort", tmax)
+    rank = ranking(f, _ranked(top), "qs_rank") if tmax > 1 else None
+    if seq is None or rank is None:
+        return out
+    qs = {"seq": time_fact(f, seq), "rank": rank, "peers": []}
+    ws = _row(ok, "quicksort", "ws", tmax)
+    if ws is not None:
+        ws_speedup = cell_fact(f, ws, "speedup_vs_sequential", "speedup")
+        qs["ws_speedup"] = ws_speedup
+        # work stealing against the peers that run the same quicksort on their runtimes
+        for peer in ("openmp", "tbb"):
+            r = _row(ok, "quicksort", peer, tmax)
+            if r is not None:
+                s = cell_fact(f, r, "speedup_vs_sequential", "speedup")
+                qs["peers"].append({"name": NAMES[peer], "speedup": s,
+                                    "verdict": f.verdict(_id("qs_ws_vs", peer), ws_speedup, s, better="higher than",
+                                                         worse="lower than")})
+        lifo = _row(ok, "quicksort", "lifo", tmax)
+        if lifo is not None:
+            qs["lifo"] = {"time": time_fact(f, lifo), "ws_time": time_fact(f, ws),
+                          "speedup": cell_fact(f, lifo, "speedup_vs_sequential", "speedup"),
+                          "verdict": f.verdict("qs_ws_vs_lifo", time_fact(f, ws), time_fact(f, lifo),
+                                               better="faster than", worse="slower than", higher_is_better=False)}
+    ref = ok[(ok["workload"] == "quicksort") & ok["scheduler"].isin(REFERENCES)]
+    qs["references"] = [{"name": NAMES[s], "one": time_fact(f, g[g["threads"] == 1].iloc[0])
+                         if (g["threads"] == 1).any() else None,
+                         "top": time_fact(f, g[g["threads"] == tmax].iloc[0]) if (g["threads"] == tmax).any() else None}
+                        for s, g in ref.groupby("scheduler", sort=False)]
+    out["qs"] = qs
+    return out
 
 
-def mandelbrot(ok: pd.DataFrame, machine: dict) -> str:
-    profile, tmax = machine["profile"], int(ok["threads"].max())
-    figs = [figure(profile, "sched_mandelbrot_frames", "Mandelbrot frame time against threads; the dashed line "
-                   "is the sequential render.", "fig-sched-frames"),
-            figure(profile, "sched_mandelbrot_image", "The rendered frame; every parallel frame was "
-                   "byte-identical to it.", "fig-sched-image")]
-    mb = ok[ok["workload"] == "mandelbrot"]
-    mseq = mb[mb["scheduler"] == "sequential"]
-    mpar = mb[(mb["scheduler"] != "sequential") & (mb["threads"] == tmax)].sort_values("median_time_s")
-    if not (len(mseq) and len(mpar)):
-        return join(*figs)
-    return join(*figs, f"A sequential frame took {_value(mseq.iloc[0], 'median_time_s')} s; on {tmax} threads "
-                       + _fastest(mpar, "renderer") + " (@fig-sched-frames, @fig-sched-image).")
+def mandelbrot(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
+    seq = _row(ok, "mandelbrot", "sequential", 1)
+    rank = ranking(f, _ranked(_at(ok, "mandelbrot", tmax)), "mb_rank") if tmax > 1 else None
+    if seq is None or rank is None:
+        return {"mb": None}
+    return {"mb": {"seq": time_fact(f, seq), "rank": rank}}
 
 
-def fracsteal(frames: pd.DataFrame, machine: dict) -> str:
-    """The explorer's zoom: its strip of frames, its frame times, and the parallel /
-    sequential frame-time ratio, from `sched_fracsteal_frames`."""
-    from parbench.studies.sched.fracsteal_tables import summary as zoom_summary
+# --- speedup and efficiency -----------------------------------------------------------------
 
-    profile = machine["profile"]
-    s = zoom_summary(frames)
-    threads = f"{s['threads']} threads" if s else "its threads"
-    figs = [figure(profile, "sched_fracsteal_strip", f"Frames of the explorer's scripted zoom, rendered by "
-                   f"synchronizing work stealing with {threads}; under each, its magnification and its parallel "
-                   f"and sequential frame times.", "fig-sched-fracsteal-strip"),
-            figure(profile, "sched_fracsteal_times", "Frame time of every frame of the zoom, in parallel "
-                   "(synchronizing work stealing) and sequentially, and their ratio: medians over the rounds of "
-                   "the zoom, bars their 95% bootstrap intervals.", "fig-sched-fracsteal-times")]
-    if s is None:
-        failure = frames["failure"].dropna()
-        return join(*figs, "The explorer's zoom failed its check and is not drawn: "
-                           f"{failure.iloc[0] if len(failure) else 'it was not measured'}.")
-    lo, hi = s["ratio_ci"]
-    if lo is not None and lo <= 1 <= hi:
-        verdict = "not distinguishable on this machine from"
-    else:
-        verdict = "faster than" if s["ratio"] > 1 else "no faster than"
-    checked = ("Every frame was byte-identical to its sequential render." if s["all_identical"]
-               else "Some frames differed from their sequential render.")
-    rounds = (f"medians over the frames, each the median of {s['rounds']} rounds of the zoom with its 95% "
-              f"interval" if s["rounds"] > 1 else "medians over the frames, one round of the zoom")
-    return join(*figs, f"fracsteal replayed `{s['script'].rsplit('/', 1)[-1]}`: {s['frames']} frames of "
-                       f"{s['width']}x{s['height']} pixels, from the whole set to {fmt_num(s['magnification_max'])} "
-                       f"times closer. With synchronizing work stealing on {s['threads']} threads a frame took "
-                       f"{fmt_ci(s['parallel_median_s'], *s['parallel_median_s_ci'])} s against "
-                       f"{fmt_ci(s['sequential_median_s'], *s['sequential_median_s_ci'])} s for the sequential "
-                       f"render ({rounds}): the parallel render was "
-                       f"{fmt_ci(s['ratio'], *s['ratio_ci'])} times as fast, {verdict} the sequential one (per "
-                       f"frame from {fmt_num(s['ratio_min'])} to {fmt_num(s['ratio_max'])} times; "
-                       f"@fig-sched-fracsteal-strip, @fig-sched-fracsteal-times). {checked}")
+def efficiency(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
+    """Per workload, the efficiency of each scheduler and peer at the most threads against
+    full efficiency: counts, and the smaller group by name (the exceptions)."""
+    if tmax == 1:
+        return {"efficiency": []}
+    out = []
+    for workload in ("quicksort", "mandelbrot"):
+        rows = _order(_ranked(_at(ok, workload, tmax)).dropna(subset=["efficiency"]))
+        if rows.empty:
+            continue
+        where = {"status": "ok", "workload": workload, "threads": tmax, "scheduler": list(rows["scheduler"])}
+        cells = []
+        for _, r in rows.iterrows():
+            e = cell_fact(f, r, "efficiency", "eff", fmt="pct")
+            cells.append({"name": NAMES[r["scheduler"]], "eff": e,
+                          "verdict": f.bound_verdict(_id("eff_vs_full", workload, r["scheduler"]), e, 1.0,
+                                                     better="above", worse="below")})
+        verdicts = [c["verdict"] for c in cells]
+        same = [c for c in cells if c["verdict"].value == VERDICT_SAME]
+        below = [c for c in cells if c["verdict"].value == "below"]
+        out.append({"workload": workload,
+                    "min": f.aggregate(_id("eff_min", workload), "sched_summary", "min", "efficiency", where=where,
+                                       fmt="pct"),
+                    "max": f.aggregate(_id("eff_max", workload), "sched_summary", "max", "efficiency", where=where,
+                                       fmt="pct"),
+                    "n": f.count_of(_id("eff_n", workload), verdicts),
+                    "n_same": f.count_of(_id("eff_same", workload), verdicts, VERDICT_SAME),
+                    "n_below": f.count_of(_id("eff_below", workload), verdicts, "below"),
+                    "same": same, "below": below, "above": [c for c in cells if c["verdict"].value == "above"],
+                    # name the smaller group: the exceptions
+                    "list_same": 0 < len(same) < len(below)})
+    return {"efficiency": out}
 
 
-def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The paper's summary table (also written for the Snakemake report)."""
+# --- steals and the task split ----------------------------------------------------------------
+
+STEALERS = ("ws", "ws_sync")
+
+
+def steals(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
+    out = []
+    if tmax == 1:  # one thread steals from nobody
+        return {"steals": out}
+    for workload in ("quicksort", "mandelbrot"):
+        rows = _order(_at(ok, workload, tmax))
+        items = []
+        for _, r in rows.iterrows():
+            if r["scheduler"] in STEALERS and pd.notna(r["steal_success"]):
+                items.append({"name": NAMES[r["scheduler"]],
+                              "steals": cell_fact(f, r, "steal_success", "steals"),
+                              "rate": cell_fact(f, r, "steal_success_rate", "steal_rate", fmt="pct", interval=False),
+                              "cv": cell_fact(f, r, "task_share_cv", "task_cv", fmt="pct1")
+                              if pd.notna(r["task_share_cv"]) else None})
+        lifo = rows[(rows["scheduler"] == "lifo") & rows["task_share_cv"].notna()]
+        if items:
+            out.append({"workload": workload, "stealers": items,
+                        "lifo_cv": cell_fact(f, lifo.iloc[0], "task_share_cv", "task_cv", fmt="pct1")
+                        if len(lifo) else None})
+    return {"steals": out}
+
+
+def drawn(summary: pd.DataFrame) -> dict:
+    """Which figures draw data (a figure with none is not shown; the text says why):
+    the time figures draw each workload's passed parallel cells, the speedup figure
+    every passed parallel cell with a speedup."""
+    ok = summary[(summary["status"] == "ok") & (summary["scheduler"] != "sequential")]
+    return {"quicksort": bool((ok["workload"] == "quicksort").any()),
+            "mandelbrot": bool((ok["workload"] == "mandelbrot").any()),
+            "speedup": bool(ok[["speedup_vs_sequential", "speedup_vs_one_thread"]].notna().any().any())}
+
+
+def steals_drawn(ok: pd.DataFrame) -> bool:
+    """Whether `sched_steals` draws data (figures.steals draws the work-stealing cells
+    with more than one thread and steal counters)."""
+    return bool((ok["scheduler"].isin(STEALERS) & (ok["threads"] > 1) & ok["steal_success"].notna()).any())
+
+
+def tasks_drawn(ok: pd.DataFrame) -> bool:
+    """Whether `sched_tasks` draws data: per-thread counters at more than one thread."""
+    return bool(((ok["threads"] > 1) & ok["task_share_cv"].notna()).any())
+
+
+# --- the explorer's zoom ---------------------------------------------------------------------
+
+def fracsteal(f: Facts, frames: pd.DataFrame) -> dict:
+    from parbench.studies.sched.fracsteal_tables import summary_frame
+
+    f.constant("confidence", CONFIDENCE, fmt="pct")
+    # what the seed says of its explorer (its frame times, its machine)
+    f.seed("seed_frame_parallel", SEED, "the frame time is around 0.08s", 0.08, unit="s")
+    f.seed("seed_frame_sequential", SEED, "the frame time is around 0.3s", 0.3, unit="s")
+    f.seed("seed_frame_times", SEED, "Parallel version is around 4 times faster", 4)
+    f.derived("seed_frame_ratio", "ratio", f["seed_frame_sequential"], f["seed_frame_parallel"])
+    seed = seed_cores(f)
+    zoom = summary_frame(frames)
+    if zoom.empty:
+        failed = frames[frames["status"] != "ok"].dropna(subset=["failure"]).drop_duplicates("status")
+        return {"zoom": None, "zoom_failure": f.lookup("zoom_failure", "sched_fracsteal_frames", failed.iloc[0],
+                                                       "failure", fmt="text", interval=False)
+                if len(failed) == 1 else None}
+    r = zoom.iloc[0]
+
+    def z(key: str, column: str, *, fmt: str = "num", unit: str | None = None, interval: bool = False) -> Fact:
+        return f.lookup(_id("zoom", key), "sched_fracsteal_frames", r, column, via=ZOOM, fmt=fmt, unit=unit,
+                        interval=interval)
+
+    ratio = z("ratio", "ratio", interval=True)
+    return {"zoom": {
+        "script": str(r["script"]).rsplit("/", 1)[-1], "identical": bool(r["all_identical"]),
+        "frames": z("frames", "frames", fmt="int"), "rounds": z("rounds", "rounds", fmt="int"),
+        "several_rounds": int(r["rounds"]) > 1, "threads_differ": int(r["threads"]) != seed.value,
+        "threads": z("threads", "threads", fmt="int"), "width": z("width", "width", fmt="int"),
+        "height": z("height", "height", fmt="int"), "magnification": z("magnification", "magnification_max"),
+        "parallel": z("parallel", "parallel_median_s", unit="s", interval=True),
+        "sequential": z("sequential", "sequential_median_s", unit="s", interval=True),
+        "ratio": ratio,
+        "verdict": f.bound_verdict("zoom.ratio_vs_1", ratio, 1.0, better="above", worse="below"),
+        "ratio_min": f.aggregate("zoom.ratio_min", "sched_fracsteal_frames", "min", "ratio", via=ZOOM_FRAMES),
+        "ratio_max": f.aggregate("zoom.ratio_max", "sched_fracsteal_frames", "max", "ratio", via=ZOOM_FRAMES)}}
+
+
+def seed_cores(f: Facts) -> Fact:
+    """The seed machine's hardware threads (its "Detected 24 cores")."""
+    return f.seed("seed_cores", SEED, "Detected 24 cores", 24, fmt="int")
+
+
+# --- the headline and the seed --------------------------------------------------------------
+
+def seed_times(program: str, text: str | None = None) -> dict[int, tuple[str, float]]:
+    """The seed's `[NN] Time taken: X seconds` lines of one of its programs (quicksteal:
+    work stealing, quicklifo: LIFO): threads -> (the quote, from the program's command
+    line down to the line, and the seconds)."""
+    from parbench.paper.check import seeds_dir
+
+    text = text if text is not None else (seeds_dir() / SEED).read_text(errors="replace")
+    start = text.index(f"./{program} -t num_cores")
+    block = text[start:text.index("Minimum time taken", start)]
+    out = {}
+    for m in re.finditer(r"\[(\d+)\] Time taken: ([\d.]+) seconds", block):
+        out[int(m.group(1))] = (block[:m.end()], float(m.group(2)))
+    return out
+
+
+def seed_size(f: Facts) -> Fact:
+    return f.seed("seed_qs_size", SEED, "Running benchmarks for ./quicksteal -t num_cores -n 104857600", 104857600,
+                  fmt="int")
+
+
+def headline(f: Facts, ok: pd.DataFrame) -> dict:
+    """Work stealing's sort speedup over its own one-thread run at the most threads this
+    run and the seed both measured, beside the seed's own at that thread count (its
+    quicksteal console lines)."""
+    seed = seed_times(SEED_PROGRAMS["ws"])
+    ws = ok[(ok["workload"] == "quicksort") & (ok["scheduler"] == "ws") & ok["threads"].isin(list(seed))
+            & (ok["threads"] > 1) & ok["speedup_vs_one_thread"].notna()]
+    if ws.empty:
+        return {"headline": None}
+    r = ws.sort_values("threads").iloc[-1]
+    threads = int(r["threads"])
+    ours = cell_fact(f, r, "speedup_vs_one_thread", "speedup_one")
+    seed_one = f.seed("seed_ws_t1", SEED, seed[1][0], seed[1][1], fmt="fixed2", unit="s")
+    seed_top = f.seed(_id("seed_ws", f"t{threads}"), SEED, seed[threads][0], seed[threads][1], fmt="fixed2",
+                      unit="s")
+    seed_speedup = f.derived("seed_ws_speedup", "ratio", seed_one, seed_top)
+    return {"headline": {
+        "threads": f.lookup("headline_threads", "sched_summary", r, "threads", fmt="int", interval=False,
+                            about=("work stealing",)),
+        "speedup": ours, "seed_one": seed_one, "seed_top": seed_top, "seed_speedup": seed_speedup,
+        "seed_size": seed_size(f),
+        "vs_linear": f.bound_verdict("headline_vs_linear", ours, float(threads), better="above", worse="below"),
+        "vs_seed": f.bound_verdict("headline_vs_seed", ours, seed_speedup.value, better="above", worse="below")}}
+
+
+def limitations(f: Facts, summary: pd.DataFrame, machine: dict) -> dict:
+    cores = f.machine_value("cores", "machine.logical_cores", fmt="int")
+    tmax = f.aggregate("threads_max", "sched_summary", "max", "threads", fmt="int")
+    seed = seed_cores(f)
+    f.seed("seed_lifo_best", SEED, "Minimum time taken: 3.742197 seconds for cores = 8", 8, fmt="int")
+    f.seed("seed_ws_best", SEED, "Minimum time taken: 2.193738 seconds for cores = 20", 20, fmt="int")
+    return {"oversubscribed": cores.value is not None and tmax.value is not None and tmax.value > cores.value,
+            "short_of_seed": tmax.value is not None and tmax.value < seed.value}
+
+
+# --- the summary table ------------------------------------------------------------------------
+
+def _cell_text(g: pd.DataFrame, threads: int, column: str) -> str:
+    """A cell's median and, on a second line, its 95% interval (the table stays narrow)."""
+    if threads not in g.index or pd.isna(g.loc[threads, column]):
+        return ""
+    r = g.loc[threads]
+    text = fmt_ci(r[column], r.get(f"{column}_ci_low"), r.get(f"{column}_ci_high"), fmt_num)
+    return text.replace(" (", "<br>(") if "(" in text else text
+
+
+def summary_frame(summary: pd.DataFrame) -> pd.DataFrame:
+    """The paper's summary: per workload and scheduler, the median time on one thread and
+    on the most threads, and the speedups there over the sequential code and over its own
+    one-thread run; the reference says what it is; a cell with a disturbed repetition
+    says how many."""
     ok = summary[summary["status"] == "ok"]
     if ok.empty:
         return pd.DataFrame({"workload": [], "scheduler": []})
-    rows = []
     tmax = int(ok["threads"].max())
-    for (workload, scheduler), f in ok.groupby(["workload", "scheduler"], sort=False):
-        f = f.set_index("threads")
-        best = f["median_time_s"].idxmin()
-        fastest = f.loc[f["speedup_vs_sequential"].idxmax()] if f["speedup_vs_sequential"].notna().any() else None
-        rows.append({"workload": workload, "scheduler": scheduler,
-                     "1 thread, s": _value(f.loc[1], "median_time_s") if 1 in f.index else "n/a",
-                     f"{tmax} threads, s": _value(f.loc[tmax], "median_time_s")
-                     if scheduler != "sequential" and tmax in f.index else "",
-                     "minimum, s": fmt_num(f.loc[best, "median_time_s"]),
-                     "at threads": str(int(best)),
-                     "speedup vs sequential": _value(fastest, "speedup_vs_sequential") if fastest is not None
-                     else "n/a"})
+    disturbed = "disturbed_reps" in ok and bool((ok["disturbed_reps"].fillna(0) > 0).any())
+    rows = []
+    for (workload, scheduler), g in ok.groupby(["workload", "scheduler"], sort=False):
+        g = g.set_index("threads")
+        label = f"{scheduler}<br>(reference, another algorithm)" if scheduler in REFERENCES else scheduler
+        seq = scheduler == "sequential"  # measured on one thread only: the rest does not apply
+        row = {"workload": workload, "scheduler": label, "1 thread, s": _cell_text(g, 1, "median_time_s"),
+               f"{tmax} threads, s": "n/a" if seq else _cell_text(g, tmax, "median_time_s"),
+               f"speedup at {tmax}, vs sequential": "n/a" if seq else _cell_text(g, tmax, "speedup_vs_sequential"),
+               f"speedup at {tmax}, vs 1 thread": "n/a" if seq or tmax == 1
+               else _cell_text(g, tmax, "speedup_vs_one_thread")}
+        if disturbed:
+            row["disturbed repetitions"] = str(int(g["disturbed_reps"].fillna(0).sum()))
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
-def summary(ok: pd.DataFrame, machine: dict) -> str:
-    return join(
-        "@tbl-sched-summary gives each scheduler's median time on one thread and on the most threads, its fastest "
-        "median time and where it occurred (the seed's \"minimum time taken ... for cores = N\"), and its best "
-        "speedup over the sequential code; in parentheses, 95% bootstrap intervals over the repetitions.",
-        md_table(summary_table(ok), "Median times (95% bootstrap interval), minimum and speedup per workload and "
-                 "scheduler.",
-                 "tbl-sched-summary"),
-    )
-
-
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
-    return {"sched_summary_table": (summary_table(tables["sched_summary"]),
-                                    "sched: median times, minimum and speedup per workload and scheduler")}
+    frame = summary_frame(tables["sched_summary"]).replace({"<br>": " "}, regex=True)
+    return {"sched_summary_table": (frame, "sched: median times on one and the most threads and the speedups there, "
+                                           "per workload and scheduler (95% bootstrap intervals in parentheses)")}
 
 
-def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
-    cells = tables["sched_summary"]
-    writers = {"quicksort": quicksort, "speedup": speedup, "steals": steals, "mandelbrot": mandelbrot,
-               "summary": summary}
-    parts = {"setup": setup(cells, machine), **findings(cells[cells["status"] == "ok"], machine, writers),
-             "fracsteal": fracsteal(tables["sched_fracsteal_frames"], machine)}
-    return {name: parts[name] for name in FRAGMENTS}
+# --- the context ------------------------------------------------------------------------------
+
+def _main_host(summary: pd.DataFrame, machine: dict) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of the machine most cells ran on (a ranking compares cells of one machine
+    only), and the other machines' names."""
+    hosts = summary["hostname"].dropna()
+    if hosts.nunique() <= 1:
+        return summary, []
+    main = hosts.value_counts().index[0]
+    return summary[summary["hostname"].isna() | (summary["hostname"] == main)], sorted(set(hosts) - {main})
+
+
+def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
+    from parbench.disturbance import load_facts
+
+    summary = tables["sched_summary"]
+    f = Facts("sched", tables, KEYS, machine)
+    mine, other_hosts = _main_host(summary, machine)
+    ok = mine[mine["status"] == "ok"]
+    ctx: dict = {"f": f, "any_ok": not ok.empty, "other_hosts": other_hosts, "drawn": drawn(summary),
+                 "tables": {"sched_summary": summary_frame(summary)}}
+    ctx.update(setup(f, summary, machine))
+    ctx.update(load_facts(f, tables["sched_load"], "sched_load"))
+    ctx.update(limitations(f, summary, machine))
+    ctx.update(fracsteal(f, tables["sched_fracsteal_frames"]))
+    if ok.empty:
+        ctx.update({"qs": None, "mb": None, "efficiency": [], "steals": [], "steals_drawn": False,
+                    "tasks_drawn": False, "headline": None})
+        return ctx
+    tmax = int(ok["threads"].max())
+    f.aggregate("tmax", "sched_summary", "max", "threads", where={"status": "ok"}, fmt="int")
+    ctx.update(quicksort(f, ok, tmax))
+    ctx.update(mandelbrot(f, ok, tmax))
+    ctx.update(efficiency(f, ok, tmax))
+    ctx.update(steals(f, ok, tmax))
+    ctx.update(headline(f, ok))
+    # the figures draw the cells of every machine
+    passed = summary[summary["status"] == "ok"]
+    ctx.update(steals_drawn=steals_drawn(passed), tasks_drawn=tasks_drawn(passed))
+    return ctx

@@ -119,7 +119,8 @@ def main(args) -> int:
         return outputs
 
     try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell, args.driver), save, f"sched {cell.label}")
+        record = measure_undisturbed(cfg, lambda: measure(cfg, cell, args.driver), save, f"sched {cell.label}",
+                                     cell=("sched", cell))
     except KeyboardInterrupt:
         print(f"parbench sched-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130

@@ -1,7 +1,7 @@
 """sigpar: sign/verify throughput of classical and post-quantum signatures across
 worker counts, threading against multiprocessing (seed 000)."""
 
-from parbench.studies.base import Study, SystemPackage
+from parbench.studies.base import Header, Study, SystemPackage
 from parbench.studies.sigpar import algorithms, plan
 
 
@@ -36,8 +36,8 @@ STUDY = Study(
     rerun_tokens=plan.rerun_tokens,
     rerun_names=plan.rerun_names,
     system_packages=(
-        SystemPackage("libssl-dev", "/usr/include/openssl/evp.h",
+        SystemPackage("libssl-dev", Header("openssl/evp.h"),
                       "the crypto shim of the openssl-cffi backend and the native-threads mode; without it those "
-                      "cells are recorded as unavailable", required=False),
+                      "cells are recorded as unavailable", required=False, brew="openssl@3"),
     ),
 )

@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from parbench import stats
+from parbench.disturbance import LOAD_COLUMNS, load_columns, load_table
 from parbench.hosts import host_labels
 from parbench.progress import format_duration
 from parbench.provenance import SLURM_KEYS
@@ -88,6 +89,7 @@ def cell_row(record: dict) -> dict:
         **{c: prov.get(c) for c in PROVENANCE_COLUMNS},
     }
     row["rep"] = int(cell.get("rep", 0))
+    row.update(load_columns(record))
     if record["status"] != "ok":  # a failed, skipped or unavailable cell contributes no measurement
         for c in RESULT_COLUMNS:
             row[c] = None
@@ -148,6 +150,12 @@ def _summarize(group: pd.DataFrame) -> dict:
     row["few_ops"] = bool(ok["few_ops"].fillna(False).any()) if worst == "ok" else None
     row.pop("rep", None)
     row.pop("run_position", None)
+    # a cell is disturbed when one of its repetitions stayed disturbed (figures mark it)
+    for c in LOAD_COLUMNS:
+        row.pop(c, None)
+    row["disturbed_reps"] = int(ok["disturbed"].fillna(False).astype(bool).sum()) if "disturbed" in ok else 0
+    loads = ok["load_other_cores"].dropna() if "load_other_cores" in ok else pd.Series(dtype=float)
+    row["load_other_cores_max"] = float(loads.max()) if len(loads) else None
     return row
 
 
@@ -242,7 +250,19 @@ def study_tables(records: list[dict], min_ops_per_worker: int = MIN_OPS_PER_WORK
         "cells": cells_table(records, min_ops_per_worker),
         "workers": pd.DataFrame([r for rec in records for r in worker_rows(rec)], columns=WORKER_COLUMNS),
         "latency": pd.DataFrame([r for rec in records for r in latency_rows(rec)], columns=LATENCY_COLUMNS),
+        "load": load_table("sigpar", records, load_label, load_group),
     }
+
+
+def load_label(record: dict) -> str:
+    c = record["cell"]
+    return f"{c['algorithm']} {c['operation']} {variant_of(c['mode'], c.get('backend', ''))} {c['workers']}w"
+
+
+def load_group(record: dict) -> str:
+    """What the run order must spread over the run: each mode and backend."""
+    c = record["cell"]
+    return f"{c['mode']}/{c.get('backend', '')}"
 
 
 # --- the seed's processed files ---------------------------------------------------------------

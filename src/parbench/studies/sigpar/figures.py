@@ -4,8 +4,8 @@ is the median over the cell's repetitions; its bar, the 95% bootstrap interval (
 a single repetition).
 
 Lines and columns are per variant: the mode, or the mode with an extra backend
-(`threading-openssl-cffi`); `native-threads`, no Python in the loop, is the upper bound
-the others are drawn against."""
+(`threading-openssl-cffi`); `native-threads` runs with no Python in the loop, and the
+Python modes are drawn against it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 
 from parbench import stats
-from parbench.figures import note, ok_rows
+from parbench.figures import disturbed_layer, note, ok_rows, palette_scale
 from parbench.hosts import split_by_host
 
 from parbench.studies.sigpar.algorithms import CATALOG
@@ -23,13 +23,26 @@ ALGORITHM_ORDER = list(CATALOG)
 FAMILY_ORDER = ["RSA", "ECDSA", "EdDSA", "ML-DSA", "Falcon", "SPHINCS+"]
 VARIANT_ORDER = ["threading", "multiprocess", "threading-openssl-cffi", "multiprocess-openssl-cffi", "native-threads"]
 assert sorted(VARIANT_ORDER) == sorted(VARIANTS)
-# solid: threads of Python; dashed: processes; dotted: the openssl-cffi backend; the
-# native runner, the upper bound, long-dashed
-VARIANT_DASH = alt.StrokeDash("variant:N", title="mode (backend)", sort=VARIANT_ORDER,
-                              scale=alt.Scale(domain=VARIANT_ORDER,
-                                              range=[[1, 0], [6, 3], [1, 2], [6, 2, 1, 2], [12, 3]]),
-                              legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#444444",
-                                                symbolStrokeWidth=2, symbolSize=400))
+# Each variant has a dash pattern and a point shape of its own, so that five of them are
+# told apart by more than dashes: solid and circles for Python threads, dashed and
+# squares for processes, dotted for the openssl-cffi backend, long dashes and crosses for
+# the native runner.
+VARIANT_DASHES = {"threading": [1, 0], "multiprocess": [6, 3], "threading-openssl-cffi": [1, 2],
+                  "multiprocess-openssl-cffi": [6, 2, 1, 2], "native-threads": [12, 3]}
+VARIANT_SHAPES = {"threading": "circle", "multiprocess": "square", "threading-openssl-cffi": "triangle-up",
+                  "multiprocess-openssl-cffi": "diamond", "native-threads": "cross"}
+
+
+def variant_dash(frame: pd.DataFrame) -> alt.StrokeDash:
+    return alt.StrokeDash("variant:N", title="mode (backend)", sort=VARIANT_ORDER,
+                          scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_DASHES),
+                          legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#444444",
+                                            symbolStrokeWidth=2, symbolSize=400))
+
+
+def variant_shape(frame: pd.DataFrame) -> alt.Shape:
+    return alt.Shape("variant:N", title="mode (backend)", sort=VARIANT_ORDER,
+                     scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_SHAPES))
 
 
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
@@ -40,25 +53,27 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
     for b in bounds:  # a figure drawn from a column without an interval draws no bars
         if b not in data:
             data = data.assign(**{b: None})
-    data = data[["algorithm", "family", "operation", "variant", "workers", y, *bounds]].dropna(subset=[y])
+    data = data.assign(disturbed_reps=data["disturbed_reps"] if "disturbed_reps" in data else 0)
+    data = data[["algorithm", "family", "operation", "variant", "workers", y, *bounds, "disturbed_reps"]].dropna(
+        subset=[y])
     workers = sorted(data["workers"].unique().tolist())
     base = alt.Chart(data).encode(
         x=alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
                 axis=alt.Axis(values=workers, format="d")),
         y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
-        tooltip=["algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f"),
+        tooltip=["family", "algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f"),
                  alt.Tooltip(f"{bounds[0]}:Q", format=",.3~f", title="95% CI low"),
                  alt.Tooltip(f"{bounds[1]}:Q", format=",.3~f", title="95% CI high")],
     )
     # the dash is on the lines only: points with it too would draw the legend's dashes as
     # dots, invisible
-    lines = base.mark_line().encode(strokeDash=VARIANT_DASH)
-    points = base.mark_circle(size=22, opacity=1).encode(detail="variant:N")
+    lines = base.mark_line().encode(strokeDash=variant_dash(data))
+    points = base.mark_point(size=28, opacity=1, filled=True).encode(shape=variant_shape(data))
     bars = base.transform_filter(f"isValid(datum['{bounds[0]}'])").mark_rule(strokeWidth=1.5).encode(
         y=alt.Y(f"{bounds[0]}:Q", scale=alt.Scale(type="log")), y2=f"{bounds[1]}:Q", detail="variant:N")
     # one row per family, sign and verify side by side: legible at the paper's width
-    chart = (alt.layer(lines, bars, points).properties(width=260, height=150)
+    chart = (alt.layer(lines, bars, points, *disturbed_layer(base, data)).properties(width=260, height=150)
              .facet(row=alt.Row("family:N", sort=FAMILY_ORDER, title=None, header=alt.Header(labelFontSize=12)),
                     column=alt.Column("operation:N", sort=["sign", "verify"], title=None,
                                       header=alt.Header(labelFontSize=12)))
@@ -68,7 +83,7 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
 
 def scaling(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     return _family_grid(cells, "ops_per_sec", "operations per second (log)",
-                        "Throughput against workers, per mode and backend (native threads: the upper bound); "
+                        "Throughput against workers, per mode and backend; "
                         "median of the repetitions, bars: 95% bootstrap interval")
 
 
@@ -140,8 +155,14 @@ def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     wide = thread_process_ratio(cells)
     if wide.empty:
         return note("Threading / multiprocess ratio", "needs both modes in the run")
+    # one row per algorithm and backend, named by both: the axis labels come with the data
+    # they label (a facet's headers are sorted apart from its panels when scales differ)
+    backends = ["pyca", "liboqs-python", "openssl-cffi"]
+    wide = wide.assign(row=wide["algorithm"] + " · " + wide["backend"])
+    order = [f"{a} · {b}" for a in ALGORITHM_ORDER for b in backends + sorted(set(wide["backend"]) - set(backends))]
+    rows = [r for r in order if r in set(wide["row"])]
     base = alt.Chart().encode(
-        y=alt.Y("backend:N", title=None),
+        y=alt.Y("row:N", title=None, sort=rows, axis=alt.Axis(labelLimit=320)),
         yOffset=alt.YOffset("workers:O"),
     )
     bars = base.mark_bar().encode(
@@ -150,16 +171,14 @@ def gil_ratio(cells: pd.DataFrame, machine: dict) -> alt.Chart:
         tooltip=["algorithm", "operation", "backend", "workers", alt.Tooltip("ratio:Q", format=".3f"),
                  alt.Tooltip("ratio_ci_low:Q", format=".3f", title="interval low"),
                  alt.Tooltip("ratio_ci_high:Q", format=".3f", title="interval high"),
-                 alt.Tooltip("threading:Q", format=",.1f"), alt.Tooltip("multiprocess:Q", format=",.1f")],
-    )
+                 alt.Tooltip("threading:Q", format=",.1f"), alt.Tooltip("multiprocess:Q", format=",.1f")])
     whiskers = base.transform_filter("isValid(datum.ratio_ci_low)").mark_rule(color="#222222").encode(
         x="ratio_ci_low:Q", x2="ratio_ci_high:Q")
-    chart = alt.layer(bars, whiskers, data=wide).properties(width=220, height=alt.Step(8)).facet(
-        row=alt.Row("algorithm:N", sort=ALGORITHM_ORDER, title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-        column=alt.Column("operation:N", sort=["sign", "verify"], title=None),
-    ).resolve_scale(y="independent")
-    return chart.properties(title="What threads cost against processes, per backend (1.0 = same throughput; "
-                                  "whiskers: 95% bootstrap interval over both modes' repetitions)")
+    parity = alt.Chart().mark_rule(strokeDash=[4, 4], color="#444444").encode(x=alt.datum(1.0))
+    chart = alt.layer(bars, whiskers, parity, data=wide).properties(width=220, height=alt.Step(9)).facet(
+        column=alt.Column("operation:N", sort=["sign", "verify"], title=None))
+    return chart.properties(title="Threading throughput over multiprocess throughput, per algorithm and backend "
+                                  "(dashed: parity; whiskers: 95% bootstrap interval)")
 
 
 def python_cost_table(cells: pd.DataFrame) -> pd.DataFrame:

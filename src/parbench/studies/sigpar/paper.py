@@ -1,40 +1,45 @@
-"""The generated parts of the sigpar section (`paper/sections/sigpar.qmd` includes
-them from `paper/_generated/sigpar/`): this run's parameters, its figures, and every
-sentence that states a finding, computed here from the study's tables. The fixed prose
-(what is measured and why) is in the section file, where an author edits it.
+"""The facts of the sigpar section, computed from the study's tables; the words are the
+templates in `paper/sections/sigpar/` (one per generated part), which
+`paper/sections/sigpar.qmd` includes from `paper/_generated/sigpar/`.
 
-Every sentence names the mode (and backend) it speaks of: a number from threading cells
-and one from multiprocess cells, or from pyca and from openssl-cffi, are never mixed up
-in one claim. Numbers are medians over a cell's repetitions with their 95% bootstrap
-intervals; a ranking whose intervals overlap is reported as "not distinguishable on this
-machine" instead. A variant is a mode, or a mode with an extra backend
-(`threading-openssl-cffi`); `native-threads` is the native runner, no Python in the loop.
+Every fact names the mode (and backend) it belongs to: a number from threading cells and
+one from multiprocess cells, or from pyca and from openssl-cffi, are never mixed in one
+claim. Numbers are medians over a cell's repetitions with their 95% bootstrap intervals;
+a ranking whose intervals overlap is a verdict of "not distinguishable on this machine".
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from parbench import stats
-from parbench.paper.format import figure, findings, fmt_ci, fmt_num, fmt_pct, join, md_table
+from parbench.paper.facts import Facts
+from parbench.paper.format import fmt_ci, fmt_num, fmt_pct
 from parbench.studies.sigpar.algorithms import CATALOG
-from parbench.studies.sigpar.figures import VARIANT_ORDER, python_cost_table, thread_process_ratio
+from parbench.studies.sigpar.figures import VARIANT_ORDER
 
-# The processed tables the text reads.
-TABLES = ["sigpar_cells"]
-# The generated parts, in the order the section includes them.
-FRAGMENTS = ["setup", "throughput", "efficiency", "latency", "gil", "backends", "energy", "summary"]
+# The processed tables the facts read.
+TABLES = ["sigpar_cells", "sigpar_load"]
+RATIO = "parbench.studies.sigpar.figures:thread_process_ratio"
+COST = "parbench.studies.sigpar.figures:python_cost_table"
+# The columns that name one row of each table (and of the tables derived from it).
+KEYS = {
+    "sigpar_cells": ["algorithm", "operation", "mode", "backend", "workers", "hostname"],
+    f"sigpar_cells|{RATIO}": ["algorithm", "operation", "workers", "backend"],
+    f"sigpar_cells|{COST}": ["algorithm", "operation", "backend"],
+    "sigpar_load": ["cell", "rep"],
+}
+# The generated parts (templates in paper/sections/sigpar/), in the order the section
+# includes them; `headline` and `limitations` go to the paper's summary and limitations.
+FRAGMENTS = ["setup", "throughput", "efficiency", "latency", "gil", "backends", "energy", "summary", "headline",
+             "limitations"]
 # The paper's tables, also written as HTML and CSV for Snakemake's report.
 REPORT_TABLES = ["sigpar_summary"]
-MODES = ("threading", "multiprocess")
-# The variants of the library bindings and of the native runner (the extra backends are
-# compared in their own part).
+SEED = "sigpar.txt"
 MAIN_VARIANTS = ("threading", "multiprocess", "native-threads")
-
-
-def _modes(frame: pd.DataFrame) -> list[str]:
-    present = set(frame["mode"])
-    return [m for m in MODES if m in present]
+CONFIDENCE = "parbench.studies.sigpar.aggregate:CONFIDENCE"
+# The seed's reading of an efficiency: below this, "investigate".
+INVESTIGATE_BELOW = "parbench.studies.sigpar.paper:SEED_INVESTIGATE"
+SEED_INVESTIGATE = 0.70
 
 
 def _variants(frame: pd.DataFrame, among=VARIANT_ORDER) -> list[str]:
@@ -42,302 +47,381 @@ def _variants(frame: pd.DataFrame, among=VARIANT_ORDER) -> list[str]:
     return [v for v in VARIANT_ORDER if v in present and v in among]
 
 
-def _ci(row, column: str = "ops_per_sec") -> tuple:
-    return row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+def _id(*parts) -> str:
+    return ".".join(str(p).replace(" ", "_") for p in parts)
 
 
-def _overlap(a, b, column: str = "ops_per_sec") -> bool:
-    """Whether two cells both have intervals and these overlap."""
-    both = all(pd.notna(x) for x in (*_ci(a, column), *_ci(b, column)) if x is not None) and \
-        None not in (*_ci(a, column), *_ci(b, column))
-    return both and not stats.distinguishable(_ci(a, column), _ci(b, column))
-
-
-def _rate(row) -> str:
+def rate(f: Facts, row, name: str = "rate"):
     """A cell's median throughput with its interval."""
-    return fmt_ci(row["ops_per_sec"], *_ci(row))
+    return f.lookup(_id(name, row.algorithm, row.operation, row.variant, f"t{int(row.workers)}"), "sigpar_cells", row,
+                    "ops_per_sec", unit="ops/s", about=(row.algorithm,))
 
 
-def setup(cells: pd.DataFrame, machine: dict) -> str:
-    cfg = machine["config"]["sigpar"]
-    ok, bad = cells[cells["status"] == "ok"], cells[cells["status"] != "ok"]
-    families = ", ".join(dict.fromkeys(cells["family"]))
-    modes = [m for m in ("threading", "multiprocess", "native-threads") if m in set(cells["mode"])]
+def efficiency_fact(f: Facts, row):
+    return f.lookup(_id("eff", row.algorithm, row.operation, row.variant, f"t{int(row.workers)}"), "sigpar_cells",
+                    row, "scaling_efficiency", fmt="pct", about=(row.algorithm,))
+
+
+# --- setup ----------------------------------------------------------------------------------
+
+def setup(f: Facts, cells: pd.DataFrame, ok: pd.DataFrame, machine: dict) -> dict:
+    bad = cells[cells["status"] != "ok"]
     extra = sorted(set(cells["backend"]) - {"pyca", "liboqs-python", "native"})
-    parts = [
-        f"This run measured {cells['algorithm'].nunique()} algorithms ({families}), "
-        f"{' and '.join(cells['operation'].unique())}, in {', '.join(modes)} mode"
-        + (f" (the classical algorithms in the Python modes also through {', '.join(extra)})" if extra else "")
-        + f", with {', '.join(str(w) for w in sorted(cells['workers'].unique()))} workers: {len(cells)} cells, "
-        f"each with {fmt_num(cfg['warmup_sec'])} s of warm-up, {fmt_num(cfg['duration_sec'])} s measured and a "
-        f"{fmt_num(cfg['analysis_window_sec'])} s analysis window."
-    ]
-    reps = int(cells["repetitions"].max()) if "repetitions" in cells else 1
-    if reps > 1:
-        parts.append(f"Each cell was measured {reps} times, interleaved: every cell once, then every cell again, each "
-                     f"round in a shuffled order (seed {machine['config'].get('run_order_seed')}), so that drift of "
-                     f"the machine hits every cell alike. Numbers are medians over the repetitions with their 95% "
-                     f"percentile-bootstrap intervals in parentheses; where two intervals overlap, the two are called "
-                     f"not distinguishable on this machine rather than ranked. With {reps} repetitions an interval "
-                     f"cannot be wider than their range: it shows how far they disagree.")
-    else:
-        parts.append("Each cell was measured once (`sigpar.repetitions: 1`), so no number carries an interval and "
-                     "no ranking below can be told apart from noise.")
     few = ok[ok["few_ops"].fillna(False).astype(bool)] if "few_ops" in ok else ok.iloc[0:0]
-    if len(few):
-        floor = cfg.get("min_ops_per_worker", 30)
-        parts.append(f"{len(few)} cell(s) held fewer than {floor} operations per worker in a window, so their rate "
-                     f"and efficiency are mostly quantization, not scaling: "
-                     + "; ".join(f"{r.algorithm} {r.operation} {r.variant} {int(r.workers)}w "
-                                 f"({fmt_num(r.ops_per_worker)} per worker)" for r in few.itertuples())
-                     + ". Longer windows (`sigpar.duration_sec`, `sigpar.analysis_window_sec`) measure them properly.")
-    if len(bad):
-        parts.append("::: {.callout-warning title=\"Cells not measured\"}\n"
-                     f"{len(bad)} of {len(cells)} cells did not pass: "
-                     + "; ".join(f"{r.algorithm} {r.operation} {r.variant} {r.workers}w ({r.status}: {r.failure})"
-                                 for r in bad.itertuples())
-                     + ". They are left out of every figure and number below.\n:::")
-    else:
-        parts.append(f"All {len(cells)} cells passed their correctness checks.")
-    steady = ok["window_rate_cv"].dropna() if "window_rate_cv" in ok else pd.Series(dtype=float)
+    steady = ok.dropna(subset=["window_rate_cv"]) if "window_rate_cv" in ok else ok.iloc[0:0]
+    f.aggregate("n_algorithms", "sigpar_cells", "nunique", "algorithm")
+    f.aggregate("workers", "sigpar_cells", "values", "workers", fmt="list")
+    f.aggregate("n_cells", "sigpar_cells", "count")
+    f.aggregate("n_failed", "sigpar_cells", "count", where={"status": ["failed", "skipped", "unavailable"]})
+    f.config("warmup", "sigpar.warmup_sec", unit="s")
+    f.config("duration", "sigpar.duration_sec", unit="s")
+    f.config("window", "sigpar.analysis_window_sec", unit="s")
+    f.aggregate("repetitions", "sigpar_cells", "max", "repetitions", fmt="int")
+    f.config("seed", "run_order_seed", fmt="plain")
+    f.constant("confidence", CONFIDENCE, fmt="pct")
+    f.config("min_ops", "sigpar.min_ops_per_worker", fmt="int")
+    f.config("sample_interval", "telemetry.sample_interval_sec", unit="s")
+    few_rows = [{"row": r, "per_worker": f.lookup(_id("per_worker", r.algorithm, r.operation, r.variant,
+                                                      f"t{int(r.workers)}"), "sigpar_cells", r, "ops_per_worker",
+                                                  interval=False, about=(r.algorithm,))}
+                for r in few.itertuples()]
+    f.count_of("n_few", [c["per_worker"] for c in few_rows])
+    bad_rows = [{"row": r, "failure": f.lookup(_id("failure", r.algorithm, r.operation, r.variant,
+                                                   f"t{int(r.workers)}"), "sigpar_cells", r, "failure",
+                                               fmt="text", interval=False)} for r in bad.itertuples()]
     if len(steady):
-        interval = machine["config"]["telemetry"]["sample_interval_sec"]
-        parts.append(
-            f"Inside the windows, throughput measured over {fmt_num(interval)} s intervals varied by a median of "
-            f"{fmt_pct(steady.median())} (coefficient of variation, over the cells of every mode with enough "
-            f"operations per interval to tell: {len(steady)}; at most {fmt_pct(steady.max())}): the figures below "
-            f"carry that much noise from the machine itself.")
-    return join(*parts)
+        f.aggregate("cv_median", "sigpar_cells", "median", "window_rate_cv", where={"status": "ok"}, fmt="pct")
+        f.aggregate("cv_max", "sigpar_cells", "max", "window_rate_cv", where={"status": "ok"}, fmt="pct")
+        f.aggregate("cv_cells", "sigpar_cells", "count", "window_rate_cv", where={"status": "ok"})
+    return {"families": ", ".join(dict.fromkeys(cells["family"])),
+            "operations": " and ".join(dict.fromkeys(cells["operation"])),
+            "modes": ", ".join(m for m in MAIN_VARIANTS if m in set(cells["mode"])),
+            "extra_backends": ", ".join(extra), "few": few_rows, "bad": bad_rows, "steady": bool(len(steady))}
 
 
-def throughput(ok: pd.DataFrame, machine: dict) -> str:
-    profile, wmax = machine["profile"], int(ok["workers"].max())
+# --- throughput -----------------------------------------------------------------------------
+
+def throughput(f: Facts, ok: pd.DataFrame) -> dict:
     one = ok[ok["workers"] == 1]
-    sentences = []
-    for op in ("sign", "verify"):
-        verb = "signs" if op == "sign" else "verifies"
-        clauses = []
+    ops = []
+    for op in [o for o in ("sign", "verify") if o in set(one["operation"])]:
+        variants = []
         for variant in _variants(one, MAIN_VARIANTS):
-            f = one[(one["operation"] == op) & (one["variant"] == variant)]
-            if f.empty:
+            ranked = one[(one["operation"] == op) & (one["variant"] == variant)].sort_values(
+                "ops_per_sec", ascending=False)
+            if len(ranked) < 2:
                 continue
-            ranked = f.sort_values("ops_per_sec", ascending=False)
-            hi, lo = ranked.iloc[0], ranked.iloc[-1]
-            # with intervals (repetitions), a lead inside the noise is not a ranking; a single
-            # repetition has none, and the setup paragraph says that no ranking is sure then
-            if len(ranked) > 1 and _overlap(ranked.iloc[0], ranked.iloc[1]):
-                second = ranked.iloc[1]
-                clause = (f"in {variant} mode {hi['algorithm']} ({_rate(hi)} ops/s) and {second['algorithm']} "
-                          f"({_rate(second)} ops/s) are not distinguishable on this machine as the fastest (their "
-                          f"95% intervals overlap)")
-                if len(ranked) > 2:
-                    clause += f"; {lo['algorithm']} {verb} slowest ({_rate(lo)} ops/s)"
-            else:
-                clause = (f"in {variant} mode {hi['algorithm']} {verb} fastest ({_rate(hi)} ops/s) and "
-                          f"{lo['algorithm']} slowest ({_rate(lo)} ops/s), a factor of "
-                          f"{fmt_num(hi['ops_per_sec'] / lo['ops_per_sec'])}")
-            clauses.append(clause)
-        if clauses:
-            sentences.append(f"With one worker ({op}), " + "; ".join(clauses) + ".")
-    return join(
-        figure(profile, "sigpar_scaling", "Throughput against worker count, per family; one dash pattern per "
-               "mode and backend, the native runner long-dashed (log scale).", "fig-sigpar-scaling"),
-        " ".join(sentences) + f" @fig-sigpar-scaling shows every algorithm from 1 to {wmax} workers in every "
-                              f"mode and backend; the native runner is the upper bound of the Python modes.",
-    )
+            hi, second, lo = ranked.iloc[0], ranked.iloc[1], ranked.iloc[-1]
+            best, runner_up, worst = (rate(f, r) for r in (hi, second, lo))
+            variants.append({
+                "variant": variant, "best": hi.algorithm, "best_rate": best, "second": second.algorithm,
+                "second_rate": runner_up, "worst": lo.algorithm, "worst_rate": worst,
+                "lead": f.verdict(_id("lead", op, variant), best, runner_up, better="ahead of", worse="behind"),
+                "factor": f.derived(_id("factor", op, variant), "ratio", best, worst, fmt="num", unit="x",
+                                    about=(hi.algorithm,)),
+                "several": len(ranked) > 2})
+        if variants:
+            ops.append({"operation": op, "variants": variants})
+    f.aggregate("wmax", "sigpar_cells", "max", "workers", where={"status": "ok"}, fmt="int")
+    native_bound = _native_bound(f, ok)
+    return {"one_worker": ops, "native_bound": native_bound,
+            "native_exceptions": [r for r in native_bound if r["verdict"].value == "faster than"]}
 
 
-def efficiency(ok: pd.DataFrame, machine: dict) -> str:
-    profile, wmax = machine["profile"], int(ok["workers"].max())
+def _native_bound(f: Facts, ok: pd.DataFrame) -> list[dict]:
+    """Where a Python backend with one worker is not below the native runner: the claim
+    "the native runner is the upper bound" holds only where every verdict says below."""
+    one = ok[ok["workers"] == 1]
+    native = one[one["mode"] == "native-threads"].set_index(["algorithm", "operation"])
+    rows = []
+    for r in one[one["mode"] == "threading"].itertuples():
+        if (r.algorithm, r.operation) not in native.index:
+            continue
+        nat = native.loc[(r.algorithm, r.operation)]
+        nat_row = nat.to_dict() | {"algorithm": r.algorithm, "operation": r.operation, "workers": 1}
+        a, b = rate(f, r), f.lookup(_id("rate", r.algorithm, r.operation, "native-threads", "t1"), "sigpar_cells",
+                                    nat_row, "ops_per_sec", unit="ops/s", about=(r.algorithm,))
+        v = f.verdict(_id("vs_native", r.algorithm, r.operation, r.backend), a, b, better="faster than",
+                      worse="slower than")
+        rows.append({"row": r, "rate": a, "native": b, "verdict": v})
+    verdicts = [r["verdict"] for r in rows]
+    f.count_of("vs_native_n", verdicts)
+    f.count_of("vs_native_slower", verdicts, "slower than")
+    f.count_of("vs_native_same", verdicts, "not distinguishable on this machine from")
+    f.count_of("vs_native_faster", verdicts, "faster than")
+    return rows
+
+
+# --- efficiency -----------------------------------------------------------------------------
+
+def efficiency(f: Facts, ok: pd.DataFrame) -> dict:
+    wmax = int(ok["workers"].max())
     top = ok[ok["workers"] == wmax].dropna(subset=["scaling_efficiency"])
-    fig = figure(profile, "sigpar_efficiency", "Scaling efficiency ops(N) / (N × ops(1)) per algorithm, "
-                 "worker count, operation and mode.", "fig-sigpar-efficiency")
     if wmax == 1 or top.empty:
-        return join(fig, "The sweep had a single worker count, so efficiency is 1 by definition "
-                         "(@fig-sigpar-efficiency).")
-    parts = []
+        return {"efficiency_variants": []}
+    f.constant("investigate", INVESTIGATE_BELOW, fmt="pct")
+    variants = []
     for variant in _variants(top):
-        f = top[top["variant"] == variant]["scaling_efficiency"]
-        parts.append(f"{variant} cells reached a median efficiency of {fmt_pct(f.median())} "
-                     f"(from {fmt_pct(f.min())} to {fmt_pct(f.max())})")
-    label = lambda r: f"{r.algorithm} {r.operation} ({r.variant})"  # noqa: E731
-    lows = [r for r in top.itertuples() if r.scaling_efficiency < 0.7]
-    sure = [label(r) for r in lows if _upper(r) is not None and _upper(r) < 0.7]
-    unsure = [label(r) for r in lows if _upper(r) is None or _upper(r) >= 0.7]
-    below = (f"Below 70%, with the whole interval: {', '.join(sure)}." if sure else "")
-    if unsure:
-        below += (f" Below 70% by the median but not distinguishable from 70% on this machine (interval reaches it, "
-                  f"or one repetition): {', '.join(unsure)}.")
-    if not lows:
-        below = "No cell of any mode fell below 70%."
-    above = [r for r in top.itertuples() if r.scaling_efficiency > 1]
-    if above:
-        told = [label(r) for r in above if r.scaling_efficiency_ci_low is not None and not pd.isna(r.scaling_efficiency_ci_low)
-                and r.scaling_efficiency_ci_low > 1]
-        untold = [label(r) for r in above if label(r) not in told]
-        if untold:
-            below += (f" Above 100% but not distinguishable from 100% on this machine: {', '.join(untold)} "
-                      f"(noise, not super-linear scaling).")
-        if told:
-            below += f" Above 100% with the whole interval: {', '.join(told)}."
-    return join(fig, f"At {wmax} workers, " + "; ".join(parts) + f" (@fig-sigpar-efficiency; the small numbers are "
-                     f"each cell's 95% interval). {below.strip()}")
+        where = {"status": "ok", "workers": wmax, "variant": variant}
+        variants.append({"variant": variant,
+                         "median": f.aggregate(_id("eff_median", variant), "sigpar_cells", "median",
+                                               "scaling_efficiency", where=where, fmt="pct"),
+                         "min": f.aggregate(_id("eff_min", variant), "sigpar_cells", "min", "scaling_efficiency",
+                                            where=where, fmt="pct"),
+                         "max": f.aggregate(_id("eff_max", variant), "sigpar_cells", "max", "scaling_efficiency",
+                                            where=where, fmt="pct")})
+    rows = []
+    for r in top.itertuples():
+        e = efficiency_fact(f, r)
+        low = f.bound_verdict(_id("eff_vs_investigate", r.algorithm, r.operation, r.variant), e, SEED_INVESTIGATE,
+                              better="above", worse="below")
+        full = f.bound_verdict(_id("eff_vs_full", r.algorithm, r.operation, r.variant), e, 1.0,
+                               better="above", worse="below")
+        rows.append({"row": r, "efficiency": e, "vs_investigate": low, "vs_full": full})
+    f.count_of("eff_n", [r["vs_full"] for r in rows])
+    f.count_of("eff_above", [r["vs_full"] for r in rows], "above")
+    f.count_of("eff_full", [r["vs_full"] for r in rows], "not distinguishable on this machine from")
+    f.count_of("eff_below", [r["vs_full"] for r in rows], "below")
+    f.count_of("eff_investigate", [r["vs_investigate"] for r in rows], "below")
+    return {"efficiency_variants": variants,
+            "efficiency_above": [r for r in rows if r["vs_full"].value == "above"],
+            "efficiency_investigate": [r for r in rows if r["vs_investigate"].value == "below"],
+            "efficiency_low_unsure": [r for r in rows if r["row"].scaling_efficiency < SEED_INVESTIGATE
+                                      and r["vs_investigate"].value != "below"]}
 
 
-def _upper(row) -> float | None:
-    hi = getattr(row, "scaling_efficiency_ci_high", None)
-    return None if hi is None or pd.isna(hi) else float(hi)
+# --- latency --------------------------------------------------------------------------------
+
+def latency(f: Facts, ok: pd.DataFrame) -> dict:
+    wmax = int(ok["workers"].max())
+    rows = []
+    if wmax > 1:
+        for variant in _variants(ok):
+            for op in ("sign", "verify"):
+                mine = ok[(ok["variant"] == variant) & (ok["operation"] == op)].dropna(subset=["p99_latency_ms"])
+                for alg, g in mine.groupby("algorithm", sort=False):
+                    g = g.set_index("workers")
+                    if 1 in g.index and wmax in g.index:
+                        one = f.lookup(_id("p99", alg, op, variant, "t1"), "sigpar_cells",
+                                       g.loc[1].to_dict() | {"workers": 1, "algorithm": alg, "operation": op},
+                                       "p99_latency_ms", unit="ms", about=(alg,))
+                        top = f.lookup(_id("p99", alg, op, variant, f"t{wmax}"), "sigpar_cells",
+                                       g.loc[wmax].to_dict() | {"workers": wmax, "algorithm": alg, "operation": op},
+                                       "p99_latency_ms", unit="ms", about=(alg,))
+                        rows.append({"algorithm": alg, "operation": op, "variant": variant, "one": one, "top": top,
+                                     "verdict": f.verdict(_id("p99_change", alg, op, variant), top, one,
+                                                          better="higher than", worse="lower than")})
+    rising = [r for r in rows if r["verdict"].value == "higher than"]
+    f.count_of("latency_compared", [r["verdict"] for r in rows])
+    f.count_of("latency_rising", [r["verdict"] for r in rows], "higher than")
+    largest = max(rising, key=lambda r: r["top"].value / r["one"].value, default=None)
+    if largest is not None:
+        f.derived("latency_largest_rise", "ratio", largest["top"], largest["one"], unit="x",
+                  about=(largest["algorithm"],))
+    return {"latency_rows": rows, "latency_rising": rising, "latency_largest": largest}
 
 
-def latency(ok: pd.DataFrame, machine: dict) -> str:
-    profile, wmax = machine["profile"], int(ok["workers"].max())
-    fig = figure(profile, "sigpar_latency", "p99 latency against worker count (log scale).", "fig-sigpar-latency")
-    lat = ok.pivot_table(index=["algorithm", "operation", "variant"], columns="workers", values="p99_latency_ms")
-    if wmax == 1 or 1 not in lat.columns or wmax not in lat.columns:
-        return join(fig, "@fig-sigpar-latency shows p99 latency.")
-    change = (lat[wmax] / lat[1] - 1).dropna()
-    if change.empty:
-        return join(fig, "@fig-sigpar-latency shows p99 latency; no cell had enough samples at both ends of the "
-                         "sweep to compare.")
-    by_variant = [f"{fmt_pct(change.xs(v, level='variant').median())} in {v} mode"
-                  for v in _variants(ok) if v in change.index.get_level_values("variant")]
-    worst = change.idxmax()
-    return join(fig, f"From 1 to {wmax} workers the p99 latency changed by a median of {', '.join(by_variant)}; "
-                     f"the largest rise was {worst[0]} {worst[1]} in {worst[2]} mode ({fmt_pct(change.max())}) "
-                     f"(@fig-sigpar-latency).")
+# --- threads against processes ----------------------------------------------------------------
 
+def gil(f: Facts, ok: pd.DataFrame) -> dict:
+    from parbench.studies.sigpar.figures import thread_process_ratio
 
-def gil(ok: pd.DataFrame, machine: dict) -> str:
-    profile, wmax = machine["profile"], int(ok["workers"].max())
-    fig = figure(profile, "sigpar_gil_ratio", "Threading throughput divided by multiprocess throughput at the "
-                 "same worker count; 1.0 means threads lose nothing.", "fig-sigpar-gil")
     ratio = thread_process_ratio(ok)
     if ratio.empty:
-        return join(fig, "This run measured only one Python mode, so there is no ratio to draw (@fig-sigpar-gil).")
-    at_max = ratio[ratio["workers"] == wmax]
-    clauses = []
-    for backend, f in at_max.groupby("backend"):
-        worst = f.loc[f["ratio"].idxmin()]
-        clauses.append(f"with {backend} a median {fmt_num(f['ratio'].median())} (lowest {worst['algorithm']} "
-                       f"{worst['operation']}, {fmt_ci(worst['ratio'], worst['ratio_ci_low'], worst['ratio_ci_high'])})")
-    same = [f"{r.algorithm} {r.operation} ({r.backend})" for r in at_max.itertuples()
-            if pd.notna(r.ratio_ci_low) and pd.notna(r.ratio_ci_high)
-            and not stats.distinguishable((r.ratio_ci_low, r.ratio_ci_high), (1.0, 1.0))]
-    if same:
-        clauses[-1] += (f"; threads and processes are not distinguishable on this machine (the ratio's 95% interval "
-                        f"contains 1) for {', '.join(same)}")
-    lib = machine["libraries"]
-    return join(fig, f"At {wmax} workers, threading cells reached, of the multiprocess throughput of the same "
-                     f"backend, " + "; ".join(clauses) + f" (@fig-sigpar-gil). pyca/cryptography "
-                     f"{lib.get('cryptography_version')} releases the GIL inside OpenSSL, and cffi around every C "
-                     f"call.")
+        return {"ratio_rows": []}
+    wmax = int(ratio["workers"].max())
+    rows = []
+    for r in ratio[ratio["workers"] == wmax].itertuples():
+        value = f.lookup(_id("ratio", r.algorithm, r.operation, r.backend, f"t{wmax}"), "sigpar_cells", r, "ratio",
+                         via=RATIO, fmt="fixed2", about=(r.algorithm,))
+        rows.append({"row": r, "ratio": value,
+                     "verdict": f.bound_verdict(_id("ratio_vs_1", r.algorithm, r.operation, r.backend), value, 1.0,
+                                                better="above", worse="below")})
+    verdicts = [r["verdict"] for r in rows]
+    f.count_of("ratio_n", verdicts)
+    f.count_of("ratio_below", verdicts, "below")
+    f.count_of("ratio_same", verdicts, "not distinguishable on this machine from")
+    f.count_of("ratio_above", verdicts, "above")
+    return {"ratio_rows": rows, "ratio_below": [r for r in rows if r["verdict"].value == "below"],
+            "ratio_above": [r for r in rows if r["verdict"].value == "above"]}
 
 
-def backends(ok: pd.DataFrame, machine: dict) -> str:
-    profile, wmax = machine["profile"], int(ok["workers"].max())
-    fig = figure(profile, "sigpar_python_cost", "Each Python backend's throughput with one thread against the "
-                 "native runner's on the same algorithm and operation.", "fig-sigpar-python-cost")
+# --- backends against the native runner -------------------------------------------------------
+
+def backends(f: Facts, ok: pd.DataFrame) -> dict:
+    from parbench.studies.sigpar.figures import python_cost_table
+
     cost = python_cost_table(ok)
-    if cost.empty:
-        return join(fig, "This run did not measure both the native runner and a Python mode, so there is no "
-                         "comparison (@fig-sigpar-python-cost).")
-    clauses = []
-    for backend, f in cost.groupby("backend", sort=False):
-        us = f["python_cost_us"].median()
-        clauses.append(f"{backend} reached a median {fmt_pct(f['fraction_of_native'].median())} of the native rate "
-                       f"({fmt_num(abs(us))} µs per operation {'more' if us >= 0 else 'less'} than the native "
-                       f"runner's, over {f['algorithm'].nunique()} algorithm(s))")
-    text = ("With one worker in threading mode, " + "; ".join(clauses)
-            + " (@fig-sigpar-python-cost). The time above the native runner is what the Python side of a call "
-              "costs: the interpreter, the binding and, for pyca, its own OpenSSL against the system one.")
-    top = ok[(ok["workers"] == wmax) & (ok["mode"] == "threading")].dropna(subset=["scaling_efficiency"])
-    if wmax > 1 and top["backend"].nunique() > 1:
-        eff = top.groupby("backend")["scaling_efficiency"].median()
-        text += (f" At {wmax} threads the median scaling efficiency was "
-                 + ", ".join(f"{fmt_pct(v)} with {b}" for b, v in eff.items()) + ".")
-    return join(fig, text)
+    rows = []
+    for r in cost.itertuples():
+        frac = f.lookup(_id("fraction", r.algorithm, r.operation, r.backend), "sigpar_cells", r, "fraction_of_native",
+                        via=COST, fmt="pct", about=(r.algorithm,))
+        us = f.lookup(_id("cost_us", r.algorithm, r.operation, r.backend), "sigpar_cells", r, "python_cost_us",
+                      via=COST, interval=False, unit="µs", about=(r.algorithm,))
+        rows.append({"row": r, "fraction": frac, "cost_us": us})
+    by_backend = []
+    for backend in [b for b in ("pyca", "liboqs-python", "openssl-cffi") if b in set(cost["backend"])]:
+        where = {"backend": backend}
+        by_backend.append({"backend": backend,
+                           "median": f.aggregate(_id("fraction_median", backend), "sigpar_cells", "median",
+                                                 "fraction_of_native", where=where, via=COST, fmt="pct"),
+                           "cost": f.aggregate(_id("cost_median", backend), "sigpar_cells", "median",
+                                               "python_cost_us", where=where, via=COST, unit="µs"),
+                           "n": f.aggregate(_id("cost_n", backend), "sigpar_cells", "nunique", "algorithm",
+                                            where=where, via=COST)})
+    return {"cost_rows": rows, "cost_backends": by_backend,
+            "cost_negative": [r for r in rows if r["cost_us"].value is not None and r["cost_us"].value < 0]}
 
 
-def energy(ok: pd.DataFrame, machine: dict) -> str:
-    profile = machine["profile"]
-    fig = figure(profile, "sigpar_energy", "Energy per operation where the machine measures it.", "fig-sigpar-energy")
+def versions(f: Facts, cells: pd.DataFrame) -> dict:
+    """The OpenSSL each backend ran on: pyca/cryptography's own (provenance) and the
+    shim's (its backend_version)."""
+    out = {}
+    pyca = cells[cells["backend"] == "pyca"].dropna(subset=["openssl_version"])
+    shim = cells[cells["backend"].isin(["openssl-cffi", "native"]) & cells["family"].isin(["RSA", "ECDSA", "EdDSA"])]
+    shim = shim.dropna(subset=["backend_version"])
+    if len(pyca):
+        out["pyca_openssl"] = f.lookup("pyca_openssl", "sigpar_cells", pyca.iloc[0], "openssl_version", fmt="text",
+                                       interval=False)
+        out["cryptography"] = f.lookup("cryptography", "sigpar_cells", pyca.iloc[0], "cryptography_version",
+                                       fmt="text", interval=False)
+    if len(shim):
+        out["shim_openssl"] = f.lookup("shim_openssl", "sigpar_cells", shim.iloc[0], "backend_version", fmt="text",
+                                       interval=False)
+    out["same_openssl"] = bool(len(pyca) and len(shim)) and \
+        str(pyca.iloc[0]["openssl_version"]).split()[:2] == str(shim.iloc[0]["backend_version"]).split()[:2]
+    return out
+
+
+# --- energy -----------------------------------------------------------------------------------
+
+def energy(f: Facts, ok: pd.DataFrame, machine: dict) -> dict:
     measured = ok.dropna(subset=["energy_per_op_j"])
     if measured.empty:
-        reason = machine["capabilities"].get("energy", {}).get("reason") or "no energy source"
-        return join(fig, f"This machine offers no energy counter ({reason}), so energy per operation is null in "
-                         f"the data (@fig-sigpar-energy says so too).")
-    ranges = []
+        return {"energy": None}
+    rows = []
     for variant in _variants(measured):
-        f = measured[(measured["workers"] == 1) & (measured["variant"] == variant)]
-        if len(f):
-            ranges.append(f"from {fmt_num(f['energy_per_op_j'].min() * 1e3)} mJ to "
-                          f"{fmt_num(f['energy_per_op_j'].max() * 1e3)} mJ in {variant} mode")
-    return join(fig, f"Energy came from {measured['energy_source'].iloc[0]}; with one worker it ranged "
-                     + " and ".join(ranges) + " per operation (@fig-sigpar-energy).")
+        where = {"status": "ok", "workers": 1, "variant": variant}
+        rows.append({"variant": variant,
+                     "min": f.aggregate(_id("energy_min", variant), "sigpar_cells", "min", "energy_per_op_j",
+                                        where=where, unit="J"),
+                     "max": f.aggregate(_id("energy_max", variant), "sigpar_cells", "max", "energy_per_op_j",
+                                        where=where, unit="J")})
+    return {"energy": rows, "energy_source": measured["energy_source"].iloc[0]}
 
+
+# --- the headline and the seed --------------------------------------------------------------
+
+def headline(f: Facts, ok: pd.DataFrame) -> dict:
+    """The seed's own example: RSA-2048 signing in processes, scaling from 1 to 2 workers
+    (its console: 124.3 and 247.8 ops/sec on the M4), beside the same cell here."""
+    mp = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign") & (ok["mode"] == "multiprocess")
+            & (ok["backend"] == "pyca") & (ok["workers"] == 2)]
+    if mp.empty:
+        return {"headline": None}
+    r = mp.iloc[0]
+    seed_one = f.seed("seed_rsa2048_t1", SEED, "1t â†’      124.3 ops/sec", 124.3, fmt="fixed1", unit="ops/s")
+    seed_two = f.seed("seed_rsa2048_t2", SEED, "2t â†’      247.8 ops/sec", 247.8, fmt="fixed1", unit="ops/s")
+    seed_eff = f.derived("seed_rsa2048_eff2", "ratio", seed_two, _twice(f, seed_one), fmt="pct1")
+    eff = f.lookup("headline_eff", "sigpar_cells", r, "scaling_efficiency", fmt="pct1", about=("RSA-2048",))
+    return {"headline": {"row": r, "efficiency": eff, "seed_one": seed_one, "seed_two": seed_two,
+                         "seed_efficiency": seed_eff,
+                         "verdict": f.bound_verdict("headline_vs_full", eff, 1.0, better="above", worse="below")}}
+
+
+def _twice(f: Facts, fact):
+    """Two workers' worth of a one-worker rate: the denominator of an efficiency at 2."""
+    two = f.literal("two_workers", 2, "the worker count the efficiency compares")
+    return f.derived(fact.key.split(".", 1)[1] + "_x2", "product", fact, two, unit="ops/s")
+
+
+def limitations(f: Facts, cells: pd.DataFrame, machine: dict) -> dict:
+    f.machine_value("cores", "machine.logical_cores", fmt="int")
+    f.seed("seed_workers_max", SEED, "Worker counts: [1, 2, 4, 6, 8, 10]", 10, fmt="int")
+    f.seed("seed_contention_threads", SEED, "degradation at 8+ threads", 8, fmt="int")
+    caps = machine.get("capabilities", {})
+    out = {"no_energy": not caps.get("energy", {}).get("available", False),
+           "no_temperature": not caps.get("temperature", {}).get("available", False)}
+    # the machine's own words for what it lacks (they may hold paths and numbers: facts)
+    if out["no_energy"]:
+        out["energy_reason"] = f.machine_value("energy_reason", "capabilities.energy.reason", fmt="plain")
+    if out["no_temperature"]:
+        out["temperature_reason"] = f.machine_value("temperature_reason", "capabilities.temperature.reason",
+                                                    fmt="plain")
+    return out
+
+
+# --- the summary table ------------------------------------------------------------------------
 
 BACKEND_ORDER = {"pyca": 0, "liboqs-python": 0, "openssl-cffi": 1, "native": 2}
 
 
-def _summary_table(ok: pd.DataFrame) -> pd.DataFrame:
-    """Per algorithm, operation and backend: throughput with 1 and the most workers and
-    efficiency, in threads (the native runner's threads for backend native) and in
-    processes."""
-    if ok.empty:
-        return pd.DataFrame({"algorithm": [], "operation": []})
-    wmax = int(ok["workers"].max())
-    rows = []
-    for (algorithm, op, backend), f in ok.groupby(["algorithm", "operation", "backend"], sort=False):
-        row = {"algorithm": algorithm, "bits": int(f["security_bits"].iloc[0]), "operation": op, "backend": backend}
-        for short, modes in (("thr", ("threading", "native-threads")), ("mp", ("multiprocess",))):
-            g = f[f["mode"].isin(modes)].set_index("workers")
-            row[f"{short} 1w ops/s"] = _cell_text(g, 1, "ops_per_sec", fmt_num)
-            row[f"{short} {wmax}w ops/s"] = _cell_text(g, wmax, "ops_per_sec", fmt_num)
-            row[f"{short} eff."] = _cell_text(g, wmax, "scaling_efficiency", fmt_pct)
-        rows.append(row)
-    order = {a: i for i, a in enumerate(CATALOG)}
-    frame = pd.DataFrame(rows)
-    keys = {"algorithm": lambda s: s.map(order), "backend": lambda s: s.map(BACKEND_ORDER)}
-    return frame.sort_values(["algorithm", "operation", "backend"],
-                             key=lambda s: keys.get(s.name, lambda x: x)(s)).reset_index(drop=True)
-
-
 def _cell_text(g: pd.DataFrame, workers: int, column: str, fmt) -> str:
-    """A cell's median with its 95% interval, for the summary table."""
+    """A cell's median and, on a second line, its 95% interval (the table stays narrow)."""
     if workers not in g.index:
         return ""
     r = g.loc[workers]
-    lo, hi = r.get(f"{column}_ci_low"), r.get(f"{column}_ci_high")
-    return fmt_ci(r[column], lo, hi, fmt)
+    text = fmt_ci(r[column], r.get(f"{column}_ci_low"), r.get(f"{column}_ci_high"), fmt)
+    return text.replace(" (", "<br>(") if "(" in text else text
+
+
+def summary_frames(ok: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The paper's summary, one table per way of running (threads, processes): per
+    algorithm, operation and backend, the rate with one and the most workers and the
+    efficiency; narrow enough for a page."""
+    if ok.empty:
+        return {}
+    wmax = int(ok["workers"].max())
+    order = {a: i for i, a in enumerate(CATALOG)}
+    frames = {}
+    for name, modes in (("threads", ("threading", "native-threads")), ("processes", ("multiprocess",))):
+        rows = []
+        mine = ok[ok["mode"].isin(modes)]
+        for (algorithm, op, backend), g in mine.groupby(["algorithm", "operation", "backend"], sort=False):
+            g = g.set_index("workers")
+            rows.append({"algorithm": algorithm, "op.": op, "backend": backend,
+                         "1 worker, ops/s": _cell_text(g, 1, "ops_per_sec", fmt_num),
+                         f"{wmax} workers, ops/s": _cell_text(g, wmax, "ops_per_sec", fmt_num),
+                         "efficiency": _cell_text(g, wmax, "scaling_efficiency", fmt_pct)})
+        if rows:
+            frame = pd.DataFrame(rows)
+            keys = {"algorithm": lambda s: s.map(order), "backend": lambda s: s.map(BACKEND_ORDER)}
+            frames[name] = frame.sort_values(["algorithm", "op.", "backend"],
+                                             key=lambda s: keys.get(s.name, lambda x: x)(s)).reset_index(drop=True)
+    return frames
 
 
 def summary_table(cells: pd.DataFrame) -> pd.DataFrame:
-    """The paper's summary table (also written for the Snakemake report)."""
-    return _summary_table(cells[cells["status"] == "ok"])
-
-
-def summary(ok: pd.DataFrame, machine: dict) -> str:
-    wmax = int(ok["workers"].max())
-    return join(
-        f"@tbl-sigpar-summary lists, per algorithm, operation and backend, the throughput with one and with {wmax} "
-        f"workers in each mode and the efficiency at {wmax} workers (thr = threads: Python threads, or the native "
-        f"runner's threads for backend native; mp = multiprocess; bits = classical-equivalent security strength); in "
-        f"parentheses, the 95% bootstrap interval over the cell's repetitions.",
-        md_table(_summary_table(ok), f"Throughput with 1 and {wmax} workers and efficiency at {wmax}, per backend and "
-                                     f"mode.", "tbl-sigpar-summary"),
-    )
+    """The paper's summary tables as one (for Snakemake's report)."""
+    frames = summary_frames(cells[cells["status"] == "ok"])
+    if not frames:
+        return pd.DataFrame({"algorithm": []})
+    return pd.concat([fr.assign(run=name) for name, fr in frames.items()], ignore_index=True).replace(
+        {"<br>": " "}, regex=True)
 
 
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
     cells = tables["sigpar_cells"]
-    wmax = int(cells["workers"].max())
-    return {"sigpar_summary": (summary_table(cells), f"sigpar: throughput with 1 and {wmax} workers and "
-                                                     f"efficiency at {wmax}, per backend and mode (thr = threads, "
-                                                     f"mp = multiprocess)")}
+    return {"sigpar_summary": (summary_table(cells), "sigpar: throughput with 1 and the most workers and the "
+                                                     "efficiency there, per algorithm, operation and backend, in "
+                                                     "threads and in processes")}
 
 
-def fragments(tables: dict[str, pd.DataFrame], machine: dict) -> dict[str, str]:
+def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
+    from parbench.disturbance import load_facts
+
     cells = tables["sigpar_cells"]
-    writers = {"throughput": throughput, "efficiency": efficiency, "latency": latency, "gil": gil,
-               "backends": backends, "energy": energy, "summary": summary}
-    return {"setup": setup(cells, machine), **findings(cells[cells["status"] == "ok"], machine, writers)}
+    f = Facts("sigpar", tables, KEYS, machine)
+    ok = cells[cells["status"] == "ok"]
+    ctx = {"f": f, "any_ok": not ok.empty, "headline": None,
+           "tables": {f"sigpar_summary_{k}": v for k, v in summary_frames(ok).items()}}
+    ctx.update(setup(f, cells, ok, machine))
+    ctx.update(load_facts(f, tables["sigpar_load"], "sigpar_load"))
+    ctx.update(versions(f, cells))
+    ctx.update(limitations(f, cells, machine))
+    if ok.empty:
+        return ctx
+    for part in (throughput, efficiency, latency, gil, backends, headline):
+        ctx.update(part(f, ok))
+    ctx.update(energy(f, ok, machine))
+    return ctx

@@ -143,7 +143,7 @@ def main(args) -> int:
             record = cellmod.unavailable_record(cfg, cell, unavailable)
         else:
             record = measure_undisturbed(cfg, lambda: cellmod.measure(cfg, cell, shim_dir=args.shim), save,
-                                         f"sigpar {cell.label}")
+                                         f"sigpar {cell.label}", cell=("sigpar", cell))
     except KeyboardInterrupt:
         print(f"parbench sigpar-cell: {cell.label} interrupted; no output written", file=sys.stderr)
         return 130

@@ -77,7 +77,7 @@ def build(out: Path, liboqs: Path | None, jobs: int = 1, openssl: Path | None = 
         cmd.append(f"LIBOQS_PREFIX={Path(liboqs).resolve()}")
     openssl_doc = _openssl_build(openssl)
     if openssl_doc.get("available"):
-        cmd.append(f"OPENSSL_PREFIX={openssl_doc['prefix']}")
+        cmd.append(f"OPENSSL_BUILD={openssl_doc['prefix']}")
     print("$ " + " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     print(proc.stdout + proc.stderr, flush=True)
@@ -88,7 +88,8 @@ def build(out: Path, liboqs: Path | None, jobs: int = 1, openssl: Path | None = 
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
         missing_openssl = "openssl/evp.h" in proc.stderr
-        doc["reason"] = ("the system OpenSSL's headers are missing (Debian: apt-get install libssl-dev)"
+        doc["reason"] = ("the system OpenSSL's headers are missing (Debian: apt-get install libssl-dev; "
+                         "macOS: brew install openssl@3)"
                          if missing_openssl else f"the build failed: {tail}")
     else:
         doc["library"] = str(out / LIBRARY)

@@ -7,7 +7,11 @@ service, started and stopped by `launcher.Platform`.
 - `dispatcher`: takes announced tasks and runs them in one of four modes (`local`,
   `pull`, `push`, `push-naive`);
 - `worker`: a process with a pool of N processes that runs tasks for the dispatcher;
-- `executor`: what a pool process runs (a chunk of tasks, timed and checked);
+- `pool`: that pool (and the local mode's), which outlives any task: a process that
+  dies or runs past a task's time limit fails that task alone and is replaced;
+- `zygote`: the pool's fork server, which forks its processes from a clean interpreter;
+- `executor`: what a pool process runs (a chunk of tasks, timed and checked, each
+  failure with its kind, under the process's memory limit);
 - `lifecycle`: how the dispatcher and a worker run their loops until told to stop;
 - `serialization`, `protocol`: cloudpickle for functions, arguments and results; msgpack
   for the platform's own messages;

@@ -6,8 +6,9 @@
     task = client.submit(fid, 3, 4)              # -> task id
     client.status(task), client.result(task, wait_sec=5)
 
-A task that FAILED raises `TaskFailed` with the error text; an HTTP error raises
-`ApiError` with the status code and the gateway's message.
+A task that FAILED raises `TaskFailed` with the error text and its kind (`timeout`,
+`crashed`, ... see `executor.ERROR_KINDS`); an HTTP error raises `ApiError` with the
+status code and the gateway's message.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ class ApiError(RuntimeError):
 
 
 class TaskFailed(RuntimeError):
-    def __init__(self, task_id: str, error: str):
-        super().__init__(f"task {task_id} failed: {error}")
-        self.task_id, self.error = task_id, error
+    def __init__(self, task_id: str, error: str, kind: str | None = None):
+        super().__init__(f"task {task_id} failed ({kind}): {error}")
+        self.task_id, self.error, self.kind = task_id, error, kind
 
 
 class Client:
@@ -51,8 +52,12 @@ class Client:
             raise ApiError(response.status_code, message)
         return response.json()
 
-    def register(self, fn, name: str | None = None) -> str:
+    def register(self, fn, name: str | None = None, time_limit_sec: float | None = None) -> str:
+        """Register a function; `time_limit_sec`: its tasks' own time limit (default: the
+        platform's)."""
         body = {"name": name or getattr(fn, "__name__", "function"), "payload": serialization.serialize_text(fn)}
+        if time_limit_sec is not None:
+            body["time_limit_sec"] = time_limit_sec
         return self._json(self.http.post("/register_function", json=body))["function_id"]
 
     def submit(self, function_id: str, *args, wait_sec: float = 0.0, **kwargs) -> dict:
@@ -75,7 +80,7 @@ class Client:
             return serialization.deserialize(serialization.decode(doc["result"], "result", 1 << 62)
                                              if doc["result"] else serialization.serialize(None))
         if doc["status"] == "FAILED":
-            raise TaskFailed(doc["task_id"], doc.get("error") or "")
+            raise TaskFailed(doc["task_id"], doc.get("error") or "", doc.get("error_kind"))
         raise ValueError(f"task {doc['task_id']} is {doc['status']}, not finished")
 
     def result(self, task_id: str, wait_sec: float = 30.0):

@@ -6,9 +6,12 @@ stops it again, whatever happens.
         client = platform.client()
         ...
 
-- redis-server runs on a free 127.0.0.1 port, in its own temporary folder, with no
-  persistence (no RDB, no AOF); a missing `redis-server` is a `MissingRedis` error that
-  names `apt-get install redis-server`;
+- redis-server runs on a free 127.0.0.1 port, in its own temporary folder, with its
+  append-only file there (`redis_persistence: aof`, the default: every write is in the
+  file before Redis answers, fsynced once a second, so that a redis-server started
+  again on the same port and folder resumes with every function and task;
+  `restart_redis()` does that) or with no persistence at all (`none`); a missing
+  `redis-server` is a `MissingRedis` error that names `apt-get install redis-server`;
 - the gateway listens on a socket the launcher binds on 127.0.0.1 and hands over (no
   race for the port); the dispatcher binds its ZeroMQ socket on 127.0.0.1 and says where
   in a ready file; nothing listens on any other address;
@@ -21,6 +24,10 @@ stops it again, whatever happens.
 
 In `local` mode the "workers" are the dispatcher's own pool: `start_workers(n, p)`
 restarts the dispatcher with a pool of n x p processes.
+
+`kill_dispatcher()` and `start_dispatcher_again()` (a dispatcher dies and a new one takes
+its place, on the same ZeroMQ port) and `restart_redis()` are how the tests make the
+platform survive its parts failing.
 """
 
 from __future__ import annotations
@@ -54,6 +61,9 @@ class PlatformError(RuntimeError):
     """A part of the platform did not start or died; the message holds its log's tail."""
 
 
+PERSISTENCE = ("aof", "none")
+
+
 @dataclass
 class PlatformSettings:
     heartbeat_interval_sec: float = 1.0
@@ -64,6 +74,16 @@ class PlatformSettings:
     max_result_bytes: int = 8 << 20
     max_wait_sec: float = 120.0
     startup_timeout_sec: float = 60.0
+    # a task's time limit when its function has none of its own (s)
+    task_time_limit_sec: float = 300.0
+    # address space of each pool process, MiB (Linux: RLIMIT_AS; 0: none)
+    memory_limit_mb: int = 4096
+    # dispatches of one task at most (the first and the retries after lost workers)
+    max_task_attempts: int = 10
+    # "aof" (state survives a restart of redis-server) or "none"
+    redis_persistence: str = "aof"
+    # the longest a request without a wait may take on Redis before it gets a 503 (s)
+    store_timeout_sec: float = 2.0
 
 
 def redis_server_path() -> str:
@@ -91,30 +111,37 @@ def _die_with_launcher() -> None:
             pass
 
 
-def start_redis(spawn, wait, attempts: int = 5):
-    """redis-server on a free loopback port, with no persistence, in the spawner's folder;
-    returns (process, a client, port). `spawn(name, cmd)` starts a process, `wait(what,
-    ready, procs)` waits for `ready()`."""
+def start_redis(spawn, wait, attempts: int = 5, persistence: str = "none", port: int | None = None):
+    """redis-server on a free loopback port (or `port`), in the spawner's folder, with an
+    append-only file there (`persistence` "aof") or none; returns (process, a client,
+    port). `spawn(name, cmd)` starts a process, `wait(what, ready, procs)` waits for
+    `ready()`."""
     import redis
 
+    if persistence not in PERSISTENCE:
+        raise ValueError(f"unknown Redis persistence {persistence!r}; allowed: {', '.join(PERSISTENCE)}")
+    # aof: appended before Redis answers, fsynced once a second, never rewritten while
+    # the platform runs (a rewrite forks Redis in the middle of a measurement)
+    keep = (["--appendonly", "yes", "--appendfsync", "everysec", "--auto-aof-rewrite-percentage", "0"]
+            if persistence == "aof" else ["--appendonly", "no"])
     server = redis_server_path()
-    for _ in range(attempts):
-        port = free_port()
+    fixed = port
+    for _ in range(attempts if fixed is None else 1):
+        port = fixed or free_port()
         proc = spawn("redis", [server, "--port", str(port), "--bind", HOST, "--protected-mode", "yes",
-                               "--save", "", "--appendonly", "no", "--dir", ".", "--daemonize", "no",
-                               "--loglevel", "warning"])
+                               "--save", "", *keep, "--dir", ".", "--daemonize", "no", "--loglevel", "warning"])
         client = redis.Redis(host=HOST, port=port, socket_connect_timeout=1)
 
         def ping() -> bool:
             try:
                 return bool(client.ping())
-            except redis.exceptions.ConnectionError:
+            except (redis.exceptions.ConnectionError, redis.exceptions.BusyLoadingError):
                 return False
 
         try:
             wait("redis-server", ping, {"redis": proc})
         except PlatformError as exc:
-            if "Address already in use" in str(exc):
+            if "Address already in use" in str(exc) and fixed is None:
                 continue  # another process took the port between our probe and its bind
             raise
         return proc, client, port
@@ -235,7 +262,24 @@ class Platform(ProcessGroup):
 
     # --- the parts ----------------------------------------------------------------------
     def _start_redis(self) -> None:
-        self.procs["redis"], self.redis, self.redis_port = start_redis(self._spawn, self._wait)
+        if self.redis is not None:
+            self.redis.close()
+        self.procs["redis"], self.redis, self.redis_port = start_redis(
+            self._spawn, self._wait, persistence=self.settings.redis_persistence, port=self.redis_port)
+
+    def restart_redis(self, down_sec: float = 0.0, sig: int = signal.SIGKILL) -> None:
+        """Stop redis-server (SIGKILL by default: it ends at once, as a crash would), leave
+        it down for `down_sec`, and start it again on the same port and folder (with
+        `redis_persistence: aof` it reads its append-only file back)."""
+        self.stop_redis(sig)
+        time.sleep(down_sec)
+        self.start_redis_again()
+
+    def stop_redis(self, sig: int = signal.SIGKILL) -> None:
+        self._stop(["redis"], self.procs, timeout=5.0, sig=sig)
+
+    def start_redis_again(self) -> None:
+        self._start_redis()
 
     @property
     def redis_url(self) -> str:
@@ -255,7 +299,8 @@ class Platform(ProcessGroup):
         self.gateway_port = listener.getsockname()[1]
         env = {gateway.TOKEN_ENV: self.token, gateway.REDIS_ENV: self.redis_url,
                gateway.LIMIT_ENV: str(self.settings.max_request_bytes),
-               gateway.MAX_WAIT_ENV: str(self.settings.max_wait_sec)}
+               gateway.MAX_WAIT_ENV: str(self.settings.max_wait_sec),
+               gateway.STORE_TIMEOUT_ENV: str(self.settings.store_timeout_sec)}
         try:
             proc = self._spawn("gateway", [sys.executable, "-m", "parbench.studies.dispatch.platform.gateway",
                                            "--fd", str(listener.fileno())], env=env, pass_fds=(listener.fileno(),))
@@ -272,7 +317,12 @@ class Platform(ProcessGroup):
         except httpx.HTTPError:
             return False
 
-    def _start_dispatcher(self, pool_processes: int = 1, also=None) -> None:
+    def _children_env(self) -> dict:
+        """The environment of the dispatcher and the workers: their temporary files (and
+        their tasks') in the platform's folder, removed with it."""
+        return {"TMPDIR": str(self.dir)}
+
+    def _start_dispatcher(self, pool_processes: int = 1, also=None, port: int | None = None) -> None:
         """Start the dispatcher and wait until it listens (and until `also`, a
         (what, ready, procs) of something started before it, is ready too)."""
         ready = self.dir / "dispatcher.json"
@@ -282,9 +332,12 @@ class Platform(ProcessGroup):
                "--redis", self.redis_url, "--pool-processes", str(pool_processes),
                "--heartbeat-interval", str(s.heartbeat_interval_sec), "--heartbeat-liveness", str(s.heartbeat_liveness),
                "--max-chunk-tasks", str(s.max_chunk_tasks), "--chunk-target-sec", str(s.chunk_target_sec),
-               "--max-result-bytes", str(s.max_result_bytes),
+               "--max-result-bytes", str(s.max_result_bytes), "--task-time-limit", str(s.task_time_limit_sec),
+               "--memory-limit-mb", str(s.memory_limit_mb), "--max-task-attempts", str(s.max_task_attempts),
                "--ready-file", str(ready)]
-        proc = self._spawn("dispatcher", cmd)
+        if port:
+            cmd += ["--port", str(port)]
+        proc = self._spawn("dispatcher", cmd, env=self._children_env())
         self.procs["dispatcher"] = proc
         if also is not None:
             self._wait(*also)
@@ -316,11 +369,13 @@ class Platform(ProcessGroup):
         new = {}
         for _ in range(count):
             worker_id = f"w-{uuid.uuid4().hex[:8]}"
+            s = self.settings
             cmd = [sys.executable, "-m", "parbench.studies.dispatch.platform.worker", "--mode", self.mode,
                    "--endpoint", self.dispatcher_info["endpoint"], "--worker-id", worker_id,
-                   "--processes", str(processes), "--heartbeat-interval", str(self.settings.heartbeat_interval_sec),
-                   "--max-result-bytes", str(self.settings.max_result_bytes)]
-            new[worker_id] = self._spawn(worker_id, cmd)
+                   "--processes", str(processes), "--heartbeat-interval", str(s.heartbeat_interval_sec),
+                   "--heartbeat-liveness", str(s.heartbeat_liveness), "--max-result-bytes", str(s.max_result_bytes),
+                   "--memory-limit-mb", str(s.memory_limit_mb)]
+            new[worker_id] = self._spawn(worker_id, cmd, env=self._children_env())
         self.workers.update(new)
         self._wait(f"{count} {self.mode} worker(s)", lambda: set(new) <= set(self.registered_workers()),
                    {**new, "dispatcher": self.procs["dispatcher"]})
@@ -339,6 +394,18 @@ class Platform(ProcessGroup):
         proc = self.workers.pop(worker_id)
         proc.send_signal(sig)
         proc.wait(10)
+
+    def kill_dispatcher(self, sig: int = signal.SIGKILL) -> None:
+        """End the dispatcher (SIGKILL by default: no goodbye, as a crash would)."""
+        self._stop(["dispatcher"], self.procs, timeout=5.0, sig=sig)
+
+    def start_dispatcher_again(self) -> None:
+        """A new dispatcher in place of one that died: on the same ZeroMQ port (workers
+        reconnect by themselves), with the same pool in local mode; it recovers every
+        task not finished from the store."""
+        endpoint = self.dispatcher_info.get("endpoint")
+        port = int(endpoint.rsplit(":", 1)[1]) if endpoint else None
+        self._start_dispatcher(self.pool_processes, port=port)
 
     # --- clients ------------------------------------------------------------------------
     def client(self, timeout: float = 30.0):

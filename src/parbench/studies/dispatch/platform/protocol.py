@@ -10,19 +10,22 @@ Dispatcher <-> worker messages are dicts with a `kind`:
   `PULL` (pull mode: results, free slots and tasks still running, on a REQ socket);
 - dispatcher -> worker: `TASKS` (chunks of tasks, each chunk run by one process, and the
   bodies of functions the worker has not been sent yet), `TASK` (push-naive: one task
-  with its function body).
+  with its function body), `REGISTER` (the dispatcher does not know the worker, e.g. it
+  was started again: the worker says READY again, with the credit it has free now).
 
-A task item is `[task_id, attempt, function_id, payload]`; a result item is
-`[task_id, attempt, status, value, error, started, finished, pid]` where value is the
-serialized result (COMPLETED) and error the error text (FAILED); times are
-`time.monotonic()` seconds, which every process of one machine shares.
+A task item is `[task_id, attempt, function_id, payload, time_limit_sec]`; a result item
+is `[task_id, attempt, status, value, error, started, finished, pid, error_kind]` where
+value is the serialized result (COMPLETED) and error the error text and error_kind why it
+failed (FAILED, see `executor.ERROR_KINDS`); times are `time.monotonic()` seconds, which
+every process of one machine shares.
 """
 
 from __future__ import annotations
 
 import msgpack
 
-READY, HEARTBEAT, RESULTS, BYE, PULL, TASKS, TASK = "READY", "HEARTBEAT", "RESULTS", "BYE", "PULL", "TASKS", "TASK"
+READY, HEARTBEAT, RESULTS, BYE, PULL, TASKS, TASK, REGISTER = ("READY", "HEARTBEAT", "RESULTS", "BYE", "PULL", "TASKS",
+                                                               "TASK", "REGISTER")
 WORKER_KINDS = (READY, HEARTBEAT, RESULTS, BYE, PULL)
 
 

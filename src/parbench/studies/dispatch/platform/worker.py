@@ -1,8 +1,8 @@
 """A worker: one process with a pool of N processes (the seed: 5) that runs tasks for
 the dispatcher, in the dispatcher's mode.
 
-- `push`: a DEALER socket; says READY with one credit per process, runs each chunk it
-  is sent in one pool process, returns finished results (and the credit they free) as
+- `push`: a DEALER socket; says READY with one credit per free process, runs each chunk
+  it is sent in one pool process, returns finished results (and the credit they free) as
   soon as they are done, several in one message when they finish together; sends a
   HEARTBEAT every interval; on SIGTERM or Ctrl+C it finishes what it runs, returns the
   results and says BYE.
@@ -13,31 +13,40 @@ the dispatcher, in the dispatcher's mode.
 - `pull`: a REQ socket; asks for work with its finished results, its free processes and
   how many chunks it still runs; asks at once while it has results to return or is
   idle, otherwise when a chunk finishes, and at least once per heartbeat interval (a
-  request is its heartbeat); BYE on SIGTERM like push.
+  request is its heartbeat); BYE on SIGTERM like push. A request the dispatcher does not
+  answer within the heartbeat expiry (it died, and a new one took its place) is sent
+  again on a new socket (ZeroMQ's "lazy pirate"), as a REQ socket would wait forever.
 
-The pool is started (and warm) before the event loop and the socket, so that its
-processes are forked from a process without either. A pool process dies with its worker
-(Linux: PR_SET_PDEATHSIG), so a killed worker leaves nothing behind.
+In every mode a worker the dispatcher does not know (a dispatcher started again) is told
+REGISTER and says READY again; the tasks it still runs for the old dispatcher finish, and
+their results are offered to the new one (which stores only those of attempts it
+dispatched itself).
+
+The pool (`pool.TaskPool`) outlives any task: a task that crashes its process or runs
+past its time limit fails alone, its process is replaced and the worker goes on. Its
+processes are started (and say hello) before the worker says READY. A pool process dies
+with its worker (Linux: PR_SET_PDEATHSIG), so a killed worker leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 import time
 
 from parbench.studies.dispatch.platform import executor, protocol
 from parbench.studies.dispatch.platform.lifecycle import run_until_stopped
+from parbench.studies.dispatch.platform.pool import TaskPool
 
 MODES = ("pull", "push", "push-naive")
 STOP_GRACE_SEC = 5.0
 
 
 class Worker:
-    def __init__(self, worker_id: str, mode: str, endpoint: str, processes: int, heartbeat_interval: float, pool):
+    def __init__(self, worker_id: str, mode: str, endpoint: str, processes: int, heartbeat_interval: float,
+                 limits: executor.Limits, heartbeat_liveness: int = 3):
         import zmq
         import zmq.asyncio
 
@@ -47,7 +56,9 @@ class Worker:
         self.endpoint = endpoint
         self.processes = processes
         self.interval = heartbeat_interval
-        self.pool = pool
+        self.reply_timeout = heartbeat_interval * heartbeat_liveness
+        self.pool = TaskPool(processes, limits, self._pool_done, name=f"worker {worker_id}",
+                             on_broken=self._pool_broken)
         self.context = zmq.asyncio.Context()
         self.bodies: dict[str, bytes] = {}
         self.running = 0  # chunks in the pool
@@ -55,6 +66,7 @@ class Worker:
         self.credit_back = 0
         self.changed = asyncio.Event()
         self.stopping = asyncio.Event()
+        self.failure: str | None = None
 
     def socket(self, kind):
         sock = self.context.socket(kind)
@@ -68,22 +80,25 @@ class Worker:
         return protocol.pack({"kind": kind, "worker": self.worker_id, **fields})
 
     # --- running chunks --------------------------------------------------------------
-    def submit(self, items: list, on_done) -> None:
+    def submit(self, items: list, on_done=None) -> None:
+        """Run a chunk in the pool; `on_done(results)` (default: `chunk_done`) when it is done."""
         bodies = {fid: self.bodies[fid] for fid in {item[2] for item in items}}
         self.running += 1
-        future = asyncio.wrap_future(self.pool.submit(executor.run_chunk, items, bodies))
-        future.add_done_callback(lambda f: on_done(f, items))
+        self.pool.submit(items, bodies, on_done or self.chunk_done)
 
-    def chunk_done(self, future, items) -> None:
+    @staticmethod
+    def _pool_done(on_done, results: list) -> None:
+        on_done(results)
+
+    def chunk_done(self, results: list) -> None:
         self.running -= 1
         self.credit_back += 1
-        try:
-            self.results.extend(future.result())
-        except Exception as exc:  # the pool broke (a process was killed): report the tasks failed
-            now = time.monotonic()
-            self.results.extend([item[0], item[1], executor.FAILED, None, f"worker pool failed: {exc!r}",
-                                 now, now, os.getpid()] for item in items)
+        self.results.extend(results)
         self.changed.set()
+
+    def _pool_broken(self, reason: str) -> None:
+        self.failure = reason
+        self.stopping.set()
 
     async def drain(self) -> None:
         deadline = time.monotonic() + STOP_GRACE_SEC
@@ -95,9 +110,15 @@ class Worker:
                 break
 
     # --- push (credit) -------------------------------------------------------------
+    def ready(self) -> bytes:
+        """READY with the credit free now (the credit of chunks still running comes back
+        with their results)."""
+        self.credit_back = 0
+        return self.message(protocol.READY, processes=self.processes, credit=self.processes - self.running)
+
     async def run_push(self) -> None:
         sock = self.socket(self.zmq.DEALER)
-        await sock.send(self.message(protocol.READY, processes=self.processes, credit=self.processes))
+        await sock.send(self.ready())
 
         async def receive():
             while True:
@@ -105,7 +126,9 @@ class Worker:
                 self.bodies.update(message.get("functions") or {})
                 if message["kind"] == protocol.TASKS:
                     for chunk in message["chunks"]:
-                        self.submit(chunk, self.chunk_done)
+                        self.submit(chunk)
+                elif message["kind"] == protocol.REGISTER:
+                    await sock.send(self.ready())
 
         async def send_results():
             last_heartbeat = time.monotonic()
@@ -126,7 +149,8 @@ class Worker:
 
         tasks = [asyncio.create_task(receive()), asyncio.create_task(send_results())]
         await run_until_stopped(self.stopping, tasks)
-        await self.drain()
+        if not self.failure:  # a broken pool finishes nothing more: say BYE at once
+            await self.drain()
         results, self.results = self.results, []
         if results:
             await sock.send(self.message(protocol.RESULTS, results=results, credit=self.credit_back))
@@ -138,8 +162,8 @@ class Worker:
         sock = self.socket(self.zmq.DEALER)
         await sock.send(self.message(protocol.READY, processes=self.processes))
 
-        def one_done(future, items) -> None:
-            self.chunk_done(future, items)
+        def one_done(results) -> None:
+            self.chunk_done(results)
             results, self.results = self.results, []
             asyncio.ensure_future(sock.send(self.message(protocol.RESULTS, results=results)))
 
@@ -150,6 +174,8 @@ class Worker:
                     task = message["task"]
                     self.bodies[task[2]] = message["function"]
                     self.submit([task], one_done)
+                elif message["kind"] == protocol.REGISTER:
+                    await sock.send(self.message(protocol.READY, processes=self.processes))
 
         async def heartbeat():
             while True:
@@ -177,22 +203,35 @@ class Worker:
                 wake.cancel()
                 continue
             results, self.results = self.results, []
-            await sock.send(self.message(protocol.PULL, processes=self.processes, results=results, free=free,
-                                         busy=self.running))
-            last_sent = time.monotonic()
-            reply = asyncio.ensure_future(sock.recv())
-            await asyncio.wait([reply, stop], return_when=asyncio.FIRST_COMPLETED)
+            request = self.message(protocol.PULL, processes=self.processes, results=results, free=free,
+                                   busy=self.running)
+            while True:
+                await sock.send(request)
+                last_sent = time.monotonic()
+                reply = asyncio.ensure_future(sock.recv())
+                await asyncio.wait([reply, stop], timeout=self.reply_timeout, return_when=asyncio.FIRST_COMPLETED)
+                if reply.done() or self.stopping.is_set():
+                    break
+                # no answer within the expiry: the dispatcher is gone (or was started
+                # again); ask again on a new socket, as a REQ socket cannot send twice
+                reply.cancel()
+                sock.close(linger=0)
+                sock = self.socket(self.zmq.REQ)
+                print(f"worker {self.worker_id}: no answer from the dispatcher within {self.reply_timeout:g} s; "
+                      f"asking again", file=sys.stderr, flush=True)
             if not reply.done():
                 # stopping while a request is held: leave the socket; BYE goes on a new one
                 reply.cancel()
+                self.results = results + self.results
                 break
             message = protocol.unpack(reply.result())
             self.bodies.update(message.get("functions") or {})
             got_tasks = bool(message["chunks"])
             for chunk in message["chunks"]:
-                self.submit(chunk, self.chunk_done)
+                self.submit(chunk)
         sock.close(linger=0)
-        await self.drain()
+        if not self.failure:
+            await self.drain()
         bye = self.socket(self.zmq.REQ)
         results, self.results = self.results, []
         await bye.send(self.message(protocol.BYE, results=results))
@@ -209,9 +248,13 @@ class Worker:
             # sent to the whole group when everything goes down) ends it at once
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.stopping.set)
         try:
+            await self.pool.start()
+            print(f"worker {self.worker_id}: {self.processes} pool processes; {self.pool.memory_limit()}",
+                  file=sys.stderr, flush=True)
             await {"push": self.run_push, "push-naive": self.run_push_naive, "pull": self.run_pull}[self.mode]()
         finally:
             self.context.destroy(linger=0)  # closes sockets left open (e.g. after a Ctrl+C)
+            self.pool.close(grace_sec=0.5)
 
 
 def main(argv=None) -> int:
@@ -221,13 +264,17 @@ def main(argv=None) -> int:
     parser.add_argument("--worker-id", required=True)
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--heartbeat-interval", type=float, default=1.0)
+    parser.add_argument("--heartbeat-liveness", type=int, default=3)
     parser.add_argument("--max-result-bytes", type=int, default=8 << 20)
+    parser.add_argument("--memory-limit-mb", type=int, default=4096, help="address space of each pool process, MiB "
+                        "(Linux: RLIMIT_AS; 0: none)")
     args = parser.parse_args(argv)
     if args.processes < 1:
         raise SystemExit(f"worker: --processes must be >= 1 (got {args.processes})")
     executor.die_with_parent()
-    pool = executor.make_pool(args.processes, args.max_result_bytes)
-    worker = Worker(args.worker_id, args.mode, args.endpoint, args.processes, args.heartbeat_interval, pool)
+    limits = executor.Limits(args.max_result_bytes, args.memory_limit_mb * executor.MIB)
+    worker = Worker(args.worker_id, args.mode, args.endpoint, args.processes, args.heartbeat_interval, limits,
+                    args.heartbeat_liveness)
     try:
         try:
             import uvloop
@@ -237,8 +284,9 @@ def main(argv=None) -> int:
             asyncio.run(worker.run())
     except KeyboardInterrupt:
         pass
-    finally:
-        executor.stop_pool(pool, grace_sec=0.5)
+    if worker.failure:
+        print(f"worker {args.worker_id}: {worker.failure}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

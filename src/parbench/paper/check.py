@@ -1,0 +1,342 @@
+"""The paper check: every number the paper states, every comparison it makes and every
+figure it draws, held against the tables it came from.
+
+`parbench paper-check` runs after the generated parts are written (and the test suite runs
+it on the smoke profile's paper and on the fixture tables). It fails, naming each problem,
+when:
+
+- a fact (`paper/_generated/<study>/facts.json`) does not follow from its source: the
+  value computed again from the Parquet table (or the config, the machine record, a
+  code constant, a seed document's quote) differs, or its text does not write that value;
+- a verdict says "faster"/"slower" (or the study's words for it) where the two facts'
+  95% intervals overlap, or the direction disagrees with the medians;
+- the prose (the generated parts and the sections' fixed text) states a number outside a
+  fact, or a comparison word outside a verdict;
+- a fact's sentence does not name what the fact is about (its row's algorithm,
+  scheduler, runtime ...): a number quoted under another's name;
+- a fact span names a fact that does not exist or shows another text than the fact's.
+
+`figure_problems` and `layout_problems` hold the figures and the rendered PDF to the same
+standard (`parbench.paper.figure_check`, `parbench.paper.layout_check`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from parbench.paper import facts as factmod
+from parbench.paper.templates import COMPARISONS, FREE_NUMBER
+
+# What the prose check ignores: code, tables, labels, cross-references, includes, image
+# paths, HTML comments, Quarto's attribute blocks.
+_STRIP = [
+    (re.compile(r"```.*?```", re.S), " "),
+    (re.compile(r"<!--.*?-->", re.S), " "),
+    (re.compile(r"\{\{<.*?>\}\}"), " "),
+    (re.compile(r"`[^`\n]*`"), " "),
+    (re.compile(r"\]\([^)]*\)"), "]"),  # a link's or image's target
+    (re.compile(r"\{[#.][^}]*\}"), " "),  # {#fig-x}, {.callout-note title="..."}
+    (re.compile(r"@(fig|tbl|sec)-[\w-]+"), " "),
+    (re.compile(r"^:::.*$", re.M), " "),
+]
+
+
+def _prose(markdown: str) -> str:
+    """The prose of a Markdown text: tables (rows and their caption line) and code out."""
+    lines = []
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("|", "+-", "+=", "+:")) or stripped.startswith(": ") and "{#tbl-" in stripped:
+            continue
+        if stripped.startswith("---") and set(stripped) <= {"-"}:
+            continue
+        lines.append(line)
+    text = "\n".join(lines)
+    for pattern, repl in _STRIP:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _sentences(text: str) -> list[str]:
+    """Rough sentences: a full stop, semicolon or paragraph break ends one."""
+    return [s for s in re.split(r"(?<=[.;:])\s+(?=[A-Z@(\[])|\n\s*\n", text) if s.strip()]
+
+
+PLACE = re.compile(r"FACT(\d+)FACT")
+
+
+def prose_problems(markdown: str, facts: dict, where: str) -> list[str]:
+    """Numbers and comparisons of a Markdown text that are not facts, fact spans that do
+    not match their fact, and facts whose sentence does not name what they are about."""
+    problems = []
+    spans: list[re.Match] = []
+
+    def hold(m: re.Match) -> str:  # a fact span becomes a placeholder that has no number
+        spans.append(m)
+        return f" FACT{len(spans) - 1}FACT "
+
+    prose = _prose(factmod.SPAN.sub(hold, markdown))
+    for sentence in _sentences(prose):
+        bare = PLACE.sub(" ", sentence)
+        for m in FREE_NUMBER.finditer(bare):
+            problems.append(f"{where}: the number {m.group(0)!r} is not a fact: …{_around(bare, m)}…")
+        for m in COMPARISONS.finditer(bare):
+            problems.append(f"{where}: the comparison {m.group(0)!r} is not a verdict fact: …{_around(bare, m)}…")
+        lowered = bare.lower()
+        for i in PLACE.findall(sentence):
+            span = spans[int(i)]
+            key, text = span.group("key"), span.group("text")
+            fact = facts.get(key)
+            if fact is None:
+                problems.append(f"{where}: the span names the fact {key}, which was not computed")
+                continue
+            if fact["text"] != text:
+                problems.append(f"{where}: the span of {key} shows {text!r}, the fact says {fact['text']!r}")
+            about = [a for a in fact.get("about") or [] if a]
+            if about and not any(a.lower() in lowered for a in about):
+                problems.append(f"{where}: {key} ({text}) is about {' / '.join(about)}, which its sentence does "
+                                f"not name: …{bare.strip()[:200]}…")
+    return problems
+
+
+def _around(text: str, m: re.Match, width: int = 60) -> str:
+    return text[max(0, m.start() - width):m.end() + width].replace("\n", " ")
+
+
+# --- facts against their sources -----------------------------------------------------------------
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+class Sources:
+    """What facts are computed from: the tables, the machine record, the seed documents."""
+
+    def __init__(self, tables: dict[str, pd.DataFrame], machine: dict, seeds_dir: Path) -> None:
+        self.tables = tables
+        self.machine = machine
+        self.seeds_dir = seeds_dir
+        self._derived: dict[tuple, pd.DataFrame] = {}
+
+    def table(self, name, via: str | None) -> pd.DataFrame:
+        return factmod.table_of(self.tables, name, via, self._derived)
+
+
+def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple | None]:
+    """(value, interval) of a fact computed again from its source."""
+    s = fact["source"]
+    kind = s["kind"]
+    if kind == "lookup":
+        rows = factmod._where(src.table(s["table"], s.get("via")), s["where"])
+        if len(rows) != 1:
+            raise LookupError(f"{len(rows)} rows of {s['table']} match {s['where']} (one expected)")
+        row = rows.iloc[0]
+        ci = None
+        if s.get("interval"):
+            lo, hi = (factmod._plain(row.get(f"{s['column']}_ci_low")),
+                      factmod._plain(row.get(f"{s['column']}_ci_high")))
+            ci = (lo, hi) if lo is not None and hi is not None else None
+        return factmod._plain(row[s["column"]]), ci
+    if kind == "aggregate":
+        frame = factmod._where(src.table(s["table"], s.get("via")), s["where"])
+        series = frame[s["column"]].dropna() if s["column"] else frame.index.to_series()
+        return factmod._plain(factmod.AGGREGATES[s["op"]](series)), None
+    if kind in factmod.DERIVED:
+        a, b = (all_facts[k]["value"] for k in s["of"])
+        return factmod.DERIVED[kind](a, b), None
+    if kind == "config":
+        return factmod._plain(factmod._dig(src.machine.get("config", {}), s["path"])), None
+    if kind == "machine":
+        value = factmod._dig(src.machine, s["path"])
+        scale = s.get("scale", 1)
+        return factmod._plain(value * scale if isinstance(value, (int, float)) and scale != 1 else value), None
+    if kind == "total":
+        return sum(all_facts[k]["value"] or 0 for k in s["of"]), None
+    if kind == "constant":
+        return factmod._plain(factmod._resolve(s["ref"]) * s.get("scale", 1)), None
+    if kind == "seed":
+        text = (src.seeds_dir / s["file"]).read_text(errors="replace")
+        if s["quote"] not in text:
+            raise LookupError(f"the seed {s['file']} does not say {s['quote']!r}")
+        numbers = [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*\.?\d*", s["quote"])]
+        if not any(_same(n, fact["value"]) for n in numbers):
+            raise LookupError(f"the quote {s['quote']!r} does not hold the value {fact['value']}")
+        return fact["value"], None
+    if kind == "literal":
+        return fact["value"], None
+    if kind == "count_of":
+        return sum(1 for k in s["of"] if s["equal"] is None or all_facts[k]["value"] == s["equal"]), None
+    if kind == "verdict":
+        a, b = (all_facts[k] for k in s["of"])
+        return factmod.judge(a["value"], a["ci"], b["value"], b["ci"], better=s["better"], worse=s["worse"],
+                             same=s["same"], higher_is_better=s["higher_is_better"]), None
+    if kind == "bound_verdict":
+        a = all_facts[s["of"][0]]
+        return factmod.judge(a["value"], a["ci"], s["bound"], (s["bound"], s["bound"]), better=s["better"],
+                             worse=s["worse"], same=s["same"], higher_is_better=s["higher_is_better"]), None
+    raise ValueError(f"unknown source kind {kind!r}")
+
+
+def fact_problems(facts: dict, src: Sources) -> list[str]:
+    """Every fact computed again from its source; a fact built from other facts (a ratio,
+    a verdict, a count) from their values as computed again, not as the paper states
+    them, so that a verdict follows the tables, not the text."""
+    problems = []
+    fresh: dict[str, dict] = {}
+
+    def compute(key: str, seen: tuple = ()) -> dict | None:
+        if key in fresh:
+            return fresh[key]
+        fact = facts.get(key)
+        if fact is None or key in seen:
+            return None
+        deps = fact["source"].get("of") or []
+        for dep in deps:
+            if compute(dep, seen + (key,)) is None:
+                problems.append(f"{key}: built from {dep}, which cannot be computed")
+                fresh[key] = None
+                return None
+        view = {**facts, **{k: {**facts[k], **v} for k, v in fresh.items() if v is not None}}
+        try:
+            value, ci = recompute(fact, src, view)
+        except (KeyError, LookupError, ValueError, TypeError) as exc:
+            problems.append(f"{key}: cannot be computed from its source {fact['source']}: {exc}")
+            fresh[key] = None
+            return None
+        if fact["source"]["kind"] != "lookup":
+            ci = tuple(fact["ci"]) if fact.get("ci") else None
+        fresh[key] = {"value": value, "ci": ci}
+        return fresh[key]
+
+    for key, fact in facts.items():
+        got = compute(key)
+        if got is None:
+            continue
+        value, ci = got["value"], got["ci"]
+        if not _same(value, fact["value"]):
+            problems.append(f"{key}: the paper says {fact['value']!r}, its source gives {value!r}")
+            continue
+        expected_ci = tuple(fact["ci"]) if fact.get("ci") else None
+        if not _same(ci, expected_ci):
+            problems.append(f"{key}: the paper's interval {expected_ci} is not its source's {ci}")
+            continue
+        if fact["kind"] == "number":
+            text = factmod.write_value(value, fact["fmt"], fact["unit"], ci)
+            if text != fact["text"]:
+                problems.append(f"{key}: the paper writes {fact['text']!r} for {value!r}, which reads {text!r}")
+    return problems
+
+
+# --- a paper's generated folder ----------------------------------------------------------------
+
+def check_generated(generated: Path, sections: Path, tables: dict[str, pd.DataFrame], machine: dict,
+                    seeds_dir: Path, studies: list[str], figures: bool = True) -> list[str]:
+    """Every problem of the paper's generated parts (one folder per study, plus the shared
+    parts at the top) and of the sections' fixed prose."""
+    src = Sources(tables, machine, seeds_dir)
+    problems: list[str] = []
+    all_facts: dict = {}
+    for folder in [generated, *[generated / s for s in studies]]:
+        path = folder / "facts.json"
+        if path.exists():
+            all_facts.update(json.loads(path.read_text()))
+    problems += fact_problems(all_facts, src)
+    for folder in [generated, *[generated / s for s in studies]]:
+        for md in sorted(folder.glob("*.md")):
+            problems += prose_problems(md.read_text(), all_facts, str(md))
+    if figures:
+        problems += figures_problems(generated, tables, studies)
+    for qmd in sorted([sections.parent / "index.qmd", *[sections / f"{s}.qmd" for s in studies]]):
+        if qmd.exists():
+            text = re.sub(r"\A---.*?\n---\n", "", qmd.read_text(), flags=re.S)  # front matter
+            problems += prose_problems(text, all_facts, str(qmd))
+    return problems
+
+
+# --- the command --------------------------------------------------------------------------------
+
+def seeds_dir() -> Path:
+    """The seed documents the facts quote (docs/seeds/)."""
+    from parbench import project
+
+    return project.root() / "docs" / "seeds"
+
+
+def main(args) -> int:
+    from parbench import paths
+    from parbench.records import write_atomic
+
+    machine = json.loads(Path(args.machine).read_text())
+    tables = {Path(p).stem: pd.read_parquet(p) for p in args.tables}
+    generated = Path(args.generated)
+    sections = Path(args.sections or paths.PAPER_SECTIONS)
+    studies = list(machine["config"]["studies"])
+    problems = check_generated(generated, sections, tables, machine, seeds_dir(), studies)
+    facts = sum(len(json.loads(p.read_text())) for p in [generated / "facts.json",
+                                                        *[generated / s / "facts.json" for s in studies]]
+                if p.exists())
+    doc = {"facts": facts, "problems": problems, "ok": not problems}
+    if args.out:
+        write_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n")
+    if problems:
+        print(f"parbench paper-check: {len(problems)} problem(s) in the paper's text:", file=sys.stderr)
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+        return 1
+    print(f"parbench paper-check: {facts} facts hold against the tables; no number or comparison outside them")
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("paper-check", help="hold the paper's every number and comparison against its tables")
+    p.add_argument("--machine", required=True, help="machine.json of the run")
+    p.add_argument("--generated", default="paper/_generated", help="the paper's generated folder")
+    p.add_argument("--sections", help="the sections' folder (default paper/sections)")
+    p.add_argument("--out", help="write the result as JSON here")
+    p.add_argument("tables", nargs="*", help="the processed Parquet tables the facts read")
+    p.set_defaults(func=main)
+
+
+# a caption may hold fact spans (`[95%]{.fact key="..."}`): brackets one level deep
+FIGURE_REF = re.compile(r"!\[(?:[^\[\]]|\[[^\[\]]*\])*\]\((?P<path>[^)]+\.svg)\)\{#(?P<label>fig-[\w-]+)")
+
+
+def figures_problems(generated: Path, tables: dict[str, pd.DataFrame], studies: list[str]) -> list[str]:
+    """Every figure the paper shows, held against its data (`figure_check`): it draws
+    data, its panels' labels are the data under them, its legend lists only what it draws,
+    and its titles name the units its tables are in."""
+    from parbench import studies as registry
+    from parbench.paper import figure_check
+
+    inputs = {name: spec[1] for s in studies for name, spec in registry.get(s).figures().items()}
+    problems = []
+    for md in sorted(generated.rglob("*.md")):
+        for m in FIGURE_REF.finditer(md.read_text()):
+            path = (generated.parent / m.group("path")).resolve()
+            name = path.stem
+            if not path.exists():
+                problems.append(f"{md}: the figure {m.group('path')} does not exist")
+                continue
+            svg = path.read_text()
+            problems += figure_check.problems(svg, name)
+            units = set()
+            for table in inputs.get(name, []):
+                frame = tables.get(table)
+                if frame is not None:
+                    for column in ("counter_unit", "unit"):
+                        if column in frame:
+                            units |= set(frame[column].dropna().astype(str))
+            problems += figure_check.unit_problems(svg, name, units)
+    return problems

@@ -1,0 +1,220 @@
+"""A figure held against its data, as a reader sees it: the SVG the pipeline drew.
+
+Vega-Lite writes every data mark with an `aria-label` that names the values it draws
+("algorithm: RSA-2048; operation: sign; ratio: 0.97"; a figure's tooltip adds the fields
+the reader needs, the facet fields among them). `problems(svg)` reads the SVG and checks:
+
+- the figure draws data (a chart that only says "not measured" is a sentence, not a
+  figure);
+- every facet panel's header (row and column, or the title a wrapped facet puts above
+  each panel) is the value its marks carry for the facet field: a panel labelled with
+  another panel's name is the bug of a header sorted one way and the data another;
+- every label of a nominal axis sits at the marks that carry it (a heat map's rows);
+- every legend entry is a value some mark draws: a legend never lists what is not plotted.
+
+The positions come from the SVG's own `translate(x,y)` transforms and path starts, so the
+check needs no browser.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+SVG = "{http://www.w3.org/2000/svg}"
+_TRANSLATE = re.compile(r"translate\(\s*([-\d.e]+)[ ,]+([-\d.e]+)\s*\)")
+_MOVE = re.compile(r"^M\s*([-\d.e]+)[ ,]([-\d.e]+)")
+_RECT = re.compile(r"^M([-\d.e]+),([-\d.e]+)h([-\d.e]+)v([-\d.e]+)")
+
+
+@dataclass
+class Mark:
+    fields: dict
+    x: float
+    y: float
+
+
+@dataclass
+class Panel:
+    x: float
+    y: float
+    width: float
+    height: float
+    marks: list = field(default_factory=list)
+
+    def holds(self, x: float | None, y: float | None) -> bool:
+        return ((x is None or self.x - 0.5 <= x <= self.x + self.width + 0.5)
+                and (y is None or self.y - 0.5 <= y <= self.y + self.height + 0.5))
+
+
+@dataclass
+class Text:
+    text: str
+    x: float
+    y: float
+    role: str
+
+
+def _fields(label: str) -> dict:
+    out = {}
+    for part in label.split("; "):
+        if ": " in part:
+            k, v = part.split(": ", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def _offset(el) -> tuple[float, float]:
+    m = _TRANSLATE.search(el.get("transform", ""))
+    return (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
+
+
+def parse(svg_text: str) -> tuple[list[Panel], list[Mark], list[Text]]:
+    """The facet panels (with their marks), every data mark and every text of a Vega SVG,
+    at absolute positions."""
+    root = ET.fromstring(svg_text)
+    panels: list[Panel] = []
+    marks: list[Mark] = []
+    texts: list[Text] = []
+
+    def walk(el, ox: float, oy: float, roles: tuple[str, ...], panel: Panel | None) -> None:
+        dx, dy = _offset(el)
+        x, y = ox + dx, oy + dy
+        cls = el.get("class", "")
+        role = roles
+        if "role-" in cls or "mark-" in cls:
+            role = roles + tuple(c for c in cls.split() if c.startswith(("role-", "mark-")))
+        if el.tag == f"{SVG}g" and "role-scope" in cls and "cell" in cls.split():
+            # the facet cells: each child group is one panel, its background path its size
+            for inner in el:
+                ix, iy = _offset(inner)
+                bg = inner.find(f"{SVG}path")
+                w = h = 0.0
+                if bg is not None and (m := re.match(r"M[-\d.e]+,[-\d.e]+h([-\d.e]+)v([-\d.e]+)", bg.get("d", ""))):
+                    w, h = float(m.group(1)), float(m.group(2))
+                cell = Panel(x + ix, y + iy, w, h)
+                panels.append(cell)
+                for child in inner:
+                    walk(child, x + ix, y + iy, role, cell)
+            return
+        label = el.get("aria-label")
+        # a data mark: labelled with its values, not an axis, legend or title, and not text
+        # (a chart that only says "not measured" draws text, no data)
+        if label and el.get("role") == "graphics-symbol" and el.get("aria-roledescription") not in (
+                "axis", "legend", "title") and ": " in label and el.tag != f"{SVG}g" and "mark-text" not in role:
+            mx, my = x, y
+            d = el.get("d", "")
+            if (m := _RECT.match(d)) is not None:
+                mx, my = x + float(m.group(1)) + float(m.group(3)) / 2, y + float(m.group(2)) + float(m.group(4)) / 2
+            elif (m := _MOVE.match(d)) is not None:
+                mx, my = x + float(m.group(1)), y + float(m.group(2))
+            mark = Mark(_fields(label), mx, my)
+            marks.append(mark)
+            if panel is not None:
+                panel.marks.append(mark)
+        if el.tag == f"{SVG}text" and (el.text or "").strip():
+            texts.append(Text(el.text.strip(), x, y, " ".join(role)))
+        for child in el:
+            walk(child, x, y, role, panel)
+
+    walk(root, 0.0, 0.0, (), None)
+    return panels, marks, texts
+
+
+def _field_of(values: set[str], marks: list[Mark]) -> str | None:
+    """The mark field whose values include every one of `values` (a facet's or a legend's
+    field), or None."""
+    candidates: dict[str, set] = {}
+    for mark in marks:
+        for k, v in mark.fields.items():
+            candidates.setdefault(k, set()).add(v)
+    fits = [k for k, seen in candidates.items() if values <= seen]
+    return fits[0] if fits else None
+
+
+def problems(svg_text: str, name: str) -> list[str]:
+    panels, marks, texts = parse(svg_text)
+    out = []
+    if not marks:
+        return [f"{name}: draws no data (say it in a sentence instead of a figure)"]
+    for kind, axis in (("row", "y"), ("column", "x")):
+        headers = [t for t in texts if f"role-{kind}-header" in t.role and "role-title" in t.role]
+        if not headers or not panels:
+            continue
+        field_name = _field_of({t.text for t in headers}, marks)
+        if field_name is None:
+            out.append(f"{name}: the {kind} headers {sorted({t.text for t in headers})} are not values of any "
+                       f"field the marks carry (add the facet field to the tooltip)")
+            continue
+        for h in headers:
+            pos = h.y if axis == "y" else h.x
+            under = [p for p in panels if (p.holds(None, pos) if axis == "y" else p.holds(pos, None))]
+            seen = {m.fields.get(field_name) for p in under for m in p.marks}
+            seen.discard(None)
+            if seen and seen != {h.text}:
+                out.append(f"{name}: the {kind} labelled {h.text!r} draws {field_name} {sorted(seen)}")
+    # a wrapped facet (`facet=..., columns=N`) titles each panel just above it, inside its cell
+    wrapped = [t for t in texts if "role-scope" in t.role and "role-title-text" in t.role]
+    if wrapped and panels:
+        field_name = _field_of({t.text for t in wrapped}, marks)
+        if field_name is None:
+            out.append(f"{name}: the panel titles {sorted({t.text for t in wrapped})} are not values of any field "
+                       f"the marks carry (add the facet field to the tooltip)")
+        else:
+            for t in wrapped:
+                below = [p for p in panels if p.holds(t.x, None) and p.y >= t.y - 0.5]
+                if not below:
+                    continue
+                panel = min(below, key=lambda p: p.y - t.y)
+                seen = {m.fields.get(field_name) for m in panel.marks} - {None}
+                if seen and seen != {t.text}:
+                    out.append(f"{name}: the panel titled {t.text!r} draws {field_name} {sorted(seen)}")
+    from parbench.paper.templates import COMPARISONS
+
+    for t in texts:
+        if "role-title" in t.role and (m := COMPARISONS.search(t.text)):
+            out.append(f"{name}: its title {t.text!r} states the comparison {m.group(0)!r}, which only a verdict of "
+                       f"the text may")
+    legend_labels = {t.text for t in texts if "role-legend-label" in t.role}
+    if legend_labels:
+        drawn = {v for m in marks for v in m.fields.values()}
+        for label in sorted(legend_labels - drawn):
+            if not _number(label):
+                out.append(f"{name}: the legend lists {label!r}, which no mark draws")
+    return out
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text.replace(",", "").replace("%", ""))
+    except ValueError:
+        return False
+    return True
+
+
+# The words that name each unit a table's unit column can hold: a figure whose data is in
+# one unit must not title an axis or itself with the word of another.
+UNIT_WORDS = {"cycles": re.compile(r"\b(core )?cycles\b", re.I), "tsc_ticks": re.compile(r"\bTSC ticks\b", re.I),
+              "ns": re.compile(r"\bnanoseconds\b|\bns\b", re.I)}
+
+
+def unit_problems(svg_text: str, name: str, units: set[str]) -> list[str]:
+    """A figure's title and axis titles against the units its data is in: the word of a
+    unit absent from the data is a mislabel ("cycles" over TSC ticks). The subtitle may
+    explain a unit ("reference cycles of the TSC, not core cycles") and is not checked."""
+    if not units:
+        return []
+    _, _, texts = parse(svg_text)
+    titles = [t.text for t in texts if "role-axis-title" in t.role]
+    # the figure's own title: not a facet header, nor a wrapped facet's panel title (those
+    # sit inside a scope and come first in the SVG)
+    main = [t.text for t in texts if "role-title-text" in t.role and "role-subtitle" not in t.role
+            and "header" not in t.role and "role-scope" not in t.role]
+    out = []
+    for text in titles + main[:1]:
+        for unit, pattern in UNIT_WORDS.items():
+            if unit not in units and pattern.search(text) and not any(
+                    UNIT_WORDS[u].search(text) for u in units if u in UNIT_WORDS and u != unit):
+                out.append(f"{name}: {text!r} speaks of {unit} but the data is in {', '.join(sorted(units))}")
+    return out

@@ -1,0 +1,258 @@
+"""The paper check: facts computed again from their sources, the prose held to its facts,
+templates without numbers or comparisons of their own, figures against their data, the
+PDF against its page."""
+
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+import pytest
+
+from parbench.paper import check, figure_check, templates
+from parbench.paper.facts import Facts, judge, write_value
+
+REPO = Path(__file__).resolve().parents[1]
+SAME = "not distinguishable on this machine from"
+
+
+def cells():
+    return pd.DataFrame({
+        "algorithm": ["RSA-2048", "RSA-2048", "Ed25519", "Ed25519"],
+        "workers": [1, 2, 1, 2],
+        "ops_per_sec": [100.0, 190.0, 500.0, 900.0],
+        "ops_per_sec_ci_low": [95.0, 180.0, 480.0, 700.0],
+        "ops_per_sec_ci_high": [105.0, 200.0, 520.0, 1000.0],
+        "status": ["ok", "ok", "ok", "ok"],
+    })
+
+
+def facts(frame=None):
+    return Facts("t", {"cells": cells() if frame is None else frame}, {"cells": ["algorithm", "workers"]},
+                 {"config": {"t": {"duration_sec": 2.0}}, "machine": {"logical_cores": 2}})
+
+
+def test_a_lookup_names_its_row_and_writes_its_interval():
+    f = facts()
+    row = cells().iloc[1]
+    fact = f.lookup("rate", "cells", row, "ops_per_sec", unit="ops/s", about=("RSA-2048",))
+    assert fact.text == "190 (180–200) ops/s"
+    assert fact.source["where"] == {"algorithm": "RSA-2048", "workers": 2}
+    assert str(fact) == '[190 (180–200) ops/s]{.fact key="t.rate"}'
+
+
+def test_verdicts_say_faster_only_where_the_intervals_are_apart():
+    assert judge(500, (480, 520), 100, (95, 105), better="faster than", worse="slower than", same=SAME) == "faster than"
+    assert judge(100, (95, 105), 500, (480, 520), better="faster than", worse="slower than",
+                 same=SAME) == "slower than"
+    assert judge(190, (180, 200), 195, (185, 205), better="faster than", worse="slower than", same=SAME) == SAME
+    # no interval (one repetition): never ranked
+    assert judge(500, None, 100, (95, 105), better="faster than", worse="slower than", same=SAME) == SAME
+    # lower is better (a time)
+    assert judge(1.0, (0.9, 1.1), 2.0, (1.9, 2.1), better="faster than", worse="slower than", same=SAME,
+                 higher_is_better=False) == "faster than"
+
+
+def test_every_kind_of_fact_holds_against_its_source():
+    f = facts()
+    frame = cells()
+    a = f.lookup("a", "cells", frame.iloc[2], "ops_per_sec")
+    b = f.lookup("b", "cells", frame.iloc[0], "ops_per_sec")
+    f.verdict("v", a, b, better="faster than", worse="slower than")
+    f.derived("ratio", "ratio", a, b, unit="x")
+    f.aggregate("n", "cells", "count", where={"status": "ok"})
+    f.aggregate("most", "cells", "max", "workers", where={"workers": {">=": 2}}, fmt="int")
+    f.aggregate("w", "cells", "values", "workers", fmt="list")
+    f.config("d", "t.duration_sec", unit="s")
+    f.machine_value("cores", "machine.logical_cores", fmt="int")
+    f.count_of("above", [f["v"]], "faster than")
+    f.total("sum", [f["n"], f["most"]])
+    records = f.records()
+    src = check.Sources({"cells": frame}, f.machine, check.seeds_dir())
+    assert check.fact_problems(records, src) == []
+    assert records["t.v"]["value"] == "faster than" and records["t.w"]["text"] == "1 and 2"
+
+
+def test_a_fact_the_table_no_longer_supports_is_caught():
+    f = facts()
+    fact = f.lookup("rate", "cells", cells().iloc[0], "ops_per_sec")
+    f.verdict("v", f.lookup("a", "cells", cells().iloc[2], "ops_per_sec"), fact, better="faster than",
+              worse="slower than")
+    records = f.records()
+    changed = cells()
+    changed.loc[0, "ops_per_sec"] = 101.0  # the table moved under the text
+    changed.loc[0, "ops_per_sec_ci_high"] = 600.0  # and its interval now overlaps the other's
+    problems = check.fact_problems(records, check.Sources({"cells": changed}, f.machine, check.seeds_dir()))
+    assert any("t.rate" in p and "101" in p for p in problems), problems
+    assert any("t.v" in p for p in problems), problems  # the verdict no longer follows
+
+
+def test_a_tampered_text_or_verdict_is_caught():
+    f = facts()
+    a = f.lookup("a", "cells", cells().iloc[1], "ops_per_sec")
+    b = f.lookup("b", "cells", cells().iloc[0], "ops_per_sec")
+    f.verdict("v", a, b, better="faster than", worse="slower than")
+    records = f.records()
+    records["t.a"]["text"] = "290 (180–200)"
+    records["t.v"]["value"] = SAME  # the intervals are apart: the text hides a ranking
+    problems = check.fact_problems(records, check.Sources({"cells": cells()}, f.machine, check.seeds_dir()))
+    assert any("t.a" in p and "290" in p for p in problems), problems
+    assert any("t.v" in p for p in problems), problems
+
+
+def test_a_seed_quote_must_be_in_the_seed_and_hold_the_value():
+    f = facts()
+    f.seed("ok", "sigpar.txt", "1t â†’      124.3 ops/sec", 124.3, fmt="fixed1")
+    f.seed("wrong_value", "sigpar.txt", "1t â†’      124.3 ops/sec", 125.0)
+    f.seed("not_there", "sigpar.txt", "1t → 999 ops/sec", 999)
+    problems = check.fact_problems(f.records(), check.Sources({}, {}, check.seeds_dir()))
+    assert not any("t.ok" in p for p in problems)
+    assert any("t.wrong_value" in p for p in problems) and any("t.not_there" in p for p in problems)
+
+
+def test_the_prose_states_no_number_outside_a_fact():
+    f = facts()
+    fact = f.lookup("rate", "cells", cells().iloc[0], "ops_per_sec", about=("RSA-2048",))
+    records = f.records()
+    good = f"RSA-2048 signs at {fact} ops/s on x86-64 with ML-KEM-768 (@fig-sigpar-x)."
+    assert check.prose_problems(good, records, "good") == []
+    bad = f"RSA-2048 signs at {fact} ops/s, 12% above the 0.5 s mark."
+    problems = check.prose_problems(bad, records, "bad")
+    assert any("'12'" in p for p in problems) and any("'0.5'" in p for p in problems)
+
+
+def test_a_comparison_outside_a_verdict_and_a_number_under_another_name_are_caught():
+    f = facts()
+    rsa = f.lookup("rate", "cells", cells().iloc[0], "ops_per_sec", about=("RSA-2048",))
+    records = f.records()
+    problems = check.prose_problems(f"Ed25519 is faster here: {rsa} ops/s.", records, "x")
+    assert any("'faster'" in p for p in problems)
+    assert any("about RSA-2048" in p for p in problems)  # the sentence names Ed25519 only
+
+
+def test_a_span_must_show_its_facts_text():
+    f = facts()
+    fact = f.lookup("rate", "cells", cells().iloc[0], "ops_per_sec", about=("RSA-2048",))
+    text = str(fact).replace("100", "150")
+    problems = check.prose_problems(f"RSA-2048: {text}.", f.records(), "x")
+    assert any("shows" in p for p in problems)
+    assert any("not computed" in p for p in check.prose_problems('[1]{.fact key="t.none"}', {}, "x"))
+
+
+def test_tables_code_and_labels_are_not_prose():
+    md = ("Text.\n\n| a | b |\n|--:|--:|\n| 12 | 13 |\n\n: Caption {#tbl-x}\n\n```\n42\n```\n\n"
+          "+---+\n| 7 |\n+===+\n| 8 |\n+---+\n")
+    assert check.prose_problems(md, {}, "x") == []
+
+
+def test_every_template_of_the_paper_passes_its_lint():
+    problems = [p for path in sorted((REPO / "paper" / "sections").rglob("*.md")) for p in templates.lint(path)]
+    assert problems == []
+
+
+def test_the_lint_refuses_a_number_or_a_comparison(tmp_path):
+    path = tmp_path / "part.md"
+    path.write_text("{{ f.rate }} ops/s, 3 times more, and faster than {{ f.other }} on ML-KEM-768.\n")
+    problems = templates.lint(path)
+    assert any("'3'" in p for p in problems) and any("'faster'" in p for p in problems)
+    assert not any("768" in p for p in problems)
+
+
+def test_a_template_naming_a_fact_never_computed_fails(tmp_path):
+    (tmp_path / "part.md").write_text("{{ f.missing }}\n")
+    with pytest.raises(Exception, match="missing"):
+        templates.render(tmp_path, "part", {"f": facts().view()})
+
+
+def test_fixed_prose_of_every_section_passes_the_check():
+    for qmd in sorted((REPO / "paper" / "sections").glob("*.qmd")):
+        assert check.prose_problems(qmd.read_text(), {}, str(qmd)) == []
+
+
+# --- figures -----------------------------------------------------------------------------------
+
+def _svg(chart) -> str:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(chart.to_json())
+
+
+def _facet_frame():
+    rows = []
+    for i, a in enumerate(["RSA-2048", "ECDSA-P256", "Ed25519"]):
+        for op in ("sign", "verify"):
+            rows.append({"algorithm": a, "operation": op, "backend": "pyca", "ratio": 0.5 + i / 10})
+    return pd.DataFrame(rows)
+
+
+def test_a_facet_whose_headers_are_sorted_apart_from_its_panels_is_caught():
+    """Vega-Lite sorts a custom-sorted facet's headers apart from its panels when the y
+    scale is independent: every row labelled with another algorithm (sigpar's Figure 4)."""
+    data = _facet_frame().sort_values("algorithm")  # the data in another order than the facet's sort
+    base = alt.Chart().encode(y=alt.Y("backend:N"), yOffset=alt.YOffset("operation:N"))
+    bars = base.mark_bar().encode(x="ratio:Q", tooltip=["algorithm", "operation", "ratio"])
+    rule = base.mark_rule().encode(x="ratio:Q")
+    order = ["RSA-2048", "ECDSA-P256", "Ed25519"]
+    grid = {"row": alt.Row("algorithm:N", sort=order), "column": alt.Column("operation:N", sort=["sign", "verify"])}
+    bad = alt.layer(bars, rule, data=data).facet(**grid).resolve_scale(y="independent")
+    good = alt.layer(bars, rule, data=data).facet(**grid)
+    assert any("labelled" in p for p in figure_check.problems(_svg(bad), "bad"))
+    assert figure_check.problems(_svg(good), "good") == []
+
+
+def test_a_legend_listing_what_is_not_drawn_is_caught():
+    data = pd.DataFrame({"x": [1, 2], "y": [3, 4], "s": ["ws", "lifo"]})
+    chart = alt.Chart(data).mark_point().encode(
+        x="x:Q", y="y:Q", color=alt.Color("s:N", scale=alt.Scale(domain=["ws", "lifo", "tbb"])))
+    assert any("'tbb'" in p for p in figure_check.problems(_svg(chart), "c"))
+
+
+def test_a_figure_without_data_is_caught():
+    from parbench.figures import note
+
+    assert any("draws no data" in p for p in figure_check.problems(_svg(note("Energy", "not measured")), "n"))
+
+
+def test_a_unit_the_data_is_not_in_is_caught():
+    data = pd.DataFrame({"x": ["a", "b"], "y": [3, 4]})
+    chart = alt.Chart(data).mark_bar().encode(x="x:N", y=alt.Y("y:Q", title="median cycles per call"))
+    assert figure_check.unit_problems(_svg(chart), "c", {"tsc_ticks"})
+    ok = alt.Chart(data).mark_bar().encode(x="x:N", y=alt.Y("y:Q", title="median TSC ticks per call"))
+    assert figure_check.unit_problems(_svg(ok), "c", {"tsc_ticks"}) == []
+
+
+# --- the PDF's layout --------------------------------------------------------------------------
+
+def _pdf(tmp_path, typ: str) -> Path:
+    import typst
+
+    (tmp_path / "doc.typ").write_text('#set page(paper: "a4", margin: (x: 2cm, y: 2.2cm))\n' + typ)
+    typst.compile(str(tmp_path / "doc.typ"), output=str(tmp_path / "doc.pdf"))
+    return tmp_path / "doc.pdf"
+
+
+def test_a_table_wider_than_the_page_is_caught(tmp_path):
+    wide = "#table(columns: 12, " + ", ".join(f"[value-{i:03d}-{j}]" for i in range(3) for j in range(12)) + ")"
+    from parbench.paper import layout_check
+
+    problems = layout_check.problems(_pdf(tmp_path, wide), REPO / "paper" / "_quarto.yml")
+    assert any("outside the text area" in p for p in problems), problems
+
+
+def test_text_printed_over_text_is_caught(tmp_path):
+    from parbench.paper import layout_check
+
+    over = "#place(dx: 1cm, dy: 1cm)[Overprinted words here]\n#place(dx: 1cm, dy: 1cm)[Overprinted words here]"
+    problems = layout_check.problems(_pdf(tmp_path, over), REPO / "paper" / "_quarto.yml")
+    assert any("printed over" in p for p in problems), problems
+    assert layout_check.problems(_pdf(tmp_path, "Plain words that fit the page."),
+                                 REPO / "paper" / "_quarto.yml") == []
+
+
+def test_a_grid_table_keeps_a_median_over_its_interval():
+    from parbench.paper.format import md_table
+
+    frame = pd.DataFrame({"algorithm": ["RSA-2048"], "rate": ["4,636<br>(4,595–4,684)"]})
+    text = md_table(frame, "Caption.", "tbl-x")
+    assert text.startswith("+") and "4,636\\" in text and "(4,595–4,684)" in text
+    assert "{#tbl-x}" in text
+    assert write_value(0.5, "pct") == "50%" and write_value(3, "int", "cores") == "3 cores"

@@ -1,0 +1,80 @@
+"""The paper check on the fixture tables: the processed tables of a real local run
+(tests/fixtures/paper_tables/local/, refreshed with tools/refresh_paper_fixtures.py), from
+which every study's parts and the shared parts are rendered and held against the tables,
+and every figure drawn from them is held against its data. (The smoke profile's paper is
+checked by the pipeline itself, in the smoke run.)"""
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from parbench import studies
+from parbench.paper import check, figure_check, render_parts
+from parbench.paper.sources import shared_parts
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures" / "paper_tables" / "local"
+
+pytestmark = pytest.mark.skipif(not (FIXTURES / "machine.json").exists(), reason="no fixture tables")
+
+
+@pytest.fixture(scope="module")
+def fixture():
+    machine = json.loads((FIXTURES / "machine.json").read_text())
+    tables = {p.stem: pd.read_parquet(p) for p in sorted(FIXTURES.glob("*.parquet"))}
+    return machine, tables
+
+
+@pytest.fixture(scope="module")
+def paper(fixture, tmp_path_factory):
+    """The paper's generated folder, rendered from the fixture tables beside a copy of the
+    paper's sources."""
+    machine, tables = fixture
+    root = tmp_path_factory.mktemp("paper")
+    generated = root / "_generated"
+    parts, facts = shared_parts(machine, tables)
+    generated.mkdir(parents=True)
+    for name, text in parts.items():
+        (generated / name).write_text(text)
+    (generated / "facts.json").write_text(json.dumps(facts))
+    for study in studies.registered():
+        module = study.paper()
+        study_parts, study_facts = render_parts(study.name, module, {t: tables[t] for t in module.TABLES}, machine)
+        (generated / study.name).mkdir()
+        for name, text in study_parts.items():
+            (generated / study.name / f"{name}.md").write_text(text)
+        (generated / study.name / "facts.json").write_text(json.dumps(study_facts))
+    shutil.copytree(REPO / "paper" / "sections", root / "sections")
+    shutil.copy(REPO / "paper" / "index.qmd", root / "index.qmd")
+    return generated
+
+
+def test_every_fact_holds_and_the_prose_states_nothing_else(fixture, paper):
+    machine, tables = fixture
+    problems = check.check_generated(paper, paper.parent / "sections", tables, machine, check.seeds_dir(),
+                                     list(machine["config"]["studies"]), figures=False)
+    assert problems == []
+
+
+def test_every_figure_drawn_from_the_tables_holds_against_its_data(fixture, tmp_path):
+    import vl_convert as vlc
+
+    machine, tables = fixture
+    problems, drawn = [], 0
+    for study in studies.registered():
+        for name, (function, inputs) in study.figures().items():
+            if not all(i in tables for i in inputs):  # an image drawn from a raw file
+                continue
+            svg = vlc.vegalite_to_svg(function(*(tables[i] for i in inputs), machine).to_json())
+            drawn += 1
+            found = figure_check.problems(svg, name)
+            if found == [f"{name}: draws no data (say it in a sentence instead of a figure)"]:
+                continue  # not in the paper then: its text says why (energy on a VM, say)
+            problems += found
+            units = {u for i in inputs for c in ("counter_unit", "unit") if c in tables[i]
+                     for u in tables[i][c].dropna().astype(str)}
+            problems += figure_check.unit_problems(svg, name, units)
+    assert drawn >= 20 and problems == []
