@@ -212,6 +212,21 @@ def test_a_figure_without_data_is_caught():
     assert any("draws no data" in p for p in figure_check.problems(_svg(note("Energy", "not measured")), "n"))
 
 
+def test_hairline_bars_are_caught():
+    """Grouped bars in faceted panels of a fixed width, x scales independent: Vega-Lite gave
+    the offset scale no range and drew every bar a quarter pixel wide (the gil CPU figure)."""
+    data = pd.DataFrame({"w": ["a", "a", "b", "b"], "r": ["x", "y", "x", "y"], "e": ["t", "p", "t", "p"],
+                         "v": [1.0, 1.6, 1.9, 1.8]})
+    bars = alt.Chart(data).mark_bar().encode(x="r:N", xOffset="e:N", y="v:Q", color="e:N",
+                                             tooltip=["w", "r", "e", "v"])
+    rule = alt.Chart(data).mark_rule().encode(y=alt.datum(2))
+    broken = alt.layer(bars, rule, data=data).properties(width=140).facet(column="w:N").resolve_scale(x="independent")
+    stepped = alt.layer(bars, rule, data=data).properties(width=alt.Step(17)).facet(column="w:N").resolve_scale(
+        x="independent")
+    assert any("hairlines" in p for p in figure_check.problems(_svg(broken), "broken"))
+    assert figure_check.problems(_svg(stepped), "stepped") == []
+
+
 def test_a_unit_the_data_is_not_in_is_caught():
     data = pd.DataFrame({"x": ["a", "b"], "y": [3, 4]})
     chart = alt.Chart(data).mark_bar().encode(x="x:N", y=alt.Y("y:Q", title="median cycles per call"))

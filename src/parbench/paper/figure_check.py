@@ -33,6 +33,7 @@ class Mark:
     fields: dict
     x: float
     y: float
+    size: tuple[float, float] | None = None  # a bar's (width, height), px
 
 
 @dataclass
@@ -103,13 +104,15 @@ def parse(svg_text: str) -> tuple[list[Panel], list[Mark], list[Text]]:
         # (a chart that only says "not measured" draws text, no data)
         if label and el.get("role") == "graphics-symbol" and el.get("aria-roledescription") not in (
                 "axis", "legend", "title") and ": " in label and el.tag != f"{SVG}g" and "mark-text" not in role:
-            mx, my = x, y
+            mx, my, size = x, y, None
             d = el.get("d", "")
             if (m := _RECT.match(d)) is not None:
                 mx, my = x + float(m.group(1)) + float(m.group(3)) / 2, y + float(m.group(2)) + float(m.group(4)) / 2
+                if "mark-rect" in role:
+                    size = (abs(float(m.group(3))), abs(float(m.group(4))))
             elif (m := _MOVE.match(d)) is not None:
                 mx, my = x + float(m.group(1)), y + float(m.group(2))
-            mark = Mark(_fields(label), mx, my)
+            mark = Mark(_fields(label), mx, my, size)
             marks.append(mark)
             if panel is not None:
                 panel.marks.append(mark)
@@ -176,6 +179,14 @@ def problems(svg_text: str, name: str) -> list[str]:
         if "role-title" in t.role and (m := COMPARISONS.search(t.text)):
             out.append(f"{name}: its title {t.text!r} states the comparison {m.group(0)!r}, which only a verdict of "
                        f"the text may")
+    bars = [m.size for m in marks if m.size is not None]
+    if len(bars) >= 2:
+        # bars share their band: all of them thinner than a pixel across it is a layout that
+        # failed (an offset scale with no range), not data
+        for across, along, words in ((0, 1, "wide"), (1, 0, "high")):
+            if max(b[across] for b in bars) < 1 and max(b[along] for b in bars) >= 2:
+                out.append(f"{name}: every bar is less than a pixel {words} ({max(b[across] for b in bars):.2g} px): "
+                           f"the bars are hairlines")
     legend_labels = {t.text for t in texts if "role-legend-label" in t.role}
     if legend_labels:
         drawn = {v for m in marks for v in m.fields.values()}

@@ -182,10 +182,10 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     marks = disturbed_layer(place.encode(y=y, tooltip=["runtime", "workload", "execution", "workers",
                                                        DISTURBED_TIP]), s)
     executions = " and ".join(present(s, "execution", EXECUTION_ORDER))
-    # wide enough for the panel's header (the workload's name) even with a single runtime:
-    # narrower panels printed their headers over each other
-    return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=max(140, 34 * len(runtimes)),
-                                                                         height=180)
+    # sized by the step of each execution's bar: a fixed width with an xOffset inside faceted
+    # panels whose x scales are independent left every bar a hairline (Vega-Lite gives the
+    # offset scale no range then); 17 px a bar keeps a panel wide enough for its header
+    return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=alt.Step(17), height=180)
             .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
             .resolve_scale(x="independent")
             .properties(title=f"CPU use of {executions} at {top} workers (1 = one core busy; dashed: all {top} "

@@ -207,6 +207,7 @@ def grouped(f: Facts, name: str, rows: list[dict]) -> dict:
 def setup(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd.DataFrame) -> dict:
     f.constant("confidence", CONFIDENCE_REF, fmt="pct")
     f.aggregate("n_cycles", "kem_cycles", "count")
+    f.aggregate("n_cycles_ok", "kem_cycles", "count", where={"status": "ok"})
     f.aggregate("iterations", "kem_cycles", "values", "iterations", where={"status": "ok"}, fmt="list")
     libraries = []
     for lib, group in cycles.dropna(subset=["library_version"]).groupby("library", sort=False):

@@ -235,7 +235,7 @@ def tasks(summary: pd.DataFrame, workers: pd.DataFrame, runs: pd.DataFrame, mach
     # own data, and its y scale is its own
     return alt.vconcat(*charts).properties(
         title=f"Tasks executed by each thread at {int(top['threads'].max())} threads: every run's count (ticks) "
-              f"and their median (bars, 95% interval in the tooltip)")
+              f"and their median (bars)")
 
 
 def mandelbrot_image(image_path: str, machine: dict) -> alt.Chart:
