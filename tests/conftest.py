@@ -118,6 +118,15 @@ def _pgid(pid):
         return None
 
 
+def _running(p) -> list[str] | None:
+    """A process's command line if it still runs: None for one that has exited, zombies
+    included (dead, only waiting for a parent or init to collect its exit status)."""
+    try:
+        return None if p.status() == psutil.STATUS_ZOMBIE else p.cmdline()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return None
+
+
 def _interrupt(workdir) -> dict:
     """Start the smoke pipeline, press Ctrl+C once three sigpar cells are done, and record
     what is left: processes, finished cells, and what a new run would measure."""
@@ -131,7 +140,7 @@ def _interrupt(workdir) -> dict:
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl+C in a terminal does
     out, _ = proc.communicate(timeout=120)
     time.sleep(1)
-    left = [p.cmdline() for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == proc.pid]
+    left = [cmd for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == proc.pid and (cmd := _running(p))]
     finished = {str(p): json.loads(p.read_text())["status"] for p in _sigpar_cells(workdir)}
     plan = run_snakemake(workdir, "-n", "report", "--quiet", "rules", "--configfile", f"conf/{SMOKE}.yaml")
     planned = {line.split()[0]: int(line.split()[1]) for line in plan.stdout.splitlines()
