@@ -184,8 +184,11 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     executions = " and ".join(present(s, "execution", EXECUTION_ORDER))
     # sized by the step of each execution's bar: a fixed width with an xOffset inside faceted
     # panels whose x scales are independent left every bar a hairline (Vega-Lite gives the
-    # offset scale no range then); 17 px a bar keeps a panel wide enough for its header
-    return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=alt.Step(17), height=180)
+    # offset scale no range then). At least 17 px a bar, and a panel at least 150 px wide for
+    # its header (the workload's name): narrower panels printed their headers over each other
+    bars_per_panel = len(runtimes) * max(1, s["execution"].nunique())
+    step = max(17, -(-150 // bars_per_panel))
+    return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=alt.Step(step), height=180)
             .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
             .resolve_scale(x="independent")
             .properties(title=f"CPU use of {executions} at {top} workers (1 = one core busy; dashed: all {top} "
