@@ -16,6 +16,7 @@ from parbench.telemetry import load
 LinuxTimes = collections.namedtuple("LinuxTimes", "user nice system idle iowait irq softirq steal guest guest_nice")
 MacTimes = collections.namedtuple("MacTimes", "user nice system idle")
 Usage = collections.namedtuple("Usage", "ru_utime ru_stime")
+ProcTimes = collections.namedtuple("ProcTimes", "user system")
 
 
 def test_busy_time_counts_steal_but_not_guest_or_idle():
@@ -129,6 +130,56 @@ def test_an_orphaned_descendant_is_still_the_cells():
     assert r["cell_cpu_sec"] >= BURN_CPU_SEC * 0.9, r  # the orphan's CPU, reaped by the meter
 
 
+# A parent that reaps its children automatically (SIGCHLD ignored, as Ray's raylet does):
+# the grandchild's CPU time reaches no RUSAGE_CHILDREN; the parent waits until it is gone
+AUTO_REAPER = ("import os, signal, time\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\npid = os.fork()\n"
+               "if pid == 0:\n    while time.process_time() < %r: pass\n    os._exit(0)\n"
+               "while os.path.exists(f'/proc/{pid}'): time.sleep(0.01)\n" % BURN_CPU_SEC)
+
+
+def _auto_reaped_cell(sample_sec):
+    with load.LoadMeter(sample_sec=sample_sec) as meter:
+        subprocess.run([sys.executable, "-c", AUTO_REAPER], check=True, timeout=120)
+    return meter.reading()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: SIGCHLD ignored reaps at once")
+def test_a_descendant_its_parent_reaped_unseen_is_the_cells_when_sampled():
+    unsampled = _auto_reaped_cell(None)
+    assert unsampled["cell_cpu_sec"] < BURN_CPU_SEC * 0.5, unsampled  # lost without sampling: the case exists
+    assert unsampled["sampled_descendants_cpu_sec"] is None
+    sampled = _auto_reaped_cell(0.05)
+    # at most one sample interval of CPU time lost
+    assert sampled["cell_cpu_sec"] >= BURN_CPU_SEC - 0.1, sampled
+    assert sampled["sampled_descendants_cpu_sec"] >= BURN_CPU_SEC - 0.1
+
+
+def test_the_tracker_counts_each_process_once_and_from_its_start_reading():
+    class Child:
+        def __init__(self, pid, cpu):
+            self.pid, self.cpu = pid, cpu
+
+        def oneshot(self):
+            import contextlib
+            return contextlib.nullcontext()
+
+        def cpu_times(self):
+            return ProcTimes(self.cpu, 0.0)
+
+        def create_time(self):
+            return 1.0
+
+    live = [Child(1, 2.0)]  # alive at the start with 2 s already spent
+    tracker = load.DescendantTracker(0, children=lambda: list(live)).start()
+    live[0].cpu = 2.5
+    live.append(Child(2, 0.3))
+    tracker.sample()
+    live[1].cpu = 0.4
+    tracker.sample()
+    live.pop()  # pid 2 ended: its last reading stays
+    assert tracker.stop() == pytest.approx(0.5 + 0.4)
+
+
 def test_a_process_outside_the_cell_counts_as_other_load():
     """Measured in a child process (the cell), while its parent (outside the cell) burns
     a core."""
@@ -162,7 +213,7 @@ class FakeMeter:
     def __init__(self, loads):
         self.loads = loads
 
-    def __call__(self):
+    def __call__(self, **options):
         return self
 
     def start(self):

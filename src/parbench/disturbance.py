@@ -8,6 +8,10 @@ the cell's history), the run waits for the machine to be quiet again (at most
 attempts in all. A cell still disturbed after the last attempt keeps ``disturbed:
 true``; the tables carry the flag and the figures and the paper show it, never hide it.
 
+The meter also samples each descendant's own CPU time every
+``disturbance.sample_descendants_sec`` (``LoadMeter``'s ``sample_sec``), so that the work
+of a descendant its own parent reaped unseen (Ray's workers) is not taken for load.
+
 Only a cell that measured (status "ok") is judged: a failed or unavailable cell is not
 measured again for its load.
 
@@ -76,7 +80,7 @@ def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[
     limit, attempts = conf["max_other_cores"], conf["max_attempts"]
     earlier: list[dict] = []
     for attempt in range(1, attempts + 1):
-        meter = meter_factory().start()
+        meter = meter_factory(sample_sec=conf.get("sample_descendants_sec", 0)).start()
         try:
             record = measure()
         finally:

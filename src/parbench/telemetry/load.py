@@ -17,6 +17,14 @@ reads, at the start and the end of a cell:
   it stops the descendants still alive and reaps every child, so that none is left to the
   machine's init, which (in containers and micro-VMs) may never reap it.
 
+  A descendant whose own parent reaps it automatically (a daemon that ignores SIGCHLD:
+  Ray's raylet does, for its workers) leaves no trace in any ``RUSAGE_CHILDREN``: its CPU
+  time vanishes when it ends. With ``sample_sec`` the meter also notes, every that many
+  seconds and at the end, each descendant's own CPU time (``DescendantTracker``); the
+  cell's CPU time is then the larger of the two counts (each can only miss time, never
+  count it twice): a descendant that ended unseen since its last sample loses at most
+  ``sample_sec`` of CPU time.
+
 The time the machine was busy outside the cell is the difference; divided by the wall
 time it is the number of cores kept busy elsewhere on average (``other_cores``), steal
 included. It also holds the pipeline's own small share (Snakemake waiting for the job,
@@ -38,6 +46,7 @@ import os
 import signal
 import resource
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -122,6 +131,7 @@ class Snapshot:
     busy_sec: float | None
     steal_sec: float | None
     own_cpu_sec: float
+    self_cpu_sec: float = 0.0  # this process alone (RUSAGE_SELF)
 
 
 def _machine_times(cpu_times) -> tuple[float | None, float | None, str | None]:
@@ -138,9 +148,11 @@ def _machine_times(cpu_times) -> tuple[float | None, float | None, str | None]:
     return busy, steal, None
 
 
-def _own_cpu(rusage=resource.getrusage) -> float:
+def _own_cpu(rusage=resource.getrusage) -> tuple[float, float]:
+    """(this process alone, with the descendants it reaped) in CPU seconds."""
     me, children = rusage(resource.RUSAGE_SELF), rusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+    alone = me.ru_utime + me.ru_stime
+    return alone, alone + children.ru_utime + children.ru_stime
 
 
 def _live_descendants_cpu() -> float:
@@ -182,6 +194,68 @@ def reap_orphans() -> int:
     return reaped
 
 
+class DescendantTracker:
+    """Each descendant's own CPU time (user + system, without what it reaped), as last
+    seen: `sample()` notes the live ones; `total_sec()` is what they spent since `start()`
+    (a descendant alive at the start counts from its reading then). A process is known by
+    its pid and start time, so that a reused pid is another process. Sampling runs in a
+    daemon thread every `every_sec`; it reads /proc and never blocks the measured code for
+    long (a few descendants: well under a millisecond)."""
+
+    def __init__(self, every_sec: float, children=None) -> None:
+        self.every_sec = every_sec
+        self._children = children or (lambda: psutil.Process().children(recursive=True))
+        self._baseline: dict[tuple, float] = {}
+        self._last: dict[tuple, float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _read(self) -> dict[tuple, float]:
+        seen = {}
+        try:
+            children = self._children()
+        except Exception:  # noqa: BLE001 - psutil.Error, or this process is going away
+            return seen
+        for child in children:
+            try:
+                with child.oneshot():
+                    t = child.cpu_times()
+                    key = (child.pid, child.create_time())
+            except Exception:  # noqa: BLE001 - ended meanwhile
+                continue
+            seen[key] = t.user + t.system
+        return seen
+
+    def sample(self) -> None:
+        seen = self._read()
+        with self._lock:
+            self._last.update(seen)
+
+    def start(self) -> "DescendantTracker":
+        self._baseline = self._read()
+        self._last = dict(self._baseline)
+        if self.every_sec > 0:
+            self._thread = threading.Thread(target=self._loop, name="parbench-descendants", daemon=True)
+            self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_sec):
+            self.sample()
+
+    def stop(self) -> float:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.sample()
+        return self.total_sec()
+
+    def total_sec(self) -> float:
+        with self._lock:
+            return sum(max(0.0, cpu - self._baseline.get(key, 0.0)) for key, cpu in self._last.items())
+
+
 class LoadMeter:
     """Measures the CPU time the machine spent outside the cell between ``start`` and
     ``stop`` (or inside a ``with`` block)::
@@ -192,12 +266,14 @@ class LoadMeter:
     """
 
     def __init__(self, cpu_times=None, logical_cores: int | None = None, rusage=resource.getrusage,
-                 clock=time.monotonic) -> None:
+                 clock=time.monotonic, sample_sec: float | None = None) -> None:
         self._cpu_times = cpu_times if cpu_times is not None else (psutil.cpu_times if psutil else None)
         self._rusage = rusage
         self._clock = clock
         self.logical_cores = logical_cores or os.cpu_count()
         self.subreaper_reason = become_subreaper()
+        self._tracker = DescendantTracker(sample_sec) if sample_sec and psutil is not None else None
+        self._tracked_sec: float | None = None
         self._start: Snapshot | None = None
         self._end: Snapshot | None = None
         self._reason: str | None = None
@@ -205,13 +281,18 @@ class LoadMeter:
     def _snapshot(self, live: float = 0.0) -> Snapshot:
         busy, steal, reason = _machine_times(self._cpu_times)
         self._reason = self._reason or reason
-        return Snapshot(self._clock(), busy, steal, _own_cpu(self._rusage) + live)
+        alone, with_reaped = _own_cpu(self._rusage)
+        return Snapshot(self._clock(), busy, steal, with_reaped + live, alone)
 
     def start(self) -> "LoadMeter":
+        if self._tracker is not None:
+            self._tracker.start()
         self._start = self._snapshot(_live_descendants_cpu())
         return self
 
     def stop(self) -> dict:
+        if self._tracker is not None:
+            self._tracked_sec = self._tracker.stop()
         reap_orphans()
         self._end = self._snapshot(_live_descendants_cpu())
         return self.reading()
@@ -226,20 +307,25 @@ class LoadMeter:
         """The cell's load record (seconds and cores; null with `reason` when unreadable)."""
         if self._start is None or self._end is None:
             raise RuntimeError("LoadMeter.reading() before start() and stop()")
-        return reading(self._start, self._end, self.logical_cores, self._reason, self.subreaper_reason)
+        return reading(self._start, self._end, self.logical_cores, self._reason, self.subreaper_reason,
+                       self._tracked_sec)
 
 
 def reading(start: Snapshot, end: Snapshot, logical_cores: int | None, reason: str | None = None,
-            subreaper_reason: str | None = None) -> dict:
+            subreaper_reason: str | None = None, tracked_sec: float | None = None) -> dict:
     """The load between two snapshots: the machine's busy CPU seconds, the cell's own, the
     difference (`other_cpu_sec`, never below 0) and the same per second of wall time
-    (`other_cores`, `steal_cores`)."""
+    (`other_cores`, `steal_cores`). With `tracked_sec` (the descendants' own CPU time as
+    sampled), the cell's is the larger of the two counts of its descendants."""
     wall = end.monotonic - start.monotonic
     cell = max(0.0, end.own_cpu_sec - start.own_cpu_sec)
+    if tracked_sec is not None:
+        cell = max(cell, max(0.0, end.self_cpu_sec - start.self_cpu_sec) + tracked_sec)
     out = {"wall_sec": wall, "cell_cpu_sec": cell, "logical_cores": logical_cores,
            "machine_busy_cpu_sec": None, "steal_cpu_sec": None, "other_cpu_sec": None,
            "other_cores": None, "steal_cores": None, "source": None, "reason": reason,
-           "subreaper": subreaper_reason is None, "notes": [subreaper_reason] if subreaper_reason else []}
+           "subreaper": subreaper_reason is None, "notes": [subreaper_reason] if subreaper_reason else [],
+           "sampled_descendants_cpu_sec": tracked_sec}
     if start.busy_sec is None or end.busy_sec is None or wall <= 0:
         out["reason"] = reason or "no system-wide CPU times on this machine"
         return out
