@@ -52,6 +52,35 @@ def test_verdicts_say_faster_only_where_the_intervals_are_apart():
                  higher_is_better=False) == "faster than"
 
 
+def test_a_difference_within_the_machines_spread_is_no_verdict():
+    # disjoint intervals 2% apart (a quicksort's 26 microseconds): the machine's own spread
+    # of 2.45% could make it, so no ranking
+    assert judge(1.300, (1.298, 1.302), 1.274, (1.270, 1.276), better="faster than", worse="slower than",
+                 same=SAME, higher_is_better=False, min_relative=0.0245) == SAME
+    assert judge(1.300, (1.298, 1.302), 1.274, (1.270, 1.276), better="faster than", worse="slower than",
+                 same=SAME, higher_is_better=False) == "slower than"
+    # 10% apart: a finding
+    assert judge(1.40, (1.39, 1.41), 1.274, (1.270, 1.276), better="faster than", worse="slower than",
+                 same=SAME, higher_is_better=False, min_relative=0.0245) == "slower than"
+
+
+def test_verdicts_take_the_spread_from_the_machine_and_the_check_recomputes_it():
+    frame = pd.DataFrame([{"name": "a", "ops_per_sec": 102.0, "ops_per_sec_ci_low": 101.5, "ops_per_sec_ci_high": 102.5},
+                          {"name": "b", "ops_per_sec": 100.0, "ops_per_sec_ci_low": 99.5, "ops_per_sec_ci_high": 100.5}])
+    steady = {"cpu_stability": {"cv": 0.005}}
+    shaky = {"cpu_stability": {"cv": 0.05}}
+    for machine, word in ((steady, "faster than"), (shaky, SAME)):
+        f = Facts("t", {"cells": frame}, {"cells": ["name"]}, machine)
+        v = f.verdict("v", f.lookup("a", "cells", frame.iloc[0], "ops_per_sec"),
+                      f.lookup("b", "cells", frame.iloc[1], "ops_per_sec"), better="faster than", worse="slower than")
+        assert v.value == word
+        records = f.records()
+        assert check.fact_problems(records, check.Sources({"cells": frame}, machine, check.seeds_dir())) == []
+    # a verdict written on a steady machine's spread fails against the shaky one's record
+    problems = check.fact_problems(records, check.Sources({"cells": frame}, steady, check.seeds_dir()))
+    assert any("t.v" in p for p in problems), problems
+
+
 def test_every_kind_of_fact_holds_against_its_source():
     f = facts()
     frame = cells()

@@ -134,6 +134,12 @@ class Sources:
         return factmod.table_of(self.tables, name, via, self._derived)
 
 
+def _min_relative(source: dict, src: Sources) -> float:
+    """The smallest difference a verdict may call one, from the machine record (never
+    from the fact, which could have been written with another)."""
+    return float(factmod._dig(src.machine, "cpu_stability.cv") or 0.0)
+
+
 def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple | None]:
     """(value, interval) of a fact computed again from its source."""
     s = fact["source"]
@@ -181,11 +187,13 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
     if kind == "verdict":
         a, b = (all_facts[k] for k in s["of"])
         return factmod.judge(a["value"], a["ci"], b["value"], b["ci"], better=s["better"], worse=s["worse"],
-                             same=s["same"], higher_is_better=s["higher_is_better"]), None
+                             same=s["same"], higher_is_better=s["higher_is_better"],
+                             min_relative=_min_relative(s, src)), None
     if kind == "bound_verdict":
         a = all_facts[s["of"][0]]
         return factmod.judge(a["value"], a["ci"], s["bound"], (s["bound"], s["bound"]), better=s["better"],
-                             worse=s["worse"], same=s["same"], higher_is_better=s["higher_is_better"]), None
+                             worse=s["worse"], same=s["same"], higher_is_better=s["higher_is_better"],
+                             min_relative=_min_relative(s, src)), None
     raise ValueError(f"unknown source kind {kind!r}")
 
 

@@ -190,6 +190,9 @@ class Facts:
         self.tables = dict(tables)
         self.keys = dict(keys)
         self.machine = machine or {}
+        # The smallest difference a verdict may call one: the machine's own spread (the CV of
+        # a fixed loop's speed when the pipeline probed it), 0 when it was not measured.
+        self.min_relative = float(_dig(self.machine, "cpu_stability.cv") or 0.0)
         self.items: dict[str, Fact] = {}
         self._derived: dict[tuple, pd.DataFrame] = {}
 
@@ -292,20 +295,21 @@ class Facts:
     def verdict(self, key: str, a: Fact, b: Fact, *, better: str, worse: str,
                 same: str = "not distinguishable on this machine from", higher_is_better: bool = True) -> Fact:
         """How `a` compares with `b`: `better` or `worse` only when their 95% intervals do
-        not overlap (and both have one), else `same`."""
+        not overlap (and both have one) and they differ by more than the machine's own
+        spread (`min_relative`), else `same`."""
         word = judge(a.value, a.ci, b.value, b.ci, better=better, worse=worse, same=same,
-                     higher_is_better=higher_is_better)
+                     higher_is_better=higher_is_better, min_relative=self.min_relative)
         source = {"kind": "verdict", "of": [a.key, b.key], "better": better, "worse": worse, "same": same,
-                  "higher_is_better": higher_is_better}
+                  "higher_is_better": higher_is_better, "min_relative": self.min_relative}
         return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict"))
 
     def bound_verdict(self, key: str, a: Fact, bound: float, *, better: str, worse: str,
                       same: str = "not distinguishable on this machine from", higher_is_better: bool = True) -> Fact:
         """How `a` compares with a fixed value (1.0: no speedup; 100%: full efficiency)."""
         word = judge(a.value, a.ci, bound, (bound, bound), better=better, worse=worse, same=same,
-                     higher_is_better=higher_is_better)
+                     higher_is_better=higher_is_better, min_relative=self.min_relative)
         source = {"kind": "bound_verdict", "of": [a.key], "bound": bound, "better": better, "worse": worse,
-                  "same": same, "higher_is_better": higher_is_better}
+                  "same": same, "higher_is_better": higher_is_better, "min_relative": self.min_relative}
         return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict"))
 
     def records(self) -> dict:
@@ -340,11 +344,16 @@ class FactView:
         return f"{self._facts.study}.{key}" in self._facts.items
 
 
-def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_better: bool = True) -> str:
-    """The verdict word: `same` unless both intervals exist and are disjoint."""
+def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_better: bool = True,
+          min_relative: float = 0.0) -> str:
+    """The verdict word: `same` unless both intervals exist and are disjoint and the two
+    values differ by more than `min_relative` of the larger (a difference the machine's own
+    spread can make is no finding, however tight the intervals)."""
     from parbench import stats
 
     if a is None or b is None or a_ci is None or b_ci is None or not stats.distinguishable(tuple(a_ci), tuple(b_ci)):
+        return same
+    if abs(a - b) <= min_relative * max(abs(a), abs(b)):
         return same
     return better if (a > b) == higher_is_better else worse
 
