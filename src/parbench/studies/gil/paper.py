@@ -50,6 +50,10 @@ FRAGMENTS = ["setup", "runtimes", "report", "freethreading", "wall_time", "speed
 # The paper's tables, also written as HTML and CSV for Snakemake's report.
 REPORT_TABLES = ["gil_speedup_table", "gil_runtimes_table", "gil_comparisons_table"]
 SEED = "gil.txt"
+# Threads ran at once only where they kept more than this many cores busy (CPU seconds per
+# wall second above it, by its interval): a thread speedup on one core is the runtime's
+# path under threads (a JIT's warm-up, an allocator), not parallel work.
+PARALLEL_CORES = 1.25
 # the runtimes of the free-threading findings: the default build, the free-threaded
 # build with its GIL off, the same binary with its GIL on
 SRC, FT, FT_GIL = "cpython_src", "cpython_ft", "cpython_ft_gil"
@@ -546,10 +550,11 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
             for _, r in rows.iterrows():
                 s = speedup_fact(f, r)
                 items.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
-                              "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "threads"), s)})
+                              "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "threads"), s),
+                              "row": r})
             key = _id("threads", {True: "gil", False: "nogil", None: "unknown"}[has_gil], "pure" if pure else "native")
             groups.append({"gil": has_gil, "pure": pure, "runtimes": list(dict.fromkeys(rows["runtime"])),
-                           **grouped(f, key, items)})
+                           **grouped(f, key, items), **parallel(f, items)})
     procs = every[every["execution"] == "processes"]
     processes = []
     for workload in [w for w in wl.ORDER if w in set(procs["workload"])]:
@@ -560,6 +565,28 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
                           "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "processes"), s)})
         processes.append({"workload": workload, **grouped(f, _id("processes", workload), items)})
     return {"thread_groups": groups, "processes": processes, **ceiling(f, every, controls)}
+
+
+def parallel(f: Facts, items: list[dict]) -> dict:
+    """Of the thread speedups above one, those whose threads did not keep more than
+    PARALLEL_CORES cores busy (`one_core`: gained on one core at a time) and those whose
+    CPU time could not be read (`cpu_unknown`)."""
+    one_core, unknown = [], []
+    for item in items:
+        if item["verdict"].value != "above":
+            continue
+        row = item["row"]
+        if pd.isna(row.get("cpu_sec_per_wall_sec")):
+            unknown.append(item)
+            continue
+        cpu = point_fact(f, row, "cpu_sec_per_wall_sec", "cpu", fmt="fixed2")
+        ran_at_once = f.bound_verdict(_id("cpu_vs_parallel", row["runtime"], row["workload"], "threads"), cpu,
+                                      PARALLEL_CORES, better="above", worse="below")
+        if ran_at_once.value != "above":
+            one_core.append({**item, "cpu": cpu, "at_once": ran_at_once})
+    if one_core and "parallel_cores" not in f.view():
+        f.constant("parallel_cores", "parbench.studies.gil.paper:PARALLEL_CORES", fmt="fixed2")
+    return {"one_core": one_core, "cpu_unknown": unknown}
 
 
 def ceiling(f: Facts, every: pd.DataFrame, controls: set) -> dict:
