@@ -30,14 +30,20 @@ SEED_TABLE = """\
     (215 / 65, "3.3x slower"),     # the seed's result after the allocator fixes
     (2300 / 32, "71.9x slower"),   # the seed's ~70x before them
     (1.0, "1.00x same"),
-    (0.999, "1.00x faster"),
-    (1.04, "1.0x slower"),
+    (0.999, "0.999x faster"),      # never "1.00x faster" or "1.0x slower": the digits show the word
+    (1.04, "1.04x slower"),
     (None, "n/a"),
     (0.0, "n/a"),
     (float("nan"), "n/a"),
 ])
 def test_ratio_is_worded_as_the_seed_words_it(ratio, words):
     assert report.ratio_text(ratio) == words
+
+
+def test_a_ratio_the_data_cannot_tell_from_one_has_no_word():
+    assert report.ratio_text(0.88, distinguishable=False) == "0.88x n.d."
+    rows = [{"benchmark": "multithread_cpu", "runtime_ms": 120.0, "baseline_ms": 380.0, "distinguishable": False}]
+    assert report.box_table(rows, "protopy", "cpython").splitlines()[2].endswith("│ 0.32x n.d.   │")
 
 
 def test_the_box_table_is_the_seeds_byte_for_byte():

@@ -70,6 +70,9 @@ AGGREGATES = {
     "mean": lambda s: float(s.mean()) if len(s) else None,
     "values": lambda s: sorted(_plain(v) for v in s.unique()),
 }
+# A verdict's word where the data cannot tell two values apart.
+SAME = "not distinguishable on this machine from"
+
 DERIVED = {
     "ratio": lambda a, b: None if a is None or b in (None, 0) else a / b,
     "difference": lambda a, b: None if a is None or b is None else a - b,
@@ -293,7 +296,7 @@ class Facts:
         return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about))
 
     def verdict(self, key: str, a: Fact, b: Fact, *, better: str, worse: str,
-                same: str = "not distinguishable on this machine from", higher_is_better: bool = True) -> Fact:
+                same: str = SAME, higher_is_better: bool = True) -> Fact:
         """How `a` compares with `b`: `better` or `worse` only when their 95% intervals do
         not overlap (and both have one) and they differ by more than the machine's own
         spread (`min_relative`), else `same`."""
@@ -304,7 +307,7 @@ class Facts:
         return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict"))
 
     def bound_verdict(self, key: str, a: Fact, bound: float, *, better: str, worse: str,
-                      same: str = "not distinguishable on this machine from", higher_is_better: bool = True) -> Fact:
+                      same: str = SAME, higher_is_better: bool = True) -> Fact:
         """How `a` compares with a fixed value (1.0: no speedup; 100%: full efficiency)."""
         word = judge(a.value, a.ci, bound, (bound, bound), better=better, worse=worse, same=same,
                      higher_is_better=higher_is_better, min_relative=self.min_relative)

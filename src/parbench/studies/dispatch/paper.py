@@ -206,7 +206,8 @@ def seed_setup(f: Facts, text: str | None = None) -> dict:
 
 def seed_anomaly_facts(f: Facts) -> dict[int, dict]:
     """The seed's anomaly, one entry per worker count: its workers, its completion time
-    and (after the first) how many times its one-worker time it took."""
+    and (after the first) how many times its one-worker time it took and the seconds it
+    added to it."""
     out = {}
     for workers, line in sorted(seed_anomaly().items()):
         entry = {"workers": f.seed(_id("seed_anomaly", f"w{workers}", "workers"), SEED, line["quote"], workers,
@@ -218,6 +219,7 @@ def seed_anomaly_facts(f: Facts) -> dict[int, dict]:
             entry["times"] = f.seed(_id("seed_anomaly", f"w{workers}", "times"), SEED, line["quote"], line["times"],
                                     fmt="int")
         out[workers] = entry
+    seed_added(f, out)
     return out
 
 
@@ -604,8 +606,9 @@ def anomaly(f: Facts, tables: dict, seed: dict[int, dict]) -> dict:
 
 def cliff(f: Facts, rows: pd.DataFrame, seed: dict[int, dict]) -> list[dict]:
     """A system's first no-op run at each worker count above one against its run at one
-    worker: how many times as long (a ratio of the medians), beside the seed's at the same
-    count."""
+    worker: the seconds it added and how many times as long (a ratio of the medians),
+    beside the seed's at the same count. The added seconds compare across machines; the
+    multiples do not, as each divides by its own machine's one-worker run."""
     one = rows[rows["workers"] == 1]
     if one.empty:
         return []
@@ -615,10 +618,23 @@ def cliff(f: Facts, rows: pd.DataFrame, seed: dict[int, dict]) -> list[dict]:
         t = row_fact(f, r, "first_run_completion_time_sec", "first_run", unit="s")
         ratio = f.derived(_id("cliff", r["experiment"], r["system"], _w(r)), "ratio", t, base,
                           about=(ABOUT[r["system"]],))
+        added = f.derived(_id("cliff_added", r["experiment"], r["system"], _w(r)), "difference", t, base, unit="s",
+                          about=(ABOUT[r["system"]],))
         s = seed.get(int(r["workers"]))
         out.append({"workers": row_fact(f, r, "workers", "workers", fmt="int", interval=False), "time": t,
-                    "ratio": ratio, "seed": s})
+                    "ratio": ratio, "added": added, "one": base, "seed": s})
     return out
+
+
+def seed_added(f: Facts, seed: dict[int, dict]) -> None:
+    """The seconds the seed's push mode added at each worker count above one over its own
+    one-worker run (`added` of each seed entry)."""
+    if 1 not in seed:
+        return
+    for workers, entry in seed.items():
+        if workers > 1:
+            entry["added"] = f.derived(_id("seed_anomaly", f"w{workers}", "added"), "difference", entry["time"],
+                                       seed[1]["time"], unit="s")
 
 
 # --- the experiments: prediction against measurement ---------------------------------------------
@@ -819,6 +835,8 @@ def headline(f: Facts, tables: dict, seed: dict[int, dict], found: dict) -> dict
         "time": t2, "one": t1,
         "ratio": f.derived(_id("cliff", r2["experiment"], "push-naive", _w(r2)), "ratio", t2, t1,
                            about=("push-naive",)),
+        "added": f.derived(_id("cliff_added", r2["experiment"], "push-naive", _w(r2)), "difference", t2, t1,
+                           unit="s", about=("push-naive",)),
         "seed": seed[counts[0]], "seed_one": seed[1],
         "push": row_fact(f, push2.iloc[0], "first_run_completion_time_sec", "first_run", unit="s")
         if len(push2) else None,
@@ -908,26 +926,29 @@ def modes_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def anomaly_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The seed's anomaly beside push-naive's and push's at each worker count: the first
-    no-op run after the workers changed, and how many times the one-worker run it took."""
+    no-op run after the workers changed, and the seconds it added to the one-worker run
+    (which compare across machines, where multiples of each machine's one-worker run do
+    not)."""
     found = anomaly_rows(summary)
     seed = seed_anomaly()
     counts = sorted({int(w) for rows in found.values() for w in rows["workers"]})
+    seed_one = seed.get(1, {}).get("seconds")
     table, disturbed = [], []
     for workers in counts:
         s = seed.get(workers)
         row = {"workers": str(workers), "seed push, s": fmt_num(s["seconds"]) if s else "n/a",
-               "seed<br>× 1 worker": (f"{s['times']}x" if s["times"] else "1x") if s else "n/a"}
+               "seed<br>added, s": fmt_num(s["seconds"] - seed_one) if s and seed_one is not None else "n/a"}
         d = 0
         for system, rows in found.items():
             rows = rows.set_index("workers")
             if workers not in rows.index:
-                row[f"{system}<br>first run, s"] = row[f"{system}<br>× 1 worker"] = "n/a"
+                row[f"{system}<br>first run, s"] = row[f"{system}<br>added, s"] = "n/a"
                 continue
             r = rows.loc[workers]
             one = rows["first_run_completion_time_sec"].get(1)
             row[f"{system}<br>first run, s"] = _ci_cell(r, "first_run_completion_time_sec")
-            row[f"{system}<br>× 1 worker"] = (f"{fmt_num(r['first_run_completion_time_sec'] / one)}x"
-                                              if one else "n/a")
+            row[f"{system}<br>added, s"] = (fmt_num(r["first_run_completion_time_sec"] - one)
+                                            if one is not None and not pd.isna(one) else "n/a")
             row[f"{system}<br>stale workers"] = fmt_num(r["stale_workers_first_run"])
             d = max(d, int(r.get("disturbed_reps", 0) or 0))
         table.append(row)

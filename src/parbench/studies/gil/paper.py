@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from parbench.paper.facts import SAME as VERDICT_SAME
 from parbench.paper.facts import Fact, Facts
 from parbench.paper.facts import _where as factmod_where
 from parbench.paper.format import fmt_ci, fmt_num
@@ -341,6 +342,8 @@ def report_part(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, machine
             items.append({"workload": r["workload"], "ratio": ratio,
                           "verdict": f.bound_verdict(_id("ratio_vs_baseline", name, r["workload"]), ratio, 1.0,
                                                      better="slower than", worse="faster than")})
+        told = {i["workload"]: i["verdict"].value != VERDICT_SAME for i in items}
+        rows = [{**row, "distinguishable": told.get(row["benchmark"], False)} for row in rows]
         out["blocks"].append({"name": name, "table": report.box_table(rows, name, baseline),
                               "said": grouped(f, _id("report", name), items) if items else None})
     return out
