@@ -40,6 +40,15 @@ def test_a_lookup_names_its_row_and_writes_its_interval():
     assert str(fact) == '[190 (180–200) ops/s]{.fact key="t.rate"}'
 
 
+def test_an_interval_end_is_never_written_as_parity_when_it_is_not():
+    # an upper end of 0.9996 beside "below parity" must not read 1.00
+    assert write_value(0.95, "fixed2", ci=(0.88, 0.9996)) == "0.95 (0.88–0.9996)"
+    assert write_value(0.95, "fixed2", ci=(0.88, 1.0)) == "0.95 (0.88–1.00)"  # parity itself stays
+    assert write_value(0.99, "pct", ci=(0.97, 0.9996)) == "99% (97%–99.96%)"
+    assert write_value(1.2, "num", "x", ci=(1.0004, 1.3)) == "1.2 (1.0004–1.3)x"
+    assert write_value(110, "num", "ms", ci=(100, 120)) == "110 (100–120) ms"  # 100 is not 100%
+
+
 def test_verdicts_say_faster_only_where_the_intervals_are_apart():
     assert judge(500, (480, 520), 100, (95, 105), better="faster than", worse="slower than", same=SAME) == "faster than"
     assert judge(100, (95, 105), 500, (480, 520), better="faster than", worse="slower than",
