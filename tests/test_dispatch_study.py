@@ -135,11 +135,13 @@ def test_percentiles_interpolate_and_need_enough_samples():
     import numpy as np
 
     values = [float(v) for v in range(1, 201)]
-    for q in (0.5, 0.95, 0.99):
-        assert metrics.percentile(values, q) == pytest.approx(np.percentile(values, 100 * q))
-    assert metrics.percentile(values[:19], 0.95) is None and metrics.percentile(values[:20], 0.95) is not None
-    assert metrics.percentile(values[:99], 0.99) is None
-    assert metrics.percentile([], 0.5) is None
+    for q in (50, 95, 99):  # on stats' scale, 0..100, as every study's
+        assert metrics.percentile(values, q) == pytest.approx(np.percentile(values, q))
+    assert metrics.percentile(values[:19], 95) is None and metrics.percentile(values[:20], 95) is not None
+    assert metrics.percentile(values[:99], 99) is None
+    assert metrics.percentile([], 50) is None
+    summary = metrics.latency_summary(values)
+    assert summary["p95_latency_ms"] == pytest.approx(np.percentile(values, 95))
 
 
 def test_run_summary_counts_only_correct_tasks():

@@ -475,6 +475,11 @@ def test_the_gil_parts_hold_against_their_tables(records):
         in speed
     assert '[1.90 (1.82–2.00)]{.fact key="gil.speedup.cpython.multithread_hashlib.threads.w2"}' not in speed
     assert "1.90<br>(1.82–2.00)" in paper.speedup_table(tables["gil_summary"]).to_string()
+    # the paper's copy: runtime over workload in one column, no header line wider than
+    # the intervals under it, so that the PDF's page holds it
+    narrow = paper.paper_speedup_table(tables["gil_summary"])
+    assert narrow.columns[0] == "runtime<br>workload" and narrow.iloc[0, 0].count("<br>") == 1
+    assert max(len(line) for c in narrow.columns for line in c.split("<br>")) <= 13
     assert "protopy ([PROTOPY_BIN is not set]{.fact" in parts["runtimes"] and "{#tbl-gil-runtimes}" in parts["runtimes"]
     assert "│ multithread_cpu        │       160.00 │       120.00 │ 1.3x slower  │" in parts["report"]
     assert "jython multithread_hashlib in threads at [2]{.fact" in parts["setup"]

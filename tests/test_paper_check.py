@@ -301,6 +301,17 @@ def test_text_printed_over_text_is_caught(tmp_path):
                                  REPO / "paper" / "_quarto.yml") == []
 
 
+def test_type_too_small_to_read_is_caught(tmp_path):
+    from parbench.paper import layout_check
+
+    # a figure shrunk to fit the page: its 10 px labels end up at 4 pt
+    tiny = "#text(size: 4pt)[Tick labels of a shrunk figure]\n\nBody text at its own size."
+    problems = layout_check.problems(_pdf(tmp_path, tiny), REPO / "paper" / "_quarto.yml")
+    assert any("smaller than 5 pt" in p and "'Tick'" in p for p in problems), problems
+    fine = "#text(size: 6pt)[Small but readable labels]"
+    assert layout_check.problems(_pdf(tmp_path, fine), REPO / "paper" / "_quarto.yml") == []
+
+
 def test_a_grid_table_keeps_a_median_over_its_interval():
     from parbench.paper.format import md_table
 

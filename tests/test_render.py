@@ -171,6 +171,10 @@ def test_the_pdf_beside_the_html_has_the_same_numbers(tmp_path, no_quarto):
     # Quarto's index.typ beside index.qmd)
     assert 'image("figures/scaling.svg"' in typ and str(dest.resolve()) not in typ
     assert "#outline(" in typ  # the table of contents, as in the HTML
+    # callouts drawn as boxes (pandoc's Typst writer alone prints them as plain paragraphs)
+    assert typ.count('#block(width: 100%, inset: 8pt') == 2
+    assert 'stroke: (left: 3pt + rgb("#e0a800"))' in typ  # the warning's colour
+    assert "#strong[Caveat]" in typ and "One machine only." in typ
 
 
 def test_typst_is_rooted_at_the_quarto_project_and_refuses_a_figure_outside_it(tmp_path, no_quarto):

@@ -53,3 +53,8 @@ def failed_in_run(path, run_id: str | None) -> dict | None:
         return None
     record = json.loads(path.read_text())
     return record if record.get("run_id") == run_id and record["status"] == "failed" else None
+
+
+def read_records(paths) -> list[dict]:
+    """The cell records (JSON) at `paths`, in that order: what every study aggregates."""
+    return [json.loads(Path(p).read_text()) for p in paths]

@@ -32,7 +32,6 @@ import platform
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
@@ -142,30 +141,12 @@ def _run(cmd: list[str], **kwargs) -> None:
 
 def locate_vendored_source() -> Path:
     """The liboqs source tree inside the oqs-sys crate, fetching the crate if needed."""
-    cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
-    pattern = str(cargo_home / "registry" / "src" / "*" / OQS_SYS_CRATE / "liboqs" / "CMakeLists.txt")
-    hits = glob.glob(pattern)
-    if not hits:
-        cargo = shutil.which("cargo")
-        if not cargo:
-            raise BuildError("no installed liboqs was found and building one needs the oqs-sys crate, "
-                             "fetched with `cargo` (Debian: apt-get install cargo, or https://rustup.rs); "
-                             "alternatively install liboqs (conda-forge: conda install liboqs)")
-        _run([cargo, "fetch", "--manifest-path", str(_native_dir() / "fetch" / "Cargo.toml"), "--locked"])
-        hits = glob.glob(pattern)
-    if not hits:
-        # `cargo fetch` keeps the verified .crate archive; unpack it ourselves.
-        crates = glob.glob(str(cargo_home / "registry" / "cache" / "*" / f"{OQS_SYS_CRATE}.crate"))
-        if not crates:
-            raise BuildError(f"cargo fetch did not produce {OQS_SYS_CRATE}.crate under {cargo_home}")
-        dest = Path(crates[0]).parent.parent.parent / "src" / Path(crates[0]).parent.name
-        dest.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(crates[0]) as tar:
-            tar.extractall(dest, filter="data")
-        hits = glob.glob(pattern)
-    if not hits:
-        raise BuildError(f"no liboqs source tree found at {pattern}")
-    return Path(hits[0]).parent
+    from parbench.native.crates import vendored_source
+
+    return vendored_source(OQS_SYS_CRATE, "liboqs/CMakeLists.txt", _native_dir() / "fetch" / "Cargo.toml", _run,
+                           BuildError, "no installed liboqs was found and building one needs the oqs-sys crate, "
+                           "fetched with `cargo` (Debian: apt-get install cargo, or https://rustup.rs); "
+                           "alternatively install liboqs (conda-forge: conda install liboqs)")
 
 
 def build_vendored(out: Path, cmake_ids: list[str], jobs: int) -> dict:

@@ -20,13 +20,11 @@ paper names the versions in every comparison.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
@@ -59,28 +57,11 @@ def _run(cmd: list[str], cwd: Path | None = None) -> None:
 
 def locate_source() -> Path:
     """The OpenSSL source tree inside the openssl-src crate, fetching the crate if needed."""
-    cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
-    pattern = str(cargo_home / "registry" / "src" / "*" / OPENSSL_SRC_CRATE / "openssl" / "Configure")
-    hits = glob.glob(pattern)
-    if not hits:
-        cargo = shutil.which("cargo")
-        if not cargo:
-            raise BuildError("building OpenSSL needs the openssl-src crate, fetched with `cargo` "
-                             "(Debian: apt-get install cargo, or https://rustup.rs)")
-        _run([cargo, "fetch", "--manifest-path", str(_fetch_dir() / "Cargo.toml"), "--locked"])
-        hits = glob.glob(pattern)
-    if not hits:  # `cargo fetch` keeps the verified .crate archive; unpack it ourselves
-        crates = glob.glob(str(cargo_home / "registry" / "cache" / "*" / f"{OPENSSL_SRC_CRATE}.crate"))
-        if not crates:
-            raise BuildError(f"cargo fetch did not produce {OPENSSL_SRC_CRATE}.crate under {cargo_home}")
-        dest = Path(crates[0]).parent.parent.parent / "src" / Path(crates[0]).parent.name
-        dest.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(crates[0]) as tar:
-            tar.extractall(dest, filter="data")
-        hits = glob.glob(pattern)
-    if not hits:
-        raise BuildError(f"no OpenSSL source tree found at {pattern}")
-    return Path(hits[0]).parent
+    from parbench.native.crates import vendored_source
+
+    return vendored_source(OPENSSL_SRC_CRATE, "openssl/Configure", _fetch_dir() / "Cargo.toml", _run, BuildError,
+                           "building OpenSSL needs the openssl-src crate, fetched with `cargo` "
+                           "(Debian: apt-get install cargo, or https://rustup.rs)")
 
 
 def build(out: Path, jobs: int) -> dict:

@@ -5,8 +5,10 @@ A table too wide for the page runs off the right margin; a table that typesets b
 prints rows over each other; a figure too wide does the same with its labels. Both show
 in the PDF's words (figures are embedded as vectors, so their labels are words too):
 `problems(pdf)` reads every word's box (pdfplumber) and reports the words outside the text
-area (the page less the margins of `paper/_quarto.yml`, with a small tolerance) and the
-pairs of characters on a page whose boxes overlap by more than half of the smaller one.
+area (the page less the margins of `paper/_quarto.yml`, with a small tolerance), the
+pairs of characters on a page whose boxes overlap by more than half of the smaller one,
+and the words printed smaller than `MIN_TYPE_PT` (a figure's labels after the figure
+was shrunk to the text's width).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 CM = 72 / 2.54  # PDF points per centimetre
 # How far a word may reach past the text area (points): glyph boxes overhang a little.
 TOLERANCE_PT = 3.0
+# The smallest type a reader can read in print (points): a figure drawn wider than the
+# text is shrunk to fit, and its labels with it.
+MIN_TYPE_PT = 5.0
 
 
 def _margin_pt(value) -> float:
@@ -83,6 +88,13 @@ def problems(pdf: Path, quarto_yml: Path) -> list[str]:
             if clashes:
                 sample = "; ".join(f"{a!r} over {b!r} at ({x:.0f}, {y:.0f}) pt" for a, b, x, y in clashes[:5])
                 out.append(f"page {number}: {len(clashes)} character(s) printed over others, e.g. {sample}")
+            tiny = [w for w in page.extract_words(extra_attrs=["size"]) if w["size"] < MIN_TYPE_PT - 0.05]
+            if tiny:
+                smallest = min(w["size"] for w in tiny)
+                sample = ", ".join(repr(w["text"]) for w in tiny[:6])
+                out.append(f"page {number}: {len(tiny)} word(s) printed smaller than {MIN_TYPE_PT:g} pt (the "
+                           f"smallest {smallest:.1f} pt: a figure shrunk to fit the page shrinks its labels), "
+                           f"e.g. {sample}")
     return out
 
 

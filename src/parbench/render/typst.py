@@ -64,6 +64,66 @@ def _images_relative_to(node, root: Path, outside: list[str]):
                 _images_relative_to(value, root, outside)
 
 
+# A callout's box in the PDF, as Quarto's typst format draws one: a tinted block with a
+# coloured rule on its left, its title in bold (the colours of the HTML's, render/style.py).
+CALLOUT_COLOURS = {"note": "#0d6efd", "tip": "#198754", "important": "#dc3545", "warning": "#e0a800",
+                   "caution": "#fd7e14"}
+
+
+def _raw(text: str) -> dict:
+    return {"t": "RawBlock", "c": ["typst", text]}
+
+
+def _callout_blocks(node: dict) -> list[dict] | None:
+    """The blocks of a callout Div (as :mod:`.crossref` shapes it: a header Div and a body
+    Div) as a Typst box, or None for any other block. pandoc's Typst writer drops a Div's
+    classes, which would leave the callout as plain paragraphs."""
+    if node.get("t") != "Div":
+        return None
+    (_, classes, _), blocks = node["c"]
+    if "callout" not in classes:
+        return None
+    kind = next((c[8:] for c in classes if c.startswith("callout-") and c[8:] in CALLOUT_COLOURS), "note")
+    colour = CALLOUT_COLOURS[kind]
+    header = next((b for b in blocks if b.get("t") == "Div" and "callout-header" in b["c"][0][1]), None)
+    body = next((b for b in blocks if b.get("t") == "Div" and "callout-body" in b["c"][0][1]), None)
+    title = []
+    if header is not None:
+        title = [{"t": "Para", "c": [{"t": "Strong", "c": inline["c"]}]}
+                 for inline in header["c"][1] if inline.get("t") in ("Plain", "Para")]
+    inner = body["c"][1] if body is not None else blocks
+    return [_raw(f'#block(width: 100%, inset: 8pt, radius: 2pt, fill: rgb("{colour}").lighten(92%), '
+                 f'stroke: (left: 3pt + rgb("{colour}")), breakable: true)['),
+            *title, *_boxed_callouts(inner), _raw("]")]
+
+
+def _boxed_callouts(blocks: list) -> list:
+    out = []
+    for block in blocks:
+        boxed = _callout_blocks(block) if isinstance(block, dict) else None
+        out.extend(boxed if boxed is not None else [block])
+    return out
+
+
+def callouts_as_boxes(node):
+    """Every callout of the document (at any depth) as a Typst box, in place."""
+    if isinstance(node, dict):
+        for key, value in list(node.items()):
+            if key == "blocks" and isinstance(value, list):
+                node[key] = _boxed_callouts(value)
+            callouts_as_boxes(node[key])
+        if node.get("t") in ("Div", "BlockQuote") and isinstance(node.get("c"), list):
+            content = node["c"]
+            if node["t"] == "Div" and isinstance(content[1], list):
+                content[1] = _boxed_callouts(content[1])
+            elif node["t"] == "BlockQuote":
+                node["c"] = _boxed_callouts(content)
+    elif isinstance(node, list):
+        for item in node:
+            callouts_as_boxes(item)
+    return node
+
+
 def write_pdf(exe: str, doc_json: Path, meta: dict, paper_dir: Path, output: Path,
               keep_typst: Path | None = None, toc_depth: int | None = None) -> list[str]:
     """Typeset `doc_json` (pandoc's JSON AST, cross references resolved) with the title
@@ -78,6 +138,7 @@ def write_pdf(exe: str, doc_json: Path, meta: dict, paper_dir: Path, output: Pat
     doc = json.loads(doc_json.read_text(encoding="utf-8"))
     outside: list[str] = []
     _images_relative_to(doc, root, outside)
+    callouts_as_boxes(doc)
     typst_json = work / "document-typst.json"
     typst_json.write_text(json.dumps(doc), encoding="utf-8")
     header = work / "parbench-header.typ"

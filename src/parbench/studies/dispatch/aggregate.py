@@ -34,9 +34,7 @@ first run after the change of workers instead of the median.
 
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
 
 import pandas as pd
 
@@ -83,10 +81,6 @@ ANOMALY_COLUMNS = [*ANOMALY_KEYS, "from_workers", "repetitions", "disturbed_reps
                    *(f"median_{c}{e}" for c in ("completion_time_sec", "stall_sec", "predicted_stall_sec",
                                                 "residual_sec", "stale_lag_sec") for e in _INTERVAL),
                    "stale_workers", "requeued_tasks"]
-
-
-def read_records(paths) -> list[dict]:
-    return [json.loads(Path(p).read_text()) for p in paths]
 
 
 def _base(record: dict) -> dict:

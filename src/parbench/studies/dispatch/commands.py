@@ -6,12 +6,12 @@ from pathlib import Path
 
 
 def study(args) -> int:
-    from parbench.records import write_atomic
+    from parbench.records import read_records, write_atomic
     from parbench.studies.dispatch import aggregate
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    records = aggregate.read_records(args.cells)
+    records = read_records(args.cells)
     tables = aggregate.study_tables(records)
     for name, frame in tables.items():
         frame.to_parquet(out / f"dispatch_{name}.parquet", index=False)

@@ -4,8 +4,9 @@
 - completion time of a run: from the first submission to the last result the client
   saw; throughput = tasks / completion time;
 - latency of a task: from its submission to the moment the client saw its result;
-- percentiles by linear interpolation between order statistics (numpy's default);
-  p95 / p99 need at least 20 / 100 tasks and are null below that, like sigpar's;
+- percentiles by linear interpolation between order statistics (numpy's default;
+  `parbench.stats.percentile`, q from 0 to 100); p95 / p99 need at least 20 / 100
+  tasks and are null below that, like sigpar's;
 - success rate: tasks that COMPLETED with the expected value / tasks submitted;
 - weak-scaling efficiency at N workers: completion time at 1 worker / completion time
   at N (the same tasks per worker: ideally 1).
@@ -15,19 +16,7 @@ from __future__ import annotations
 
 import math
 
-
-def percentile(values: list[float], q: float) -> float | None:
-    """The q-quantile (0 <= q <= 1) with linear interpolation; None when there are
-    fewer than 1 / (1 - q) values (too few to say anything about that tail)."""
-    if not values:
-        return None
-    if q < 1 and len(values) < math.ceil(1 / (1 - q) - 1e-9):
-        return None
-    ordered = sorted(values)
-    pos = q * (len(ordered) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+from parbench.stats import percentile  # q in 0..100, as everywhere in parbench
 
 
 def latency_summary(latencies_ms: list[float]) -> dict:
@@ -35,8 +24,8 @@ def latency_summary(latencies_ms: list[float]) -> dict:
         return {"avg_latency_ms": None, "min_latency_ms": None, "max_latency_ms": None,
                 "p50_latency_ms": None, "p95_latency_ms": None, "p99_latency_ms": None}
     return {"avg_latency_ms": sum(latencies_ms) / len(latencies_ms), "min_latency_ms": min(latencies_ms),
-            "max_latency_ms": max(latencies_ms), "p50_latency_ms": percentile(latencies_ms, 0.5),
-            "p95_latency_ms": percentile(latencies_ms, 0.95), "p99_latency_ms": percentile(latencies_ms, 0.99)}
+            "max_latency_ms": max(latencies_ms), "p50_latency_ms": percentile(latencies_ms, 50),
+            "p95_latency_ms": percentile(latencies_ms, 95), "p99_latency_ms": percentile(latencies_ms, 99)}
 
 
 def run_summary(submitted: list[float], seen: list[float | None], ok: list[bool]) -> dict:

@@ -26,9 +26,6 @@ runtime is faster). Their intervals resample the repetitions of both points
 
 from __future__ import annotations
 
-import json
-import zlib
-from pathlib import Path
 
 import pandas as pd
 
@@ -47,10 +44,6 @@ PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", 
               "timestamp_utc"]
 
 
-def read_records(paths) -> list[dict]:
-    return [json.loads(Path(p).read_text()) for p in paths]
-
-
 def _points(record: dict) -> list[dict]:
     """The record's points; a cell that measured none (its runtime could not run, it timed
     out) stands for every point it was to measure, with its own status and reason."""
@@ -62,11 +55,6 @@ def _points(record: dict) -> list[dict]:
 
 def _rep(record: dict) -> int:
     return int(record["cell"].get("rep", 0))
-
-
-def _seed(*key) -> int:
-    """A bootstrap seed of its own for every point, the same in every aggregation."""
-    return zlib.crc32(" ".join(map(str, key)).encode())
 
 
 def _base(record: dict, point: dict) -> dict:
@@ -150,8 +138,8 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
                        if p["runs"] and all(cpu_of[id(run)] is not None and run["wall_sec"] > 0
                                             for run in p["runs"])]
     key = tuple(row[k] for k in KEYS)
-    lo, hi = stats.bootstrap_median_ci(per_launch, confidence, seed=_seed("wall", *key))
-    util_lo, util_hi = (stats.bootstrap_median_ci(util_per_launch, confidence, seed=_seed("cpu", *key))
+    lo, hi = stats.bootstrap_median_ci(per_launch, confidence, seed=stats.bootstrap_seed("wall", *key))
+    util_lo, util_hi = (stats.bootstrap_median_ci(util_per_launch, confidence, seed=stats.bootstrap_seed("cpu", *key))
                         if len(utilization) == len(times) and times else (None, None))
     worker = record["worker"]
     # the JIT (where the runtime tells its compile time): what the timed runs overlapped,
@@ -190,7 +178,7 @@ def _ratio(numerator: list[float], denominator: list[float], scale: float, confi
     if not numerator or not denominator:
         return None, None, None
     value = stats.median(numerator) / (scale * stats.median(denominator))
-    lo, hi = stats.bootstrap_ratio_ci(numerator, denominator, scale=scale, confidence=confidence, seed=_seed(*key))
+    lo, hi = stats.bootstrap_ratio_ci(numerator, denominator, scale=scale, confidence=confidence, seed=stats.bootstrap_seed(*key))
     return value, lo, hi
 
 

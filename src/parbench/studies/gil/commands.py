@@ -16,14 +16,14 @@ REPORT_NAME = "multithread_cpu_report.md"
 
 def study(args) -> int:
     from parbench import config as pbconfig
-    from parbench.records import write_atomic
+    from parbench.records import read_records, write_atomic
     from parbench.studies.gil import aggregate, runtimes
 
     cfg = pbconfig.load_for_command("gil-aggregate", args.profile, args.overrides)
     gc = cfg["gil"]
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    records = aggregate.read_records(args.cells)
+    records = read_records(args.cells)
     resolutions = [r.summary() for r in runtimes.resolve_all(cfg)]
     tables = aggregate.study_tables(records, resolutions, gc["confidence"], gc["baseline"])
     for name, frame in tables.items():

@@ -32,9 +32,7 @@ measured TSC rate; null for core cycles, whose clock is not known).
 
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
 
 import pandas as pd
 
@@ -52,10 +50,6 @@ SET_ORDER = ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X25519"]
 # The confidence of every interval the study computes (medians over calls or
 # repetitions, ratios of medians).
 CONFIDENCE = 0.95
-
-
-def read_records(paths) -> list[dict]:
-    return [json.loads(Path(p).read_text()) for p in paths]
 
 
 def _key(record: dict) -> dict:

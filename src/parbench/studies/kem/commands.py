@@ -8,14 +8,14 @@ TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "through
 
 
 def study(args) -> int:
-    from parbench.records import write_atomic
+    from parbench.records import read_records, write_atomic
     from parbench.studies.kem import aggregate
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    cycles = aggregate.read_records(args.cycles)
-    throughput = aggregate.read_records(args.throughput or [])
-    tables = aggregate.study_tables(cycles, throughput, aggregate.read_records([args.counters])[0])
+    cycles = read_records(args.cycles)
+    throughput = read_records(args.throughput or [])
+    tables = aggregate.study_tables(cycles, throughput, read_records([args.counters])[0])
     for name in TABLES:
         tables[name].to_parquet(out / f"kem_{name}.parquet", index=False)
     text = aggregate.seed_results(cycles)

@@ -23,10 +23,7 @@ time; efficiency = speedup against the sequential baseline / threads.
 
 from __future__ import annotations
 
-import json
 import statistics
-import zlib
-from pathlib import Path
 
 import pandas as pd
 
@@ -45,10 +42,6 @@ STATUS_ORDER = ["failed", "unavailable", "ok"]
 CONFIDENCE = 0.95
 
 
-def read_records(paths) -> list[dict]:
-    return [json.loads(Path(p).read_text()) for p in paths]
-
-
 def _key(record: dict) -> dict:
     return {"study": "sched", "profile": record["profile"], **{k: record["cell"][k] for k in KEYS}}
 
@@ -62,11 +55,6 @@ def _sum_or_none(workers: list[dict], field: str):
     if not values or any(v is None for v in values):
         return None
     return sum(values)
-
-
-def _seed(*key) -> int:
-    """A bootstrap seed of its own for every cell, the same in every aggregation."""
-    return zlib.crc32(" ".join(map(str, key)).encode())
 
 
 def run_rows(record: dict) -> list[dict]:
@@ -141,7 +129,7 @@ def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.Dat
                 & (runs["status"] == "ok") & (host_labels(runs) == host)].dropna(subset=["time_s"])
     per_rep = times_by_cell.get(key, []) if worst == "ok" else []
     times = mine["time_s"].tolist() if worst == "ok" else []
-    lo, hi = stats.bootstrap_median_ci(per_rep, CONFIDENCE, seed=_seed("time", *key))
+    lo, hi = stats.bootstrap_median_ci(per_rep, CONFIDENCE, seed=stats.bootstrap_seed("time", *key))
     row.update(runs=len(times),
                median_time_s=statistics.median(per_rep) if per_rep else None,
                median_time_s_ci_low=lo, median_time_s_ci_high=hi,
@@ -151,7 +139,7 @@ def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.Dat
     for c in COUNTERS:  # the steal counts' intervals, from each repetition's median
         per_rep_counts = mine.groupby("rep")[c].median().tolist() if row[c] is not None else []
         row[f"{c}_ci_low"], row[f"{c}_ci_high"] = stats.bootstrap_median_ci(per_rep_counts, CONFIDENCE,
-                                                                            seed=_seed(c, *key))
+                                                                            seed=stats.bootstrap_seed(c, *key))
     attempts = [row[c] for c in COUNTERS]
     row["steal_success_rate"] = (row["steal_success"] / sum(attempts)
                                  if None not in attempts and sum(attempts) else None)
@@ -160,7 +148,7 @@ def _cell_row(key: tuple, group: list[dict], runs: pd.DataFrame, workers: pd.Dat
     cvs = task_share_cvs(w) if worst == "ok" and threads > 1 else []
     row["task_share_cv"] = statistics.median(cvs) if cvs else None
     row["task_share_cv_ci_low"], row["task_share_cv_ci_high"] = stats.bootstrap_median_ci(
-        cvs, CONFIDENCE, seed=_seed("task_share_cv", *key))
+        cvs, CONFIDENCE, seed=stats.bootstrap_seed("task_share_cv", *key))
     return row
 
 
@@ -187,7 +175,7 @@ def _ratio(numerator: list[float] | None, denominator: list[float], scale: float
         return None, None, None
     value = statistics.median(numerator) / (scale * statistics.median(denominator))
     lo, hi = stats.bootstrap_ratio_ci(numerator, denominator, scale=scale, confidence=CONFIDENCE,
-                                      seed=_seed(*key))
+                                      seed=stats.bootstrap_seed(*key))
     return value, lo, hi
 
 

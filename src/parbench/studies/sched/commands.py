@@ -7,10 +7,11 @@ from pathlib import Path
 
 def study(args) -> int:
     from parbench.studies.sched import aggregate
+    from parbench.records import read_records
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    records = aggregate.read_records(args.cells)
+    records = read_records(args.cells)
     tables = aggregate.study_tables(records)
     for name, frame in tables.items():
         frame.to_parquet(out / f"sched_{name}.parquet", index=False)

@@ -23,9 +23,6 @@ extra backend (`threading-openssl-cffi`): the folder its cells' raw files are in
 
 from __future__ import annotations
 
-import json
-import zlib
-from pathlib import Path
 
 import pandas as pd
 
@@ -63,10 +60,6 @@ CONFIDENCE = 0.95
 # The measures whose median over the repetitions carries a bootstrap interval
 # (<column>_ci_low, <column>_ci_high).
 INTERVAL_COLUMNS = ["ops_per_sec", "p99_latency_ms"]
-
-
-def read_records(paths) -> list[dict]:
-    return [json.loads(Path(p).read_text()) for p in paths]
 
 
 def cell_row(record: dict) -> dict:
@@ -113,11 +106,6 @@ def _sorted(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return df.sort_values(keys, key=lambda s: s.map(_order_key(s.name))).reset_index(drop=True)
 
 
-def _seed(*key) -> int:
-    """A bootstrap seed of its own for every cell, the same in every aggregation."""
-    return zlib.crc32(" ".join(map(str, key)).encode())
-
-
 def _summarize(group: pd.DataFrame) -> dict:
     """One cell from its repetitions: medians of the measures over the repetitions that
     passed, the throughput's bootstrap interval, the worst status."""
@@ -141,7 +129,7 @@ def _summarize(group: pd.DataFrame) -> dict:
             row[c] = float(values.median())
     for c in INTERVAL_COLUMNS:
         values = ok[c].dropna().tolist() if worst == "ok" else []
-        lo, hi = stats.bootstrap_median_ci(values, CONFIDENCE, seed=_seed(c, *(row[k] for k in KEYS)))
+        lo, hi = stats.bootstrap_median_ci(values, CONFIDENCE, seed=stats.bootstrap_seed(c, *(row[k] for k in KEYS)))
         row[f"{c}_ci_low"], row[f"{c}_ci_high"] = lo, hi
     # every repetition's rate, for intervals of ratios between cells (figures, paper)
     row["ops_per_sec_reps"] = [float(v) for v in ok["ops_per_sec"].dropna()] if worst == "ok" else []
@@ -185,7 +173,7 @@ def add_efficiency(cells: pd.DataFrame, reps: pd.DataFrame | None = None) -> pd.
             at_n = rates.get((r.algorithm, r.operation, r.mode, r.workers, r.backend, r.host_key), [])
             at_1 = rates.get((r.algorithm, r.operation, r.mode, 1, r.backend, r.host_key), [])
             lo, hi = stats.bootstrap_ratio_ci(at_n, at_1, scale=r.workers, confidence=CONFIDENCE,
-                                              seed=_seed(r.algorithm, r.operation, r.mode, r.workers, r.backend))
+                                              seed=stats.bootstrap_seed(r.algorithm, r.operation, r.mode, r.workers, r.backend))
         lows.append(lo)
         highs.append(hi)
     cells["scaling_efficiency_ci_low"], cells["scaling_efficiency_ci_high"] = lows, highs

@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from parbench.records import write_atomic
+from parbench.records import read_records, write_atomic
 
 
 def sweep_token(args) -> int:
@@ -18,7 +18,7 @@ def sweep_token(args) -> int:
 def algorithm(args) -> int:
     from parbench.studies.sigpar import aggregate
 
-    records = aggregate.read_records(args.cells)
+    records = read_records(args.cells)
     cells = aggregate.cells_table(records, args.min_ops_per_worker)
     print(aggregate.algorithm_block(cells, args.index, args.total), flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -33,7 +33,7 @@ def study(args) -> int:
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    records = aggregate.read_records(args.cells)
+    records = read_records(args.cells)
     tables = aggregate.study_tables(records, args.min_ops_per_worker)
     cells = pd.concat([pd.read_parquet(p) for p in args.algorithms], ignore_index=True)
     tables["cells"] = cells
