@@ -16,8 +16,11 @@ import pytest
 from parbench.studies.sigpar.cell import BREAK_VERIFY_ENV, CSV_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
+# one attempt per cell: on a busy test machine a disturbed attempt would be measured again
+# and leave a copy of its own in the history the tests count (tests/test_disturbance.py
+# tests the measuring again)
 TINY = ["sigpar.warmup_sec=0.05", "sigpar.duration_sec=0.5", "sigpar.analysis_window_sec=0.3",
-        "telemetry.sample_interval_sec=0.1"]
+        "telemetry.sample_interval_sec=0.1", "disturbance.max_attempts=1"]
 
 
 def cell_command(tmp_path, algorithm="Ed25519", operation="sign", mode="threading", workers=2, extra=()):

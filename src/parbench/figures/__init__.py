@@ -15,13 +15,29 @@ import altair as alt
 FORMATS = ("svg", "png", "html")
 
 
+# A title line's most characters: a one-line title of 150 characters made its figure
+# 1,100 px wide, which the PDF shrinks to the text's width, the labels with it.
+TITLE_CHARS = 90
+
+
+def wrap_title(chart: alt.TopLevelMixin, width: int = TITLE_CHARS) -> alt.TopLevelMixin:
+    """The chart with its title (a string) on lines of at most `width` characters."""
+    import textwrap
+
+    title = chart.title if hasattr(chart, "title") else alt.Undefined
+    if isinstance(title, str) and len(title) > width:
+        return chart.properties(title=textwrap.wrap(title, width))
+    return chart
+
+
 def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
-    """Write `<stem>.svg`, `<stem>.png` and `<stem>.html`; return their paths."""
+    """Write `<stem>.svg`, `<stem>.png` and `<stem>.html`; return their paths. A long
+    title is wrapped (`wrap_title`)."""
     import vl_convert as vlc
 
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    spec = chart.to_json()
+    spec = wrap_title(chart).to_json()
     out = []
     for fmt, data, mode in (
         ("svg", vlc.vegalite_to_svg(spec), "w"),

@@ -329,6 +329,8 @@ def figures_problems(generated: Path, tables: dict[str, pd.DataFrame], studies: 
     from parbench.paper import figure_check
 
     inputs = {name: spec[1] for s in studies for name, spec in registry.get(s).figures().items()}
+    width = figure_check.text_width_pt(generated.parent / "_quarto.yml") if (generated.parent / "_quarto.yml").exists() \
+        else figure_check.text_width_pt()
     problems = []
     for md in sorted(generated.rglob("*.md")):
         for m in FIGURE_REF.finditer(md.read_text()):
@@ -339,6 +341,7 @@ def figures_problems(generated: Path, tables: dict[str, pd.DataFrame], studies: 
                 continue
             svg = path.read_text()
             problems += figure_check.problems(svg, name)
+            problems += figure_check.type_problems(svg, name, width)
             units = set()
             for table in inputs.get(name, []):
                 frame = tables.get(table)

@@ -10,7 +10,10 @@ the reader needs, the facet fields among them). `problems(svg)` reads the SVG an
   each panel) is the value its marks carry for the facet field: a panel labelled with
   another panel's name is the bug of a header sorted one way and the data another;
 - every label of a nominal axis sits at the marks that carry it (a heat map's rows);
-- every legend entry is a value some mark draws: a legend never lists what is not plotted.
+- every legend entry is a value some mark draws: a legend never lists what is not plotted;
+- its smallest type, once the PDF shrinks the figure to the text's width, is at least
+  `layout_check.MIN_TYPE_PT` (`type_problems`): a figure too wide for the page prints
+  its labels too small to read.
 
 The positions come from the SVG's own `translate(x,y)` transforms and path starts, so the
 check needs no browser.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SVG = "{http://www.w3.org/2000/svg}"
 _TRANSLATE = re.compile(r"translate\(\s*([-\d.e]+)[ ,]+([-\d.e]+)\s*\)")
@@ -194,6 +198,44 @@ def problems(svg_text: str, name: str) -> list[str]:
             if not _number(label):
                 out.append(f"{name}: the legend lists {label!r}, which no mark draws")
     return out
+
+
+# An SVG pixel is 0.75 pt (96 per inch); A4 is 595.28 pt wide.
+PT_PER_PX = 0.75
+A4_WIDTH_PT = 595.28
+
+
+def text_width_pt(quarto_yml: Path | None = None) -> float:
+    """The PDF's text width: A4 less the typst format's margins (paper/_quarto.yml)."""
+    from parbench import project
+    from parbench.paper import layout_check
+
+    mx, _ = layout_check.margins(quarto_yml or project.root() / "paper" / "_quarto.yml")
+    return A4_WIDTH_PT - 2 * mx
+
+
+def type_problems(svg_text: str, name: str, text_width: float | None = None) -> list[str]:
+    """The figure's smallest type in the PDF, where a figure wider than the text is shrunk
+    to it: each font size (px) times 0.75 pt and the shrink factor."""
+    from parbench.paper import layout_check
+
+    root = ET.fromstring(svg_text)
+    try:
+        width = float(str(root.get("width", "0")).removesuffix("px"))
+    except ValueError:
+        return []
+    sizes = [float(m) for m in re.findall(r'font-size="([\d.]+)px"', svg_text)]
+    if not sizes or width <= 0:
+        return []
+    text_width = text_width or text_width_pt()
+    scale = min(PT_PER_PX, text_width / width)
+    smallest = min(sizes) * scale
+    if smallest < layout_check.MIN_TYPE_PT - 0.05:
+        fits = text_width / (layout_check.MIN_TYPE_PT / min(sizes))
+        return [f"{name}: its {min(sizes):g} px type prints at {smallest:.1f} pt in the PDF, which shrinks its "
+                f"{width:.0f} px to the text's {text_width:.0f} pt; at least {layout_check.MIN_TYPE_PT:g} pt needs "
+                f"it no wider than {fits:.0f} px, or larger type"]
+    return []
 
 
 def _number(text: str) -> bool:

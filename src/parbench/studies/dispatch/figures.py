@@ -25,6 +25,10 @@ COLORS = dict(zip(SYSTEMS, ["#4c78a8", "#72b7b2", "#54a24b", "#e45756", "#444444
 WORKLOAD_ORDER = ["noop", "cpu", "io"]
 
 
+# A workload's panel, three side by side: at 230 px the figures were up to 1,086 px wide,
+# which the PDF shrinks to the text's width, their labels under 5 pt.
+PANEL_WIDTH = 180
+
 def system_color(frame: pd.DataFrame) -> alt.Color:
     """The systems `frame` draws, each in its colour: the legend lists no other."""
     return alt.Color("system:N", title="system", sort=present(frame, "system", list(SYSTEMS)),
@@ -122,7 +126,7 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     # the diamonds' own colour: a chart without the system colour encoding (which would win)
     marked = disturbed_layer(alt.Chart(s).encode(x=_workers_axis(s), y="median_throughput_tasks_per_sec:Q",
                                                  tooltip=["system", "workload_title", "workers", "disturbed_reps"]), s)
-    return _facet_workload(alt.layer(bars, lines, *marked).properties(width=230, height=220),
+    return _facet_workload(alt.layer(bars, lines, *marked).properties(width=PANEL_WIDTH, height=220),
                            "Weak scaling: throughput against workers (median of repetitions, 95% bootstrap "
                            "interval bars; log scales)" + local_note(machine), s, machine)
 
@@ -159,7 +163,7 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     marked = disturbed_layer(alt.Chart(r).encode(x=_workers_axis(r), y="completion_time_sec:Q",
                                                  tooltip=["system", "workload_title", "workers", "rep", "disturbed"]),
                              r, "disturbed")
-    return _facet_workload(alt.layer(line, points, *marked).properties(width=230, height=230),
+    return _facet_workload(alt.layer(line, points, *marked).properties(width=PANEL_WIDTH, height=230),
                            "Weak scaling: completion time of every run of every repetition against workers "
                            "(line: median)", r, machine)
 
@@ -189,7 +193,7 @@ def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
         y=alt.Y("fraction:Q", title="fraction of tasks", scale=alt.Scale(domain=[0, 1])),
         color=system_color(top), tooltip=["system", "workload_title", alt.Tooltip("latency_ms:Q", format=".2f"),
                                           alt.Tooltip("fraction:Q", format=".2f")])
-    return _facet_workload(chart.properties(width=230, height=220),
+    return _facet_workload(chart.properties(width=PANEL_WIDTH, height=220),
                            f"Latency ECDF at {int(top['workers'].max())} workers, every repetition's tasks", top,
                            machine)
 

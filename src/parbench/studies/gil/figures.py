@@ -21,6 +21,10 @@ EXECUTION_SHAPE = {"threads": "circle", "processes": "square"}
 PALETTE = ["#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#bab0ac"]
 
 
+# Workload panels two to a row: four in one row made the figures 1,100-1,800 px wide, which
+# the PDF shrinks to the text's width, their labels to 3-4 pt.
+FACET_COLUMNS = 2
+
 def _runtime_order(frame: pd.DataFrame) -> list[str]:
     """Runtimes in the table's order (the baseline first, then `gil.measure`)."""
     return list(dict.fromkeys(frame["runtime"]))
@@ -94,7 +98,7 @@ def wall_time(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         y=alt.Y("ci_low_ms:Q", title="wall time, ms (median)"), y2="ci_high_ms:Q")
     marks = disturbed_layer(base.encode(y=y, tooltip=["runtime", "workload", "execution", DISTURBED_TIP]), s)
     return (alt.layer(bars, whiskers, *marks, data=s).properties(width=alt.Step(16), height=200)
-            .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
+            .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
             .resolve_scale(x="independent", y="independent")
             .properties(title=f"Wall time by runtime and execution: {_executions_at(s, top)} (median of the "
                               f"repetitions; whiskers: 95% bootstrap interval"
@@ -145,7 +149,7 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     drawn = " and ".join({"threads": "threads (solid, circles)", "processes": "processes (dashed, squares)"}[e]
                          for e in executions)
     return (alt.layer(linear, one, bounds, lines, *marks, data=s).properties(width=190, height=190)
-            .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
+            .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
             .properties(title=f"Speedup against the same runtime's sequential run: {drawn}; bars: 95% bootstrap "
                               "interval, cut at the top of the axis; dotted: linear"
                               + ("; red diamonds: a launch that stayed disturbed" if marks else "")))
@@ -189,7 +193,7 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     bars_per_panel = len(runtimes) * max(1, s["execution"].nunique())
     step = max(17, -(-150 // bars_per_panel))
     return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=alt.Step(step), height=180)
-            .facet(column=alt.Column("workload:N", sort=_workload_order(s), title=None))
+            .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
             .resolve_scale(x="independent")
             .properties(title=f"CPU use of {executions} at {top} workers (1 = one core busy; dashed: all {top} "
                               f"busy; bars: 95% interval over the launches"

@@ -109,10 +109,14 @@ def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
                  alt.Tooltip("interval:N", title="95% bootstrap interval")],
     )
     text = base.mark_text(fontSize=10, dy=-5).encode(text=alt.Text("scaling_efficiency:Q", format=".2f"))
-    interval = base.mark_text(fontSize=7, dy=7).encode(text="interval:N")
-    return ((rect + text + interval).properties(width=max(150, 52 * data["workers"].nunique()), height=alt.Step(26))
-            .facet(column=alt.Column("variant:N", sort=VARIANT_ORDER, title=None),
-                   row=alt.Row("operation:N", sort=["sign", "verify"], title=None))
+    interval = base.mark_text(fontSize=8, dy=6).encode(text="interval:N")
+    # a variant per row and an operation per column: five variants side by side made the
+    # figure 1,081 px wide, which the PDF shrank to its text's width, the intervals to 3 pt
+    rows = int(data.groupby("variant")["algorithm"].nunique().max()) if len(data) else 1
+    return ((rect + text + interval).properties(width=alt.Step(64), height=24 * rows)
+            .facet(row=alt.Row("variant:N", sort=VARIANT_ORDER, title=None),
+                   column=alt.Column("operation:N", sort=["sign", "verify"], title=None))
+            .resolve_scale(y="independent")  # a variant's rows: only the algorithms it ran
             .properties(title="Scaling efficiency median ops(N) / (N x median ops(1)); small: 95% bootstrap "
                               "interval"))
 
