@@ -88,13 +88,14 @@ def problems(pdf: Path, quarto_yml: Path) -> list[str]:
             if clashes:
                 sample = "; ".join(f"{a!r} over {b!r} at ({x:.0f}, {y:.0f}) pt" for a, b, x, y in clashes[:5])
                 out.append(f"page {number}: {len(clashes)} character(s) printed over others, e.g. {sample}")
-            tiny = [w for w in page.extract_words(extra_attrs=["size"]) if w["size"] < MIN_TYPE_PT - 0.05]
+            # upright glyphs only: a rotated glyph's size reads its box, not its type
+            tiny = [c for c in chars if c["size"] < MIN_TYPE_PT - 0.05]
             if tiny:
-                smallest = min(w["size"] for w in tiny)
-                sample = ", ".join(repr(w["text"]) for w in tiny[:6])
-                out.append(f"page {number}: {len(tiny)} word(s) printed smaller than {MIN_TYPE_PT:g} pt (the "
+                smallest = min(c["size"] for c in tiny)
+                sample = "".join(c["text"] for c in tiny[:40])
+                out.append(f"page {number}: {len(tiny)} character(s) printed smaller than {MIN_TYPE_PT:g} pt (the "
                            f"smallest {smallest:.1f} pt: a figure shrunk to fit the page shrinks its labels), "
-                           f"e.g. {sample}")
+                           f"e.g. {sample!r}")
     return out
 
 
