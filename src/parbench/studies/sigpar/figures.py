@@ -45,6 +45,9 @@ def variant_shape(frame: pd.DataFrame) -> alt.Shape:
                      scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_SHAPES))
 
 
+LOG_EXTENT = alt.Scale(type="log", nice=False, zero=False, padding=6)
+
+
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
     """Lines against worker count, one panel per family (rows) and operation (columns),
     one colour per algorithm, one dash pattern per variant (mode and backend)."""
@@ -60,7 +63,9 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
     base = alt.Chart(data).encode(
         x=alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
                 axis=alt.Axis(values=workers, format="d")),
-        y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")),
+        # the data's own extent, not whole decades: a decade-wide axis squeezed the modes'
+        # lines onto each other, so that no dash or shape could tell them apart
+        y=alt.Y(f"{y}:Q", title=y_title, scale=LOG_EXTENT),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
         tooltip=["family", "algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f"),
                  alt.Tooltip(f"{bounds[0]}:Q", format=",.3~f", title="95% CI low"),
@@ -69,9 +74,9 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
     # the dash is on the lines only: points with it too would draw the legend's dashes as
     # dots, invisible
     lines = base.mark_line().encode(strokeDash=variant_dash(data))
-    points = base.mark_point(size=28, opacity=1, filled=True).encode(shape=variant_shape(data))
+    points = base.mark_point(size=40, opacity=1, filled=True).encode(shape=variant_shape(data))
     bars = base.transform_filter(f"isValid(datum['{bounds[0]}'])").mark_rule(strokeWidth=1.5).encode(
-        y=alt.Y(f"{bounds[0]}:Q", scale=alt.Scale(type="log")), y2=f"{bounds[1]}:Q", detail="variant:N")
+        y=alt.Y(f"{bounds[0]}:Q", scale=LOG_EXTENT), y2=f"{bounds[1]}:Q", detail="variant:N")
     # one row per family, sign and verify side by side: legible at the paper's width
     chart = (alt.layer(lines, bars, points, *disturbed_layer(base, data)).properties(width=260, height=150)
              .facet(row=alt.Row("family:N", sort=FAMILY_ORDER, title=None, header=alt.Header(labelFontSize=12)),
