@@ -17,6 +17,10 @@ rule machine_probe:
         overrides=OVERRIDE_ARGS,
     # before the cells: its CPU stability check describes the machine they run on
     priority: FIRST_PRIORITY
+    # alone, as a cell: a job beside it (a fractal rendered, a token written) made the
+    # stability loop's spread 9% where the quiet machine's is 2.5%, and the paper ranks
+    # nothing closer than that spread
+    threads: workflow.cores
     conda:
         CONDA_ENV
     shell:
