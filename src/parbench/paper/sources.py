@@ -101,12 +101,25 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         "studies": [{"name": s.name, "title": s.title} for s in run],
         "not_measured": [{"name": s.name, "title": s.title} for s in studies.registered() if s not in run],
         "tables": {"telemetry": _telemetry_table(caps), "machines": _machines_table(found)},
+        "fewest_reps": _fewest_repetitions(f, machine, run),
         # the machine's own words for what it lacks (they may hold paths and numbers: facts)
         "missing_telemetry": [{"feature": k.replace("_", " "),
                                "reason": f.machine_value(f"missing.{k}", f"capabilities.{k}.reason", fmt="plain")}
                               for k, v in caps.items() if isinstance(v, dict) and v.get("available") is False
                               and v.get("reason")],
     }
+
+
+def _fewest_repetitions(f: Facts, machine: dict, run: list) -> dict | None:
+    """The study with the fewest repetitions per cell, and how many (its intervals are the
+    widest a range of so few can make)."""
+    counts = {s.name: (machine["config"].get(s.name) or {}).get("repetitions") for s in run}
+    counts = {k: v for k, v in counts.items() if isinstance(v, int)}
+    if not counts:
+        return None
+    study = min(counts, key=lambda k: (counts[k], k))
+    return {"study": study, "n": f.config("fewest_reps", f"{study}.repetitions", fmt="int"),
+            "few": counts[study] < 10}
 
 
 def studies_index(machine: dict) -> str:

@@ -811,7 +811,15 @@ def headline(f: Facts, ok: pd.DataFrame, comparisons: pd.DataFrame, seed: dict, 
     out = {"workload": workload, "workers": workers_fact(f, ft), "ft": s_ft, "on": s_on,
            "verdict": f.verdict("headline_ft_vs_gil", s_ft, s_on, better="higher than", worse="lower than"),
            "ft_vs_one": vs_one(f, "headline_ft_vs_one", s_ft), "on_vs_one": vs_one(f, "headline_on_vs_one", s_on),
-           "seed": None}
+           "seed": None, "cpu": None}
+    if pd.notna(ft.get("cpu_sec_per_wall_sec")):
+        # the threads ran at once only if they kept more than one core busy: the CPU time
+        # says so, whatever the speedup's interval
+        cpu = point_fact(f, ft, "cpu_sec_per_wall_sec", "cpu", fmt="fixed2")
+        if "parallel_cores" not in f.view():
+            f.constant("parallel_cores", "parbench.studies.gil.paper:PARALLEL_CORES", fmt="fixed2")
+        out["cpu"] = {"value": cpu, "verdict": f.bound_verdict("headline_ft_cpu_vs_parallel", cpu, PARALLEL_CORES,
+                                                                better="above", worse="below")}
     row = comparisons[(comparisons["comparison"] == "freethreading_overhead")
                       & (comparisons["workload"] == "multithread_cpu") & (comparisons["execution"] == "threads")
                       & (comparisons["workers"] == top)]

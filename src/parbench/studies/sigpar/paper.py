@@ -269,8 +269,13 @@ def backends(f: Facts, ok: pd.DataFrame) -> dict:
                                                "python_cost_us", where=where, via=COST, unit="µs"),
                            "n": f.aggregate(_id("cost_n", backend), "sigpar_cells", "nunique", "algorithm",
                                             where=where, via=COST)})
-    return {"cost_rows": rows, "cost_backends": by_backend,
-            "cost_negative": [r for r in rows if r["cost_us"].value is not None and r["cost_us"].value < 0]}
+    negative = [r for r in rows if r["cost_us"].value is not None and r["cost_us"].value < 0]
+    for r in negative:  # a median above the native rate: a finding only if the data can tell
+        x = r["row"]
+        r["vs_parity"] = f.bound_verdict(_id("fraction_vs_parity", x.algorithm, x.operation, x.backend), r["fraction"],
+                                         1.0, better="above", worse="below")
+    return {"cost_rows": rows, "cost_backends": by_backend, "cost_negative": negative,
+            "cost_above": [r for r in negative if r["vs_parity"].value == "above"]}
 
 
 def versions(f: Facts, cells: pd.DataFrame) -> dict:
