@@ -49,6 +49,18 @@ def test_an_interval_end_is_never_written_as_parity_when_it_is_not():
     assert write_value(110, "num", "ms", ci=(100, 120)) == "110 (100–120) ms"  # 100 is not 100%
 
 
+def test_angle_brackets_in_a_fact_or_a_table_survive_markdown():
+    # perf's own words: Markdown would take <not supported> for an HTML tag and drop it
+    f = Facts("t", {}, {}, {"capabilities": {"cycle_counter": {"reason": "perf reports <not supported>"}}})
+    fact = f.machine_value("why", "capabilities.cycle_counter.reason", fmt="plain")
+    assert str(fact).startswith("[perf reports \\<not supported\\>]")
+    assert check.prose_problems(f"The counter is missing: {fact}.", f.records(), "x") == []
+    from parbench.paper.format import md_table
+
+    table = md_table(pd.DataFrame({"why": ["reports <not supported>"], "n": ["1<br>(0–2)"]}), "C.", "tbl-x")
+    assert "reports \\<not supported\\>" in table and "1\\" in table  # the line break stays one
+
+
 def test_verdicts_say_faster_only_where_the_intervals_are_apart():
     assert judge(500, (480, 520), 100, (95, 105), better="faster than", worse="slower than", same=SAME) == "faster than"
     assert judge(100, (95, 105), 500, (480, 520), better="faster than", worse="slower than",

@@ -91,7 +91,7 @@ def prose_problems(markdown: str, facts: dict, where: str) -> list[str]:
         lowered = bare.lower()
         for i in PLACE.findall(sentence):
             span = spans[int(i)]
-            key, text = span.group("key"), span.group("text")
+            key, text = span.group("key"), factmod.unspan_text(span.group("text"))
             fact = facts.get(key)
             if fact is None:
                 problems.append(f"{where}: the span names the fact {key}, which was not computed")

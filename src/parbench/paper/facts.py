@@ -138,7 +138,7 @@ class Fact:
     kind: str = "number"
 
     def __str__(self) -> str:
-        return f'[{self.text}]{{.fact key="{self.key}"}}'
+        return f'[{span_text(self.text)}]{{.fact key="{self.key}"}}'
 
     def __html__(self) -> str:  # Jinja's autoescape never applies to a fact's span
         return str(self)
@@ -397,3 +397,14 @@ def _dig(doc: dict, path: str):
 
 
 SPAN = re.compile(r'\[(?P<text>[^\[\]]*)\]\{\.fact key="(?P<key>[^"]+)"\}')
+
+
+def span_text(text: str) -> str:
+    """A fact's text as its span holds it: `<` and `>` escaped, which Markdown would
+    otherwise take for an HTML tag and drop (perf's `<not supported>`)."""
+    return text.replace("<", "\\<").replace(">", "\\>")
+
+
+def unspan_text(text: str) -> str:
+    """A span's text as the fact states it (`span_text` undone)."""
+    return text.replace("\\<", "<").replace("\\>", ">")

@@ -4,6 +4,7 @@ every study's paper module so that the whole paper reads alike."""
 from __future__ import annotations
 
 import posixpath
+import re
 
 import pandas as pd
 
@@ -47,7 +48,10 @@ def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     """A table with a numbered caption (`@tbl-...` refers to it): a pipe table, or, when a
     cell holds a line break (`<br>`: a median over its interval, to keep the table narrow),
     a grid table, whose cells may span lines (Quarto and pandoc read both)."""
-    cells = [[str(v) for v in row] for row in frame.itertuples(index=False)]
+    # `<` and `>` escaped but for the line breaks: Markdown takes `<not supported>` for a
+    # tag and drops it
+    cells = [[re.sub(r"<(?!br>)", r"\\<", str(v)).replace(">", "\\>").replace("<br\\>", "<br>")
+              for v in row] for row in frame.itertuples(index=False)]
     if any("<br>" in c for row in cells for c in row):
         return grid_table(frame, cells, caption, label)
     header = "| " + " | ".join(frame.columns) + " |"
