@@ -847,8 +847,15 @@ def limitations(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, machine
     readable = [c for c in (ceil or []) if c["verdict"].value == "above"]
     nulled = summary[(summary["status"] == "ok") & summary["cpu_null_reason"].notna()] \
         if "cpu_null_reason" in summary else summary.iloc[0:0]
+    # the baseline every time ratio divides by: which CPython it is, beside the seed's
+    name = machine["config"]["gil"]["baseline"]
+    base = runtimes[(runtimes["runtime"] == name) & (runtimes["status"] == "measured")]
+    baseline = None
+    if len(base) and pd.notna(base.iloc[0].get("runtime_version")):
+        baseline = {"name": name, "version": runtime_fact(f, base.iloc[0], "runtime_version", "version"),
+                    "seed": f.seed("seed_cpython_version", SEED, "protoPython vs CPython 3.14", 3.14, fmt="plain")}
     return {"lim": {"cores": cores, "top": top, "absent": absent, "older": older, "ceiling": readable,
-                    "cpu_nulled": list(dict.fromkeys(nulled["runtime"]))}}
+                    "cpu_nulled": list(dict.fromkeys(nulled["runtime"])), "baseline": baseline}}
 
 
 # --- the context ------------------------------------------------------------------------------------
