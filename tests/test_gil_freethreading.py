@@ -274,9 +274,13 @@ def test_impossible_cpu_readings_are_null_with_the_reason(step, execution, wall,
 # --- comparisons and the paper ------------------------------------------------------------------
 
 def launch(runtime, workload, rep, times, version="3.13.15", origin="build"):
-    """One canned launch: {(execution, workers): wall seconds}."""
+    """One canned launch: {(execution, workers): wall seconds, or (wall, CPU) seconds}."""
+    def run(t):
+        wall, cpu = t if isinstance(t, tuple) else (t, t)
+        return {"rep": 0, "wall_sec": wall, "cpu_sec": cpu, "results": [1]}
+
     points = [{"execution": e, "workers": w, "status": "ok", "failure": None, "warmup": [],
-               "runs": [{"rep": 0, "wall_sec": t, "cpu_sec": t, "results": [1]}]} for (e, w), t in times.items()]
+               "runs": [run(t)]} for (e, w), t in times.items()]
     return {"profile": "test", "status": "ok", "failure": None, "startup_sec": 0.02,
             "cell": {"runtime": runtime, "workload": workload, "rep": rep},
             "parameters": {"spec": {"chunks": 4, "configs": [list(k) for k in times]}},
@@ -287,12 +291,15 @@ def launch(runtime, workload, rep, times, version="3.13.15", origin="build"):
             "points": points, "provenance": {}, "started_unix": rep}
 
 
-def canned(ft_seq=(0.050, 0.052, 0.051), src_seq=(0.040, 0.041, 0.042)):
+def canned(ft_seq=(0.050, 0.052, 0.051), src_seq=(0.040, 0.041, 0.042), ft_threads_cpu=0.051):
+    """Three launches of each build; the GIL-less build's two threads keep `ft_threads_cpu`
+    CPU seconds busy in their 0.027 s (0.051: both cores, 1.9 per wall second)."""
     out = []
     for rep in range(3):
         for workload in ("multithread_cpu", "multithread_alloc"):
             out += [launch("cpython_src", workload, rep, {("sequential", 1): src_seq[rep], ("threads", 2): 0.043}),
-                    launch("cpython_ft", workload, rep, {("sequential", 1): ft_seq[rep], ("threads", 2): 0.027}),
+                    launch("cpython_ft", workload, rep, {("sequential", 1): ft_seq[rep],
+                                                         ("threads", 2): (0.027, ft_threads_cpu)}),
                     launch("cpython_ft_gil", workload, rep, {("sequential", 1): 0.050, ("threads", 2): 0.052})]
     return out
 
@@ -364,8 +371,15 @@ def test_the_paper_states_the_gils_cost_and_the_free_threaded_overhead_from_the_
     head = parts["headline"]
     assert head.startswith("**The GIL (@sec-gil).**") and "[higher than]{.fact key=\"gil.headline_ft_vs_gil\"}" in head
     assert "[3.3]{.fact key=\"gil.seed_ratio\"}" in head and "another quantity" in head
-    assert "Without its GIL, CPython's threads ran pure-Python code in parallel on this machine; with the GIL " \
-           "on, the same binary's threads took turns, its speedup [below]{.fact" in head
+    # the claim rests on the CPU time: two cores busy
+    assert "Without its GIL, CPython's threads ran pure-Python code in parallel on this machine: cpython_ft's " \
+           "threads kept [1.89 (1.89–1.89)]{.fact" in head and "[above]{.fact key=\"gil.headline_ft_cpu_vs_parallel\"}" in head
+    assert "with the GIL on, the same binary's threads took turns, its speedup [below]{.fact" in head
+    # the same speedup on one core's CPU time: no claim of parallel threads
+    one_core = paper_tables(canned(ft_seq=(0.040, 0.043, 0.041), ft_threads_cpu=0.027), resolutions(),
+                            "cpython_src")
+    one_head = render(one_core, m)[0]["headline"]
+    assert "cannot say they ran in parallel" in one_head and "ran pure-Python code in parallel" not in one_head
     # a run without the three builds says what it cannot say
     rt_ = tables["gil_runtimes"]
     none = dict(tables, gil_runtimes=rt_[rt_["runtime"] == "cpython_src"].assign(status="not measured",
