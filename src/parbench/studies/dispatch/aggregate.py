@@ -399,7 +399,10 @@ def seed_report(summary: pd.DataFrame, cells: pd.DataFrame) -> str:
     push anomaly), from this run's data."""
     names = {"noop": "No-op", "cpu": "CPU", "io": "I/O"}
     summary, cells = main_only(summary), main_only(cells)
-    lines = ["# Performance Report - MPCSFaaS Evaluation Results (measured by parbench)", ""]
+    lines = ["# Performance Report - MPCSFaaS Evaluation Results (measured by parbench)", "",
+             "Worded as the seed words its report, from the medians alone (its \"good\", \"moderate\", \"poor\" "
+             "and \"x slower\"): no interval stands behind a word here. The paper's text says what the intervals "
+             "can tell.", ""]
     systems = systems_table(cells)
     for system in [s for s in SYSTEMS if s in set(cells["system"])]:
         cell = systems[systems["system"] == system].iloc[0]

@@ -479,6 +479,13 @@ def alloc_part(f: Facts, summary: pd.DataFrame, seed: dict) -> dict:
             items[n]["verdict"] = f.verdict(_id("alloc_ft_vs", n), ft["speedup"], items[n]["speedup"],
                                             better="higher than", worse="lower than")
             others.append(items[n])
+    # each speedup is over its own build's sequential run, and those differ: the times in
+    # threads say which build finished the work first
+    ft["time"] = time_fact(f, rows[FT])
+    for o in others:
+        o["time"] = time_fact(f, rows[o["name"]])
+        o["time_verdict"] = f.verdict(_id("alloc_ft_time_vs", o["name"]), ft["time"], o["time"],
+                                      better="faster than", worse="slower than", higher_is_better=False)
     return {"alloc": {"ft": ft, "others": others, "workers": workers_fact(f, rows[FT])}}
 
 
