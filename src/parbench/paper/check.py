@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from parbench.paper import facts as factmod
+from parbench.paper.format import unspan_text
 from parbench.paper.templates import COMPARISONS, FREE_NUMBER
 
 # What the prose check ignores: code, tables, labels, cross-references, includes, image
@@ -91,7 +92,7 @@ def prose_problems(markdown: str, facts: dict, where: str) -> list[str]:
         lowered = bare.lower()
         for i in PLACE.findall(sentence):
             span = spans[int(i)]
-            key, text = span.group("key"), factmod.unspan_text(span.group("text"))
+            key, text = span.group("key"), unspan_text(span.group("text"))
             fact = facts.get(key)
             if fact is None:
                 problems.append(f"{where}: the span names the fact {key}, which was not computed")
@@ -132,12 +133,6 @@ class Sources:
 
     def table(self, name, via: str | None) -> pd.DataFrame:
         return factmod.table_of(self.tables, name, via, self._derived)
-
-
-def _min_relative(source: dict, src: Sources) -> float:
-    """The smallest difference a verdict may call one, from the machine record (never
-    from the fact, which could have been written with another)."""
-    return float(factmod._dig(src.machine, "cpu_stability.cv") or 0.0)
 
 
 def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple | None]:
@@ -184,16 +179,18 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         return fact["value"], None
     if kind == "count_of":
         return sum(1 for k in s["of"] if s["equal"] is None or all_facts[k]["value"] == s["equal"]), None
+    # a verdict's spread from the machine record, never from the fact (which could have been
+    # written with another)
     if kind == "verdict":
         a, b = (all_facts[k] for k in s["of"])
         return factmod.judge(a["value"], a["ci"], b["value"], b["ci"], better=s["better"], worse=s["worse"],
                              same=s["same"], higher_is_better=s["higher_is_better"],
-                             min_relative=_min_relative(s, src)), None
+                             min_relative=factmod.machine_spread(src.machine)), None
     if kind == "bound_verdict":
         a = all_facts[s["of"][0]]
         return factmod.judge(a["value"], a["ci"], s["bound"], (s["bound"], s["bound"]), better=s["better"],
                              worse=s["worse"], same=s["same"], higher_is_better=s["higher_is_better"],
-                             min_relative=_min_relative(s, src)), None
+                             min_relative=factmod.machine_spread(src.machine)), None
     raise ValueError(f"unknown source kind {kind!r}")
 
 
@@ -329,8 +326,7 @@ def figures_problems(generated: Path, tables: dict[str, pd.DataFrame], studies: 
     from parbench.paper import figure_check
 
     inputs = {name: spec[1] for s in studies for name, spec in registry.get(s).figures().items()}
-    width = figure_check.text_width_pt(generated.parent / "_quarto.yml") if (generated.parent / "_quarto.yml").exists() \
-        else figure_check.text_width_pt()
+    width = figure_check.text_width_pt(generated.parent / "_quarto.yml")
     problems = []
     for md in sorted(generated.rglob("*.md")):
         for m in FIGURE_REF.finditer(md.read_text()):

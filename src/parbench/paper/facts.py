@@ -35,7 +35,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from parbench.paper.format import fmt_num, fmt_pct
+from parbench.paper.format import fmt_num, fmt_pct, span_text
+
 
 def _series(values) -> str:
     """`1`, `1 and 2`, `1, 2 and 4`."""
@@ -210,9 +211,7 @@ class Facts:
         self.tables = dict(tables)
         self.keys = dict(keys)
         self.machine = machine or {}
-        # The smallest difference a verdict may call one: the machine's own spread (the CV of
-        # a fixed loop's speed when the pipeline probed it), 0 when it was not measured.
-        self.min_relative = float(_dig(self.machine, "cpu_stability.cv") or 0.0)
+        self.min_relative = machine_spread(self.machine)
         self.items: dict[str, Fact] = {}
         self._derived: dict[tuple, pd.DataFrame] = {}
 
@@ -364,6 +363,12 @@ class FactView:
         return f"{self._facts.study}.{key}" in self._facts.items
 
 
+def machine_spread(machine: dict) -> float:
+    """The smallest difference a verdict may call one: the machine's own spread (the CV of a
+    fixed loop's speed when the pipeline probed it), 0 when it was not measured."""
+    return float(_dig(machine, "cpu_stability.cv") or 0.0)
+
+
 def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_better: bool = True,
           min_relative: float = 0.0) -> str:
     """The verdict word: `same` unless both intervals exist and are disjoint and the two
@@ -398,13 +403,3 @@ def _dig(doc: dict, path: str):
 
 SPAN = re.compile(r'\[(?P<text>[^\[\]]*)\]\{\.fact key="(?P<key>[^"]+)"\}')
 
-
-def span_text(text: str) -> str:
-    """A fact's text as its span holds it: `<` and `>` escaped, which Markdown would
-    otherwise take for an HTML tag and drop (perf's `<not supported>`)."""
-    return text.replace("<", "\\<").replace(">", "\\>")
-
-
-def unspan_text(text: str) -> str:
-    """A span's text as the fact states it (`span_text` undone)."""
-    return text.replace("\\<", "<").replace("\\>", ">")

@@ -206,11 +206,14 @@ A4_WIDTH_PT = 595.28
 
 
 def text_width_pt(quarto_yml: Path | None = None) -> float:
-    """The PDF's text width: A4 less the typst format's margins (paper/_quarto.yml)."""
+    """The PDF's text width: A4 less the typst format's margins (`quarto_yml` where it
+    exists, else the project's paper/_quarto.yml)."""
     from parbench import project
     from parbench.paper import layout_check
 
-    mx, _ = layout_check.margins(quarto_yml or project.root() / "paper" / "_quarto.yml")
+    if quarto_yml is None or not quarto_yml.exists():
+        quarto_yml = project.root() / "paper" / "_quarto.yml"
+    mx, _ = layout_check.margins(quarto_yml)
     return A4_WIDTH_PT - 2 * mx
 
 

@@ -4,7 +4,6 @@ every study's paper module so that the whole paper reads alike."""
 from __future__ import annotations
 
 import posixpath
-import re
 
 import pandas as pd
 
@@ -44,14 +43,24 @@ def _numeric_column(column: pd.Series) -> bool:
     return bool(len(column)) and bool(pd.to_numeric(text.where(text != "n/a", "0"), errors="coerce").notna().all())
 
 
+def span_text(text: str) -> str:
+    """A fact's text as its span holds it: `<` and `>` escaped, which Markdown would
+    otherwise take for an HTML tag and drop (perf's `<not supported>`)."""
+    return text.replace("<", "\\<").replace(">", "\\>")
+
+
+def unspan_text(text: str) -> str:
+    """A span's text as the fact states it (`span_text` undone)."""
+    return text.replace("\\<", "<").replace("\\>", ">")
+
+
 def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     """A table with a numbered caption (`@tbl-...` refers to it): a pipe table, or, when a
     cell holds a line break (`<br>`: a median over its interval, to keep the table narrow),
     a grid table, whose cells may span lines (Quarto and pandoc read both)."""
-    # `<` and `>` escaped but for the line breaks: Markdown takes `<not supported>` for a
-    # tag and drops it
-    cells = [[re.sub(r"<(?!br>)", r"\\<", str(v)).replace(">", "\\>").replace("<br\\>", "<br>")
-              for v in row] for row in frame.itertuples(index=False)]
+    # `<` and `>` escaped as in a fact's span, but for the line breaks: Markdown takes
+    # `<not supported>` for a tag and drops it
+    cells = [[span_text(str(v)).replace("\\<br\\>", "<br>") for v in row] for row in frame.itertuples(index=False)]
     if any("<br>" in c for row in cells for c in row):
         return grid_table(frame, cells, caption, label)
     header = "| " + " | ".join(frame.columns) + " |"

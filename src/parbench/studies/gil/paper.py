@@ -589,14 +589,19 @@ def parallel(f: Facts, items: list[dict]) -> dict:
         if pd.isna(row.get("cpu_sec_per_wall_sec")):
             unknown.append(item)
             continue
-        cpu = point_fact(f, row, "cpu_sec_per_wall_sec", "cpu", fmt="fixed2")
-        ran_at_once = f.bound_verdict(_id("cpu_vs_parallel", row["runtime"], row["workload"], "threads"), cpu,
-                                      PARALLEL_CORES, better="above", worse="below")
-        if ran_at_once.value != "above":
-            one_core.append({**item, "cpu": cpu, "at_once": ran_at_once})
-    if one_core and "parallel_cores" not in f.view():
-        f.constant("parallel_cores", "parbench.studies.gil.paper:PARALLEL_CORES", fmt="fixed2")
+        cpu, at_once = ran_at_once(f, row, _id("cpu_vs_parallel", row["runtime"], row["workload"], "threads"))
+        if at_once.value != "above":
+            one_core.append({**item, "cpu": cpu, "at_once": at_once})
     return {"one_core": one_core, "cpu_unknown": unknown}
+
+
+def ran_at_once(f: Facts, row, key: str) -> tuple[Fact, Fact]:
+    """A point's CPU use (CPU seconds per wall second) and its verdict against
+    PARALLEL_CORES (`above`: its threads ran at once), with the bound as the fact
+    `parallel_cores` for the text."""
+    f.constant("parallel_cores", "parbench.studies.gil.paper:PARALLEL_CORES", fmt="fixed2")
+    cpu = point_fact(f, row, "cpu_sec_per_wall_sec", "cpu", fmt="fixed2")
+    return cpu, f.bound_verdict(key, cpu, PARALLEL_CORES, better="above", worse="below")
 
 
 def ceiling(f: Facts, every: pd.DataFrame, controls: set) -> dict:
@@ -822,11 +827,8 @@ def headline(f: Facts, ok: pd.DataFrame, comparisons: pd.DataFrame, seed: dict, 
     if pd.notna(ft.get("cpu_sec_per_wall_sec")):
         # the threads ran at once only if they kept more than one core busy: the CPU time
         # says so, whatever the speedup's interval
-        cpu = point_fact(f, ft, "cpu_sec_per_wall_sec", "cpu", fmt="fixed2")
-        if "parallel_cores" not in f.view():
-            f.constant("parallel_cores", "parbench.studies.gil.paper:PARALLEL_CORES", fmt="fixed2")
-        out["cpu"] = {"value": cpu, "verdict": f.bound_verdict("headline_ft_cpu_vs_parallel", cpu, PARALLEL_CORES,
-                                                                better="above", worse="below")}
+        cpu, at_once = ran_at_once(f, ft, "headline_ft_cpu_vs_parallel")
+        out["cpu"] = {"value": cpu, "verdict": at_once}
     row = comparisons[(comparisons["comparison"] == "freethreading_overhead")
                       & (comparisons["workload"] == "multithread_cpu") & (comparisons["execution"] == "threads")
                       & (comparisons["workers"] == top)]
