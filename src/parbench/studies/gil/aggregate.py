@@ -212,7 +212,8 @@ COMPARISONS = {
 def comparison_table(records: list[dict], confidence: float) -> pd.DataFrame:
     """One row per comparison and point measured by both runtimes: the ratio of their
     median times (above 1: `runtime` slower) with its interval, whether the interval
-    excludes 1, and both runtimes' versions (a comparison of different versions says so)."""
+    excludes 1 (not a verdict: the paper's verdicts also ask for a difference larger than the
+    machine's own spread), and both runtimes' versions (a comparison of different versions says so)."""
     _, launch_times = _by_point(records, confidence)
     facts = {}
     for r in records:
@@ -233,13 +234,13 @@ def comparison_table(records: list[dict], confidence: float) -> pd.DataFrame:
                          "runtime_median_wall_sec": stats.median(mine), "against_median_wall_sec": stats.median(base),
                          "launches": min(len(mine), len(base)), "time_ratio": value, "time_ratio_ci_low": lo,
                          "time_ratio_ci_high": hi,
-                         "distinguishable": None if lo is None or hi is None or pd.isna(lo) else not lo <= 1 <= hi,
+                         "ci_excludes_one": None if lo is None or hi is None or pd.isna(lo) else not lo <= 1 <= hi,
                          "runtime_version": a.get("version"), "against_version": b.get("version"),
                          "runtime_origin": a.get("origin"), "against_origin": b.get("origin"),
                          "same_version": a.get("version") == b.get("version") if a and b else None})
     columns = ["study", "comparison", "meaning", "runtime", "against", "workload", "execution", "workers",
                "runtime_median_wall_sec", "against_median_wall_sec", "launches", "time_ratio", "time_ratio_ci_low",
-               "time_ratio_ci_high", "distinguishable", "runtime_version", "against_version", "runtime_origin",
+               "time_ratio_ci_high", "ci_excludes_one", "runtime_version", "against_version", "runtime_origin",
                "against_origin", "same_version"]
     out = pd.DataFrame(rows, columns=columns)
     for column in ("time_ratio_ci_low", "time_ratio_ci_high"):

@@ -511,9 +511,9 @@ def comparisons_table(comparisons: pd.DataFrame) -> pd.DataFrame:
                           "workload": r.workload, "point": point_name(r.execution, r.workers),
                           "time ratio": fmt_ci(r.time_ratio, r.time_ratio_ci_low, r.time_ratio_ci_high,
                                                lambda x: f"{x:.2f}"),
-                          "distinguishable": r.distinguishable} for r in comparisons.itertuples()],
+                          "interval excludes 1": r.ci_excludes_one} for r in comparisons.itertuples()],
                         columns=["comparison", "runtime", "against", "workload", "point", "time ratio",
-                                 "distinguishable"])
+                                 "interval excludes 1"])
 
 
 # --- wall time, speedup, CPU --------------------------------------------------------------------
