@@ -249,6 +249,18 @@ def test_a_facet_whose_headers_are_sorted_apart_from_its_panels_is_caught():
     assert figure_check.problems(_svg(good), "good") == []
 
 
+def test_a_log_axis_with_ticks_left_unlabelled_is_caught():
+    from parbench.figures import log_axis
+
+    # less than a decade: the log scale's own format labels a few mantissas only, and the
+    # upper half of this axis, where the data is, had ticks and no numbers
+    data = pd.DataFrame({"x": [1, 2, 3], "y": [0.071, 0.082, 0.094]})
+    plain = alt.Chart(data).mark_point().encode(x="x:Q", y=alt.Y("y:Q", scale=alt.Scale(type="log", nice=False)))
+    assert any("without a label" in p for p in figure_check.problems(_svg(plain), "plain"))
+    labelled = plain.encode(y=alt.Y("y:Q", scale=alt.Scale(type="log", nice=False), axis=log_axis()))
+    assert figure_check.problems(_svg(labelled), "labelled") == []
+
+
 def test_a_legend_listing_what_is_not_drawn_is_caught():
     data = pd.DataFrame({"x": [1, 2], "y": [3, 4], "s": ["ws", "lifo"]})
     chart = alt.Chart(data).mark_point().encode(

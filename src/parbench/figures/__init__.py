@@ -30,6 +30,15 @@ def wrap_title(chart: alt.TopLevelMixin, width: int = TITLE_CHARS) -> alt.TopLev
     return chart
 
 
+def log_axis(number_format: str = "~g", **options) -> alt.Axis:
+    """An axis for a log scale with every tick labelled that fits: a log scale's own
+    label format skips every tick whose mantissa is not among the first few (1, 2, 5), so
+    an axis spanning less than a decade showed stretches of data with no number. Each
+    label is formatted here instead, and labels that would overlap are dropped greedily."""
+    return alt.Axis(labelExpr=f"format(datum.value, '{number_format}')", labelOverlap="greedy", tickCount=6,
+                    **options)
+
+
 def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
     """Write `<stem>.svg`, `<stem>.png` and `<stem>.html`; return their paths. A long
     title is wrapped (`wrap_title`)."""

@@ -11,6 +11,9 @@ the reader needs, the facet fields among them). `problems(svg)` reads the SVG an
   another panel's name is the bug of a header sorted one way and the data another;
 - every label of a nominal axis sits at the marks that carry it (a heat map's rows);
 - every legend entry is a value some mark draws: a legend never lists what is not plotted;
+- every axis tick drawn carries its label (`unlabelled_ticks`): a log axis left to Vega's
+  own format labels only some mantissas, so an axis spanning less than a decade had
+  stretches of ticks, data under them, with no number;
 - its smallest type, once the PDF shrinks the figure to the text's width, is at least
   `layout_check.MIN_TYPE_PT` (`type_problems`): a figure too wide for the page prints
   its labels too small to read.
@@ -191,12 +194,29 @@ def problems(svg_text: str, name: str) -> list[str]:
             if max(b[across] for b in bars) < 1 and max(b[along] for b in bars) >= 2:
                 out.append(f"{name}: every bar is less than a pixel {words} ({max(b[across] for b in bars):.2g} px): "
                            f"the bars are hairlines")
+    out += unlabelled_ticks(svg_text, name)
     legend_labels = {t.text for t in texts if "role-legend-label" in t.role}
     if legend_labels:
         drawn = {v for m in marks for v in m.fields.values()}
         for label in sorted(legend_labels - drawn):
             if not _number(label):
                 out.append(f"{name}: the legend lists {label!r}, which no mark draws")
+    return out
+
+
+def unlabelled_ticks(svg_text: str, name: str) -> list[str]:
+    """The axes with a tick whose label is drawn empty (Vega writes an empty text where
+    its format skips a tick; a label dropped for overlap is not drawn at all)."""
+    out = []
+    for axis in ET.fromstring(svg_text).iter(f"{SVG}g"):
+        if "role-axis" not in axis.get("class", "").split():
+            continue
+        labels = [t for g in axis.iter(f"{SVG}g") if "role-axis-label" in g.get("class", "")
+                  for t in g.iter(f"{SVG}text") if t.get("opacity", "1") != "0"]
+        empty = sum(1 for t in labels if not (t.text or "").strip())
+        if empty:
+            out.append(f"{name}: {axis.get('aria-label') or 'an axis'} draws {empty} of its {len(labels)} ticks "
+                       f"without a label (give a log axis an explicit format: figures.log_axis)")
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, note, ok_rows, with_columns
+from parbench.figures import disturbed_layer, log_axis, note, ok_rows, with_columns
 from parbench.studies.kem.aggregate import CONFIDENCE, IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER
 
 COLORS = dict(zip(IMPLEMENTATION_ORDER, ["#e45756", "#4c78a8", "#72b7b2", "#f58518", "#444444"]))
@@ -95,7 +95,7 @@ def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
         x=alt.X("percentile:Q", title="percentile", scale=alt.Scale(domain=[0, 100]),
                 axis=alt.Axis(values=[1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99])),
         y=alt.Y("value_ticks:Q", title=f"{unit_title(data)} (log)", scale=alt.Scale(type="log"),
-                axis=alt.Axis(format="~s", tickCount=5)),
+                axis=log_axis("~s")),
         color=implementation_color(data),
         tooltip=["implementation", "parameter_set", "operation", "percentile",
                  alt.Tooltip("value_ticks:Q", title=unit_title(data), format=",.0f"),

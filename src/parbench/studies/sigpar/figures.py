@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 
 from parbench import stats
-from parbench.figures import disturbed_layer, note, ok_rows, palette_scale
+from parbench.figures import disturbed_layer, log_axis, note, ok_rows, palette_scale
 from parbench.hosts import split_by_host
 
 from parbench.studies.sigpar.algorithms import CATALOG
@@ -65,7 +65,7 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
                 axis=alt.Axis(values=workers, format="d")),
         # the data's own extent, not whole decades: a decade-wide axis squeezed the modes'
         # lines onto each other, so that no dash or shape could tell them apart
-        y=alt.Y(f"{y}:Q", title=y_title, scale=LOG_EXTENT),
+        y=alt.Y(f"{y}:Q", title=y_title, scale=LOG_EXTENT, axis=log_axis()),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
         tooltip=["family", "algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f"),
                  alt.Tooltip(f"{bounds[0]}:Q", format=",.3~f", title="95% CI low"),
