@@ -261,6 +261,20 @@ def test_a_log_axis_with_ticks_left_unlabelled_is_caught():
     assert figure_check.problems(_svg(labelled), "labelled") == []
 
 
+def test_labels_hidden_for_overlap_leave_the_saved_svg():
+    from parbench.figures import log_axis, without_hidden_text
+
+    # a decade and more on a short axis: greedy overlap removal hides labels (opacity 0),
+    # which a PDF would still carry as text printed over their neighbours
+    data = pd.DataFrame({"x": [1, 2, 3], "y": [1.2e4, 9e4, 9e5]})
+    chart = alt.Chart(data).mark_point().encode(
+        x="x:Q", y=alt.Y("y:Q", scale=alt.Scale(type="log"), axis=log_axis("~s"))).properties(height=60)
+    svg = _svg(chart)
+    assert 'opacity="0"' in svg
+    kept = without_hidden_text(svg)
+    assert 'opacity="0"' not in kept and figure_check.problems(kept, "c") == []
+
+
 def test_a_legend_listing_what_is_not_drawn_is_caught():
     data = pd.DataFrame({"x": [1, 2], "y": [3, 4], "s": ["ws", "lifo"]})
     chart = alt.Chart(data).mark_point().encode(

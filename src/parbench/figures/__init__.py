@@ -8,6 +8,7 @@ the study's name) -> the function that draws it and the inputs it draws from;
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import altair as alt
@@ -39,6 +40,16 @@ def log_axis(number_format: str = "~g", **options) -> alt.Axis:
                     **options)
 
 
+# A label Vega hid (an axis label dropped for overlap) is still a text in the SVG, drawn
+# with opacity 0: the PDF would carry it as text printed over its neighbours.
+_HIDDEN_TEXT = re.compile(r'<text\b[^>]*\bopacity="0"[^>]*?(?:/>|>[^<]*</text>)')
+
+
+def without_hidden_text(svg: str) -> str:
+    """The SVG without the texts drawn fully transparent."""
+    return _HIDDEN_TEXT.sub("", svg)
+
+
 def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
     """Write `<stem>.svg`, `<stem>.png` and `<stem>.html`; return their paths. A long
     title is wrapped (`wrap_title`)."""
@@ -49,7 +60,7 @@ def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
     spec = wrap_title(chart).to_json()
     out = []
     for fmt, data, mode in (
-        ("svg", vlc.vegalite_to_svg(spec), "w"),
+        ("svg", without_hidden_text(vlc.vegalite_to_svg(spec)), "w"),
         ("png", vlc.vegalite_to_png(spec, scale=2), "wb"),
         ("html", vlc.vegalite_to_html(spec, bundle=True), "w"),
     ):
