@@ -25,6 +25,9 @@ for _study in STUDIES:
     include: f"workflow/rules/{_study.name}.smk"
 
 
+# what every study has alike: its figure and paper rules
+include: "workflow/rules/study.smk"
+
 include: "workflow/rules/paper.smk"
 
 

@@ -198,6 +198,15 @@ def test_the_paper_holds_the_figures_and_numbers_from_the_data(checkout, full_ru
     assert checked, "the sigpar text quotes no number straight from a cell"
 
 
+def test_the_run_makes_the_same_tables_figures_and_labels_as_the_golden_record(checkout, full_run):
+    """The golden check: a rework of the code leaves every table's columns and dtypes, every
+    figure's name and the paper's section, figure and table labels as recorded
+    (tests/fixtures/golden/smoke.json; `python tests/golden.py record` writes it)."""
+    import golden
+
+    assert golden.differences(golden.load(PROFILE), golden.shape(checkout, PROFILE)) == []
+
+
 def test_the_cells_ran_in_the_planned_order_after_every_build(checkout, full_run):
     """From the recorded start times: the resumed run measured its cells in the order the
     plan put them (all studies shuffled together), and none before the builds were done."""

@@ -18,7 +18,7 @@ NAMES = studies.names()
 # The shared parts: none of them may name a study (the registry is the only place that does).
 SHARED = [
     "Snakefile", "workflow/rules/common.smk", "workflow/rules/build.smk", "workflow/rules/machine.smk",
-    "workflow/rules/paper.smk", "paper/index.qmd", "src/parbench/pipeline.py", "src/parbench/config.py",
+    "workflow/rules/paper.smk", "workflow/rules/study.smk", "paper/index.qmd", "src/parbench/pipeline.py", "src/parbench/config.py",
     "src/parbench/cli.py", "src/parbench/rerun.py", "src/parbench/paths.py", "src/parbench/progress.py",
     "src/parbench/probe.py", "src/parbench/figures/__init__.py", "src/parbench/paper/__init__.py",
     "src/parbench/paper/sources.py", "src/parbench/paper/format.py", "src/parbench/native/liboqs.py",
@@ -83,6 +83,21 @@ def test_every_figure_has_a_caption_in_the_report(study):
         assert (REPO / "workflow/report" / caption).is_file(), caption
         # a study's own captions, or the one every study's load table shares
         assert caption.startswith(f"{study.name}/") or caption == "load.rst", caption
+
+
+def test_every_paper_table_has_a_caption_in_the_report(study):
+    # workflow/rules/study.smk registers each with its own caption, else the study's shared one
+    folder = REPO / "workflow/report" / study.name
+    for table in study.paper().REPORT_TABLES:
+        own = folder / f"{table.removeprefix(study.name + '_')}.rst"
+        assert own.is_file() or (folder / "paper_tables.rst").is_file(), table
+
+
+def test_the_shared_rules_are_made_for_every_study_and_no_study_writes_its_own(study):
+    rules = (REPO / "workflow/rules" / f"{study.name}.smk").read_text()
+    assert f"rule {study.name}_figure:" not in rules and f"rule {study.name}_paper:" not in rules
+    shared = (REPO / "workflow/rules/study.smk").read_text()
+    assert 'f"{_study.name}_figure"' in shared and 'f"{_study.name}_paper"' in shared
 
 
 def test_a_study_rules_file_names_no_other_study(study):

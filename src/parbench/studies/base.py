@@ -94,6 +94,8 @@ class Study:
     figures_module: str | None = None
     # profile -> {input name: path} for figure inputs that are not processed tables.
     figure_files: Callable[[str], dict] = field(default=lambda profile: {})
+    # (cfg, processed dir) -> tables of other studies of the run its paper also reads.
+    related_tables: Callable[[dict, str], list[str]] = _none
     # Module with FRAGMENTS (names of the generated parts of the paper section), TABLES
     # (the processed tables they read) and fragments(tables, machine) -> {name: markdown}.
     paper_module: str | None = None

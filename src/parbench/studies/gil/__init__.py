@@ -23,6 +23,7 @@ STUDY = Study(
     },
     figures_module="parbench.studies.gil.figures",
     paper_module="parbench.studies.gil.paper",
+    related_tables=plan.related_tables,
     config_errors=plan.config_errors,
     failures=plan.failures,
     system_packages=(
