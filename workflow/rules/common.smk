@@ -87,6 +87,34 @@ def report_category(study):
 
 
 
+# A report label's format, by the file's extension.
+TABLE_FORMATS = {"parquet": "Parquet", "csv": "CSV", "txt": "text", "md": "Markdown"}
+
+
+def table_caption(study, file):
+    """The caption of a study's processed file in Snakemake's report, relative to the
+    rules: workflow/report/<study>/<stem without the study's prefix>.rst; every
+    `<study>_load` table shares workflow/report/load.rst."""
+    stem = file.rsplit(".", 1)[0]
+    if stem == f"{study}_load":
+        return "../report/load.rst"
+    return f"../report/{study}/{stem.removeprefix(f'{study}_')}.rst"
+
+
+def table_report(study, file, seed=False):
+    """A processed file of the study (data/processed/<profile>/<file>) registered in
+    Snakemake's report with the study's tables (`seed`: a file in the seed's own format,
+    so labelled)."""
+    stem, ext = file.rsplit(".", 1)
+    return report(
+        f"{PROCESSED}/{file}",
+        caption=table_caption(study, file),
+        category=report_category(study),
+        subcategory="Tables",
+        labels={"table": f"{stem} (the seed's)" if seed else stem, "format": TABLE_FORMATS[ext]},
+    )
+
+
 def figure_outputs(study):
     """Every figure of a study, as the SVG files the paper embeds: the copies inside the
     Quarto project (rule paper_figure)."""

@@ -117,48 +117,12 @@ rule gil_aggregate:
     input:
         cells=gil_plan.cell_records(PB),
     output:
-        summary=report(
-            f"{PROCESSED}/gil_summary.parquet",
-            caption="../report/gil/summary_parquet.rst",
-            category=report_category("gil"),
-            subcategory="Tables",
-            labels={"table": "gil_summary", "format": "Parquet"},
-        ),
-        runs=report(
-            f"{PROCESSED}/gil_runs.parquet",
-            caption="../report/gil/runs.rst",
-            category=report_category("gil"),
-            subcategory="Tables",
-            labels={"table": "gil_runs", "format": "Parquet"},
-        ),
-        runtimes=report(
-            f"{PROCESSED}/gil_runtimes.parquet",
-            caption="../report/gil/runtimes_parquet.rst",
-            category=report_category("gil"),
-            subcategory="Tables",
-            labels={"table": "gil_runtimes", "format": "Parquet"},
-        ),
-        comparisons=report(
-            f"{PROCESSED}/gil_comparisons.parquet",
-            caption="../report/gil/comparisons_parquet.rst",
-            category=report_category("gil"),
-            subcategory="Tables",
-            labels={"table": "gil_comparisons", "format": "Parquet"},
-        ),
-        load=report(
-            f"{PROCESSED}/gil_load.parquet",
-            caption="../report/load.rst",
-            category=report_category("gil"),
-            subcategory="Tables",
-            labels={"table": "gil_load", "format": "Parquet"},
-        ),
-        seed=report(
-            f"{PROCESSED}/multithread_cpu_report.md",
-            caption="../report/gil/seed_report.rst",
-            category=report_category("gil"),
-            subcategory="Tables",
-            labels={"table": "multithread_cpu_report (the seed's)", "format": "Markdown"},
-        ),
+        summary=table_report("gil", "gil_summary.parquet"),
+        runs=table_report("gil", "gil_runs.parquet"),
+        runtimes=table_report("gil", "gil_runtimes.parquet"),
+        comparisons=table_report("gil", "gil_comparisons.parquet"),
+        load=table_report("gil", "gil_load.parquet"),
+        seed=table_report("gil", "multithread_cpu_report.md", seed=True),
     log:
         f"{LOGS}/gil/aggregate.log",
     params:

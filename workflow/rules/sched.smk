@@ -177,13 +177,7 @@ rule sched_fracsteal_aggregate:
     input:
         record=sched_fracsteal.RECORD.format(profile=PROFILE),
     output:
-        frames=report(
-            f"{PROCESSED}/{sched_fracsteal.TABLE}.parquet",
-            caption="../report/sched/fracsteal_frames.rst",
-            category=report_category("sched"),
-            subcategory="Tables",
-            labels={"table": sched_fracsteal.TABLE, "format": "Parquet"},
-        ),
+        frames=table_report("sched", f"{sched_fracsteal.TABLE}.parquet"),
     log:
         f"{LOGS}/sched/fracsteal_aggregate.log",
     params:
@@ -201,41 +195,11 @@ rule sched_aggregate:
     input:
         cells=sched_plan.cell_records(PB),
     output:
-        summary=report(
-            f"{PROCESSED}/sched_summary.parquet",
-            caption="../report/sched/summary_parquet.rst",
-            category=report_category("sched"),
-            subcategory="Tables",
-            labels={"table": "sched_summary", "format": "Parquet"},
-        ),
-        runs=report(
-            f"{PROCESSED}/sched_runs.parquet",
-            caption="../report/sched/runs.rst",
-            category=report_category("sched"),
-            subcategory="Tables",
-            labels={"table": "sched_runs", "format": "Parquet"},
-        ),
-        workers=report(
-            f"{PROCESSED}/sched_workers.parquet",
-            caption="../report/sched/workers.rst",
-            category=report_category("sched"),
-            subcategory="Tables",
-            labels={"table": "sched_workers", "format": "Parquet"},
-        ),
-        load=report(
-            f"{PROCESSED}/sched_load.parquet",
-            caption="../report/load.rst",
-            category=report_category("sched"),
-            subcategory="Tables",
-            labels={"table": "sched_load", "format": "Parquet"},
-        ),
-        console=report(
-            f"{PROCESSED}/sched_console.txt",
-            caption="../report/sched/console.rst",
-            category=report_category("sched"),
-            subcategory="Tables",
-            labels={"table": "sched_console (the seed's)", "format": "text"},
-        ),
+        summary=table_report("sched", "sched_summary.parquet"),
+        runs=table_report("sched", "sched_runs.parquet"),
+        workers=table_report("sched", "sched_workers.parquet"),
+        load=table_report("sched", "sched_load.parquet"),
+        console=table_report("sched", "sched_console.txt", seed=True),
     log:
         f"{LOGS}/sched/aggregate.log",
     params:
