@@ -25,3 +25,8 @@ def test_every_change_of_shape_is_reported():
     assert any("figures" in d and "t_scaling_v2" in d for d in found)
     assert any("fig labels" in d for d in found)
     assert len(found) == 5
+
+
+def test_a_part_only_some_machines_have_may_come_or_go():
+    now = {**GOLDEN, "labels": {**GOLDEN["labels"], "fig": ["fig-t-scaling", "fig-sigpar-energy"]}}
+    assert golden.differences(GOLDEN, now) == []

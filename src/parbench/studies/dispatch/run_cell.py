@@ -18,7 +18,6 @@ is stopped when it ends, fails, or is interrupted (Ctrl+C, SIGTERM).
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -26,9 +25,9 @@ import time
 from pathlib import Path
 
 from parbench.cli import check_choice
-from parbench.disturbance import measure_undisturbed
+from parbench import cell_life
+from parbench.cell_life import write_json
 from parbench.progress import progress_suffix, run_id
-from parbench.records import keep_history, write_atomic
 from parbench.studies.dispatch import plan
 from parbench.studies.dispatch.plan import DispatchCell
 
@@ -180,22 +179,15 @@ def main(args) -> int:
         except MissingRedis as exc:
             raise SystemExit(f"parbench dispatch-cell: {exc}") from None
     out = Path(args.out or cell.record(cfg["profile"]))
-    out.parent.mkdir(parents=True, exist_ok=True)
     from parbench.studies.dispatch import sweep
 
-    sweep.interruptible()  # SIGTERM stops the cell like Ctrl+C: whatever it started is stopped
-
-    def save(record: dict) -> None:
-        write_atomic(out, json.dumps(record, separators=(",", ":")) + "\n")
-        keep_history(history_folder(cfg["profile"], cell), [out])
-
-    try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, cell.label, cell=("dispatch", cell))
-    except KeyboardInterrupt:
-        print(f"parbench dispatch-cell: {cell.label} interrupted; everything it started is stopped, "
-              f"no output written", file=sys.stderr)
+    # SIGTERM stops the cell like Ctrl+C: whatever it started is stopped
+    done = cell_life.run("dispatch", cell, cfg, lambda: measure(cfg, cell), lambda r: write_json(out, r, compact=True),
+                         history_folder(cfg["profile"], cell), on_sigterm=sweep.interruptible,
+                         interrupted="everything it started is stopped, no output written")
+    if done is None:
         return 130
-    save(record)
+    record, _ = done
     runs = [r for r in record["runs"] if r.get("phase") == "saturation" and r.get("status") == "ok"]
     best = {}
     for r in runs:

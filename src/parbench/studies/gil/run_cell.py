@@ -36,9 +36,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from parbench.disturbance import measure_undisturbed
+from parbench import cell_life
+from parbench.cell_life import write_json
 from parbench.progress import progress_suffix, run_id
-from parbench.records import keep_history, write_atomic
 from parbench.studies.gil import plan
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
@@ -301,24 +301,12 @@ def main(args) -> int:
     if args.rep < 0:
         raise SystemExit(f"parbench gil-cell: --rep must be >= 0 (got {args.rep})")
     cell = GilCell(args.runtime, args.workload, args.rep)
-    stem = args.out_stem or cell.stem(cfg["profile"])
-    # SIGTERM (Snakemake stopping a job) ends the cell as Ctrl+C does.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    path = Path(f"{stem}.json")
-
-    def save(record: dict) -> None:
-        write_atomic(path, json.dumps(record, indent=1) + "\n")
-        dest, earlier = keep_history(history_folder(cfg["profile"], cell), [path])
-        if earlier:
-            print(f"  note: replaced the measurement of {earlier[-1].name} for gil {cell.label}; every "
-                  f"measurement stays in {dest.parent}", file=sys.stderr)
-
-    try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell), save, f"gil {cell.label}", cell=("gil", cell))
-    except KeyboardInterrupt:
-        print(f"parbench gil-cell: {cell.label} interrupted; no output written", file=sys.stderr)
+    path = Path(f"{args.out_stem or cell.stem(cfg['profile'])}.json")
+    done = cell_life.run("gil", cell, cfg, lambda: measure(cfg, cell), lambda r: write_json(path, r),
+                         history_folder(cfg["profile"], cell))
+    if done is None:
         return 130
-    save(record)
+    record, _ = done
     for warning in record["warnings"]:
         print(f"  warning: {warning}", file=sys.stderr)
     if record["status"] == "failed":

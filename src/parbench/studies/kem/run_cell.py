@@ -33,9 +33,10 @@ import time
 from pathlib import Path
 
 from parbench.cli import check_choice
-from parbench.disturbance import measure_undisturbed
+from parbench import cell_life
+from parbench.cell_life import write_json
+from parbench.records import write_atomic
 from parbench.progress import progress_suffix, run_id
-from parbench.records import keep_history, write_atomic
 from parbench.studies.kem import plan
 from parbench.studies.kem.plan import CyclesCell, ThroughputCell
 
@@ -163,20 +164,14 @@ def _run(command: str, args, cell) -> int:
         raise SystemExit(f"parbench {command}: the liboqs implementation needs --liboqs DIR "
                          f"(the pipeline's liboqs build: `snakemake -c1 liboqs`)")
     record_path = Path(args.out or cell.record(cfg["profile"]))
-
-    def save(record: dict) -> None:
-        write_atomic(record_path, json.dumps(record, indent=1) + "\n")
-        keep_history(cell.history(cfg["profile"]), [record_path])
-
     try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell, args.binary, args.liboqs), save,
-                                     f"kem {cell.label}", cell=("kem", cell))
+        done = cell_life.run("kem", cell, cfg, lambda: measure(cfg, cell, args.binary, args.liboqs),
+                             lambda r: write_json(record_path, r), cell.history(cfg["profile"]), command=command)
     except BinaryError as exc:
         raise SystemExit(f"parbench {command}: {cell.label}: {exc}") from None
-    except KeyboardInterrupt:
-        print(f"parbench {command}: {cell.label} interrupted; no output written", file=sys.stderr)
+    if done is None:
         return 130
-    save(record)
+    record, _ = done
     if record["status"] == "failed":
         print(f"\nERROR kem {cell.label} failed its checks: {record['failure']}\n"
               f"  recorded as failed in {record_path}", file=sys.stderr)

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from parbench.cli import check_choice
-from parbench.disturbance import measure_undisturbed
+from parbench import cell_life
 from parbench.progress import progress_suffix, run_id
-from parbench.records import keep_history, write_atomic
+from parbench.records import write_atomic
 from parbench.studies.sched import plan
 from parbench.studies.sched.plan import SchedCell
 
@@ -111,20 +111,11 @@ def main(args) -> int:
     cfg = pbconfig.load_for_command("sched-cell", args.profile, args.overrides)
     cell = SchedCell(args.workload, args.scheduler, args.threads, args.rep)
     stem = args.out_stem or cell.stem(cfg["profile"])
-    Path(stem).parent.mkdir(parents=True, exist_ok=True)
-
-    def save(record: dict) -> dict:
-        outputs = write_outputs(record, stem)
-        keep_history(history_folder(cfg["profile"], cell), outputs.values())
-        return outputs
-
-    try:
-        record = measure_undisturbed(cfg, lambda: measure(cfg, cell, args.driver), save, f"sched {cell.label}",
-                                     cell=("sched", cell))
-    except KeyboardInterrupt:
-        print(f"parbench sched-cell: {cell.label} interrupted; no output written", file=sys.stderr)
+    done = cell_life.run("sched", cell, cfg, lambda: measure(cfg, cell, args.driver),
+                         lambda r: write_outputs(r, stem), history_folder(cfg["profile"], cell))
+    if done is None:
         return 130
-    outputs = save(record)
+    record, outputs = done
     if record["status"] == "failed":
         print(f"\nERROR sched {cell.label} failed its verification: {record['failure']}\n"
               f"  recorded as failed in {outputs['record']}", file=sys.stderr)

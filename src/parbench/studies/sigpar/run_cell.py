@@ -20,16 +20,15 @@ so a cell run by hand measures what the pipeline would. Around the measurement:
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import time
 from pathlib import Path
 
 from parbench import paths
 from parbench.cli import check_choice
-from parbench.disturbance import measure_undisturbed
+from parbench import cell_life
 from parbench.progress import progress_suffix, run_id as current_run_id
-from parbench.records import keep_history, write_atomic
+from parbench.records import write_atomic
 from parbench.studies.sigpar import algorithms, plan, shim
 from parbench.studies.sigpar.plan import Cell
 
@@ -120,34 +119,16 @@ def main(args) -> int:
         except LiboqsMissing as exc:
             raise SystemExit(f"parbench sigpar-cell: {exc}") from None
 
-    # SIGTERM (Snakemake stopping a job) ends the cell like Ctrl+C does.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     run_id = current_run_id()
     earlier = earlier_failure(cfg["profile"], cell.algorithm, run_id)
-    Path(stem).parent.mkdir(parents=True, exist_ok=True)
-
-    def save(record: dict) -> dict:
-        outputs = cellmod.write_outputs(record, stem)
-        if record["status"] not in ("skipped", "unavailable"):
-            dest, earlier_copies = keep_history(history_folder(cfg["profile"], cell), outputs.values())
-            if earlier_copies:
-                print(f"  note: replaced the measurement of {earlier_copies[-1].name} for {cell.label}; "
-                      f"every measurement stays in {dest.parent}", file=sys.stderr)
-        return outputs
-
-    try:
-        unavailable = shim_unavailable(cell, args.shim)
-        if earlier:
-            record = skipped_record(cfg, cell, earlier)
-        elif unavailable:
-            record = cellmod.unavailable_record(cfg, cell, unavailable)
-        else:
-            record = measure_undisturbed(cfg, lambda: cellmod.measure(cfg, cell, shim_dir=args.shim), save,
-                                         f"sigpar {cell.label}", cell=("sigpar", cell))
-    except KeyboardInterrupt:
-        print(f"parbench sigpar-cell: {cell.label} interrupted; no output written", file=sys.stderr)
+    unavailable = shim_unavailable(cell, args.shim)
+    ready = (skipped_record(cfg, cell, earlier) if earlier else
+             cellmod.unavailable_record(cfg, cell, unavailable) if unavailable else None)
+    done = cell_life.run("sigpar", cell, cfg, lambda: cellmod.measure(cfg, cell, shim_dir=args.shim),
+                         lambda r: cellmod.write_outputs(r, stem), history_folder(cfg["profile"], cell), ready=ready)
+    if done is None:
         return 130
-    outputs = save(record)
+    record, outputs = done
     if record["status"] == "failed":
         where = record_failure(cfg["profile"], cell, record["failure"], run_id)
         print(f"\nERROR sigpar {cell.label} failed its correctness check: {record['failure']}\n"

@@ -1,0 +1,67 @@
+"""The life cycle every study's cell shares, written once: the study's command checks its
+arguments and builds its cell, then hands `run` what is its own (how to measure, how to
+write the record, where its history goes) and prints its own progress line.
+
+`run` ends the cell on SIGTERM as on Ctrl+C (Snakemake stopping a job), measures it again
+while it is disturbed (`disturbance.measure_undisturbed`), writes every attempt
+atomically, keeps a copy of each measurement in the cell's history (saying so when it
+replaces an earlier one: nothing measured is lost), and writes nothing for an
+interrupted cell.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from parbench.disturbance import measure_undisturbed
+from parbench.records import keep_history, write_atomic
+
+# A record that was not measured (a cell skipped after its algorithm failed) has no
+# measurement to keep.
+NOT_MEASURED = ("skipped",)
+
+
+def interrupt_on_sigterm() -> None:
+    """SIGTERM raises KeyboardInterrupt, so a stopped job ends as Ctrl+C ends it."""
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+
+def write_json(path: str | Path, record: dict, compact: bool = False) -> list[Path]:
+    """The record as JSON at `path`, written atomically; the files written."""
+    text = json.dumps(record, separators=(",", ":")) if compact else json.dumps(record, indent=1)
+    write_atomic(Path(path), text + "\n")
+    return [Path(path)]
+
+
+def run(study: str, cell, cfg: dict, measure: Callable[[], dict], write: Callable[[dict], Any],
+        history: Path, *, command: str | None = None, ready: dict | None = None,
+        on_sigterm: Callable[[], None] = interrupt_on_sigterm,
+        interrupted: str = "no output written") -> tuple[dict, Any] | None:
+    """Measure `cell` and write its record with `write(record)`, which returns the files
+    it wrote (a list, or a mapping whose values are paths); (record, what `write`
+    returned), or None when it was interrupted (the command then exits 130). `ready` is a
+    record known without measuring (the cell skipped or not available here), written as
+    it is."""
+    on_sigterm()
+
+    def save(record: dict):
+        written = write(record)
+        files = list(written.values()) if isinstance(written, Mapping) else list(written)
+        if record.get("status") not in NOT_MEASURED:
+            dest, earlier = keep_history(history, files)
+            if earlier:
+                print(f"  note: replaced the measurement of {earlier[-1].name} for {study} {cell.label}; every "
+                      f"measurement stays in {dest.parent}", file=sys.stderr)
+        return written
+
+    try:
+        record = ready if ready is not None else measure_undisturbed(
+            cfg, measure, save, f"{study} {cell.label}", cell=(study, cell))
+    except KeyboardInterrupt:
+        print(f"parbench {command or study + '-cell'}: {cell.label} interrupted; {interrupted}", file=sys.stderr)
+        return None
+    return record, save(record)
