@@ -1,72 +1,76 @@
 """The cell life cycle every study shares (parbench.cell_life): the record written, each
-measurement kept in the history, an interrupted cell (Ctrl+C or SIGTERM) writing nothing,
-a record known without measuring written as it is."""
+measurement kept in the cell's history, an interrupted cell (Ctrl+C or SIGTERM) writing
+nothing, a record known without measuring written as it is."""
 
 import json
 import os
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 
 from parbench import cell_life
+from parbench.studies.base import CellPaths
 
 # one attempt: whatever else the machine runs, the test's cell is measured once
-CFG = {"disturbance": {"max_other_cores": 1e9, "max_attempts": 1, "settle_sec": 0}, "studies": [],
-       "run_order_seed": 0}
+CFG = {"profile": "toy", "disturbance": {"max_other_cores": 1e9, "max_attempts": 1, "settle_sec": 0},
+       "studies": [], "run_order_seed": 0}
 
 
 @dataclass(frozen=True)
-class ToyCell:
+class ToyCell(CellPaths):
+    root: str
     label: str = "toy x1"
+
+    def stem(self, profile):
+        return f"{self.root}/{profile}/cell"
+
+    def history(self, profile):
+        return Path(self.root) / "history"
+
+
+def run(tmp_path, measure, **options):
+    cell = ToyCell(str(tmp_path))
+    return cell_life.run("toy", cell, CFG, measure, lambda r: cell_life.write_json(cell.record("toy"), r), **options)
 
 
 def test_a_cell_is_written_and_every_measurement_kept(tmp_path, capsys):
-    out, history = tmp_path / "cell.json", tmp_path / "history"
+    out = tmp_path / "toy" / "cell.json"
     for value in (1, 2):
-        record, written = cell_life.run("toy", ToyCell(), CFG, lambda: {"status": "ok", "value": value},
-                                        lambda r: cell_life.write_json(out, r), history)
+        record, written = run(tmp_path, lambda: {"status": "ok", "value": value})
         assert written == [out] and json.loads(out.read_text())["value"] == value == record["value"]
-    kept = sorted(history.iterdir())
+    kept = sorted((tmp_path / "history").iterdir())
     assert [json.loads((d / "cell.json").read_text())["value"] for d in kept] == [1, 2]
     assert "replaced the measurement of" in capsys.readouterr().err  # said, not silently overwritten
 
 
 def test_an_interrupted_cell_writes_nothing(tmp_path, capsys):
-    out = tmp_path / "cell.json"
-
     def interrupted():
         raise KeyboardInterrupt
 
-    assert cell_life.run("toy", ToyCell(), CFG, interrupted, lambda r: cell_life.write_json(out, r),
-                         tmp_path / "history") is None
-    assert not out.exists() and not (tmp_path / "history").exists()
+    assert run(tmp_path, interrupted) is None
+    assert not (tmp_path / "toy").exists() and not (tmp_path / "history").exists()
     assert "parbench toy-cell: toy x1 interrupted; no output written" in capsys.readouterr().err
 
 
 def test_sigterm_ends_the_cell_as_ctrl_c_does(tmp_path):
-    out = tmp_path / "cell.json"
-
     def stopped():
         os.kill(os.getpid(), signal.SIGTERM)
         return {"status": "ok"}
 
     before = signal.getsignal(signal.SIGTERM)
     try:
-        assert cell_life.run("toy", ToyCell(), CFG, stopped, lambda r: cell_life.write_json(out, r),
-                             tmp_path / "history") is None
+        assert run(tmp_path, stopped) is None
     finally:
         signal.signal(signal.SIGTERM, before)
-    assert not out.exists()
+    assert not (tmp_path / "toy").exists()
 
 
 def test_a_record_known_without_measuring_is_written_as_it_is(tmp_path):
-    out = tmp_path / "cell.json"
-
     def never():
         raise AssertionError("measured a cell that was skipped")
 
-    record, _ = cell_life.run("toy", ToyCell(), CFG, never, lambda r: cell_life.write_json(out, r),
-                              tmp_path / "history", ready={"status": "skipped"})
-    assert record == {"status": "skipped"} == json.loads(out.read_text())
+    record, _ = run(tmp_path, never, ready={"status": "skipped"})
+    assert record == {"status": "skipped"} == json.loads((tmp_path / "toy" / "cell.json").read_text())
     assert not (tmp_path / "history").exists()  # nothing was measured, so nothing to keep
 
 
@@ -77,7 +81,24 @@ def test_a_mapping_of_outputs_is_kept_whole(tmp_path):
         files["console"].write_text("line\n")
         return files
 
-    _, written = cell_life.run("toy", ToyCell(), CFG, lambda: {"status": "ok"}, write, tmp_path / "history")
+    _, written = cell_life.run("toy", ToyCell(str(tmp_path)), CFG, lambda: {"status": "ok"}, write)
     assert set(written) == {"record", "console"}
     (kept,) = (tmp_path / "history").iterdir()
     assert sorted(p.name for p in kept.iterdir()) == ["c.json", "c.txt"]
+
+
+def test_every_studys_cell_names_its_files_alike():
+    from parbench import studies
+
+    for study in studies.registered():
+        cell = study.cells(_smoke())[0]
+        assert isinstance(cell, CellPaths), study.name
+        assert cell.record("smoke").endswith(".json") and cell.outputs("smoke")["record"] == cell.record("smoke")
+        assert cell.record("smoke").startswith(cell.stem("smoke"))
+        assert "history" in str(cell.history("smoke"))
+
+
+def _smoke():
+    from parbench import config
+
+    return config.load("smoke")

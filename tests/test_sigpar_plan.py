@@ -44,7 +44,7 @@ def test_cell_paths_encode_every_parameter():
     # the default backends keep the seed's folders
     assert out["csv"] == "data/raw/m4/parallelism/multiprocess/SPHINCS+-SHA2-128f-simple_verify_t4_r0.csv"
     assert out["system"].endswith("_verify_t4_r0_system.json")
-    assert out["cell"].endswith("_verify_t4_r0_cell.json")
+    assert out["record"].endswith("_verify_t4_r0_cell.json")
     cffi = plan.Cell.of("Ed25519", "sign", "threading", 2, "openssl-cffi", rep=3)
     assert cffi.stem("m4") == "data/raw/m4/parallelism/threading-openssl-cffi/Ed25519_sign_t2_r3"
     native = plan.Cell.of("Ed25519", "sign", "native-threads", 2)

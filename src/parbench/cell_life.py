@@ -38,15 +38,16 @@ def write_json(path: str | Path, record: dict, compact: bool = False) -> list[Pa
 
 
 def run(study: str, cell, cfg: dict, measure: Callable[[], dict], write: Callable[[dict], Any],
-        history: Path, *, command: str | None = None, ready: dict | None = None,
+        *, command: str | None = None, ready: dict | None = None,
         on_sigterm: Callable[[], None] = interrupt_on_sigterm,
         interrupted: str = "no output written") -> tuple[dict, Any] | None:
-    """Measure `cell` and write its record with `write(record)`, which returns the files
+    """Measure `cell` (a `studies.base.CellPaths`) and write its record with `write(record)`, which returns the files
     it wrote (a list, or a mapping whose values are paths); (record, what `write`
     returned), or None when it was interrupted (the command then exits 130). `ready` is a
     record known without measuring (the cell skipped or not available here), written as
     it is."""
     on_sigterm()
+    history = cell.history(cfg["profile"])
 
     def save(record: dict):
         written = write(record)

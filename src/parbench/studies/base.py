@@ -67,6 +67,28 @@ class SystemPackage:
         return self.brew if manager == "brew" else self.debian
 
 
+class CellPaths:
+    """The files of a measured cell, alike in every study: a cell (a frozen dataclass of
+    its sweep's coordinates) gives `stem`, the path of its files without an extension, and
+    `history`, the folder that keeps a copy of each of its measurements. Its record is the
+    JSON file `<stem><RECORD_SUFFIX>`; `outputs` names every file it writes, the record
+    under "record"."""
+
+    RECORD_SUFFIX = ".json"
+
+    def stem(self, profile: str) -> str:
+        raise NotImplementedError
+
+    def history(self, profile: str) -> Path:
+        raise NotImplementedError
+
+    def record(self, profile: str) -> str:
+        return f"{self.stem(profile)}{self.RECORD_SUFFIX}"
+
+    def outputs(self, profile: str) -> dict[str, str]:
+        return {"record": self.record(profile)}
+
+
 @dataclass(frozen=True)
 class Study:
     # The study's key: its package, config group, rules file, paper section, the prefix of

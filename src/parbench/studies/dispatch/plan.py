@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from pathlib import Path
 
 from parbench import paths
 from parbench.progress import cells_to_measure
 from parbench.records import failed_in_run
+from parbench.studies.base import CellPaths
 
 MODES = ("local", "pull", "push", "push-naive")
 PEERS = ("processpool", "dask", "celery", "ray")
@@ -40,7 +42,7 @@ SYSTEM_PATTERN = r"(?:" + "|".join(SYSTEMS) + r")(?:@[A-Za-z0-9.-]+)?"
 
 
 @dataclass(frozen=True, order=True)
-class DispatchCell:
+class DispatchCell(CellPaths):
     system: str
     # which repetition of the system's protocol (from 0)
     rep: int = 0
@@ -69,8 +71,11 @@ class DispatchCell:
     def label(self) -> str:
         return f"dispatch {self.key} r{self.rep}"
 
-    def record(self, profile: str) -> str:
-        return f"{CELL.format(profile=profile, system=self.key, rep=self.rep)}.json"
+    def stem(self, profile: str) -> str:
+        return CELL.format(profile=profile, system=self.key, rep=self.rep)
+
+    def history(self, profile: str) -> Path:
+        return Path(HISTORY.format(profile=profile)) / f"{self.key}_r{self.rep}"
 
 
 def _num(x: float) -> str:

@@ -153,9 +153,6 @@ def repetitions_of(cfg: dict, cell: DispatchCell) -> int:
     return dc["anomaly"]["repetitions"] if cell.experiment else dc["repetitions"]
 
 
-def history_folder(profile: str, cell: DispatchCell) -> Path:
-    return Path(plan.HISTORY.format(profile=profile)) / f"{cell.key}_r{cell.rep}"
-
 
 def main(args) -> int:
     from parbench import config as pbconfig
@@ -183,7 +180,7 @@ def main(args) -> int:
 
     # SIGTERM stops the cell like Ctrl+C: whatever it started is stopped
     done = cell_life.run("dispatch", cell, cfg, lambda: measure(cfg, cell), lambda r: write_json(out, r, compact=True),
-                         history_folder(cfg["profile"], cell), on_sigterm=sweep.interruptible,
+                         on_sigterm=sweep.interruptible,
                          interrupted="everything it started is stopped, no output written")
     if done is None:
         return 130

@@ -29,6 +29,7 @@ from parbench.progress import cells_to_measure
 from parbench.records import failed_in_run
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
+from parbench.studies.base import CellPaths
 
 # One record per (runtime, workload) under data/raw/<profile>/gil/.
 RAW = paths.RAW + "/gil"
@@ -45,7 +46,7 @@ RELATED_STUDY, RELATED_TABLE = "sigpar", "sigpar_cells"
 
 
 @dataclass(frozen=True, order=True)
-class GilCell:
+class GilCell(CellPaths):
     runtime: str
     workload: str
     # which repetition (interpreter launch) of the point, from 0
@@ -62,8 +63,8 @@ class GilCell:
     def stem(self, profile: str) -> str:
         return CELL.format(profile=profile, runtime=self.runtime, workload=self.workload, rep=self.rep)
 
-    def outputs(self, profile: str) -> dict[str, str]:
-        return {"record": f"{self.stem(profile)}.json"}
+    def history(self, profile: str) -> Path:
+        return Path(HISTORY.format(profile=profile)) / self.runtime / f"{self.workload}_r{self.rep}"
 
 
 def resolved(cfg: dict) -> list[rt.Resolution]:

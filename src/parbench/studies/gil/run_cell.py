@@ -283,9 +283,6 @@ def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
     return record
 
 
-def history_folder(profile: str, cell: GilCell) -> Path:
-    return Path(plan.HISTORY.format(profile=profile)) / cell.runtime / f"{cell.workload}_r{cell.rep}"
-
 
 def main(args) -> int:
     from parbench import config as pbconfig
@@ -302,8 +299,7 @@ def main(args) -> int:
         raise SystemExit(f"parbench gil-cell: --rep must be >= 0 (got {args.rep})")
     cell = GilCell(args.runtime, args.workload, args.rep)
     path = Path(f"{args.out_stem or cell.stem(cfg['profile'])}.json")
-    done = cell_life.run("gil", cell, cfg, lambda: measure(cfg, cell), lambda r: write_json(path, r),
-                         history_folder(cfg["profile"], cell))
+    done = cell_life.run("gil", cell, cfg, lambda: measure(cfg, cell), lambda r: write_json(path, r))
     if done is None:
         return 130
     record, _ = done

@@ -28,6 +28,7 @@ from pathlib import Path
 from parbench import paths
 from parbench.progress import cells_to_measure
 from parbench.records import failed_in_run
+from parbench.studies.base import CellPaths
 
 # Raw layout under data/raw/<profile>/.
 RAW = paths.RAW + "/kem"
@@ -70,7 +71,7 @@ def level_of(parameter_set_name: str) -> int | None:
 
 
 @dataclass(frozen=True, order=True)
-class CyclesCell:
+class CyclesCell(CellPaths):
     implementation: str
     parameter_set: str
     operation: str
@@ -94,16 +95,13 @@ class CyclesCell:
         return CYCLES_CELL.format(profile=profile, implementation=self.implementation,
                                   parameter_set=self.parameter_set, operation=self.operation)
 
-    def record(self, profile: str) -> str:
-        return self.stem(profile) + ".json"
-
     def history(self, profile: str) -> Path:
         return Path(HISTORY.format(profile=profile)) / "cycles" / self.implementation / \
             f"{self.parameter_set}_{self.operation}"
 
 
 @dataclass(frozen=True, order=True)
-class ThroughputCell:
+class ThroughputCell(CellPaths):
     implementation: str
     parameter_set: str
     operation: str
@@ -128,9 +126,6 @@ class ThroughputCell:
         return THROUGHPUT_CELL.format(profile=profile, implementation=self.implementation,
                                       parameter_set=self.parameter_set, operation=self.operation,
                                       threads=self.threads, rep=self.rep)
-
-    def record(self, profile: str) -> str:
-        return self.stem(profile) + ".json"
 
     def history(self, profile: str) -> Path:
         return Path(HISTORY.format(profile=profile)) / "throughput" / self.implementation / \

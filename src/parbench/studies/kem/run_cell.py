@@ -166,7 +166,7 @@ def _run(command: str, args, cell) -> int:
     record_path = Path(args.out or cell.record(cfg["profile"]))
     try:
         done = cell_life.run("kem", cell, cfg, lambda: measure(cfg, cell, args.binary, args.liboqs),
-                             lambda r: write_json(record_path, r), cell.history(cfg["profile"]), command=command)
+                             lambda r: write_json(record_path, r), command=command)
     except BinaryError as exc:
         raise SystemExit(f"parbench {command}: {cell.label}: {exc}") from None
     if done is None:

@@ -12,11 +12,13 @@ Beside the cells, one job replays the fracsteal explorer's zoom (`fracsteal.py`)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from parbench import paths
 from parbench.progress import cells_to_measure
 from parbench.records import failed_in_run
 from parbench.studies.sched import fracsteal
+from parbench.studies.base import CellPaths
 
 # One folder per workload, one record per (scheduler, threads), under data/raw/<profile>/.
 RAW = paths.RAW + "/sched"
@@ -39,7 +41,7 @@ REFERENCES = ("tbb_parallel_sort",)
 
 
 @dataclass(frozen=True, order=True)
-class SchedCell:
+class SchedCell(CellPaths):
     workload: str
     scheduler: str
     threads: int
@@ -59,8 +61,10 @@ class SchedCell:
                            threads=self.threads, rep=self.rep)
 
     def outputs(self, profile: str) -> dict[str, str]:
-        stem = self.stem(profile)
-        return {"record": f"{stem}.json", "console": f"{stem}.txt"}
+        return {**super().outputs(profile), "console": f"{self.stem(profile)}.txt"}
+
+    def history(self, profile: str) -> Path:
+        return Path(HISTORY.format(profile=profile)) / self.workload / f"{self.scheduler}_t{self.threads:02d}_r{self.rep}"
 
 
 def schedulers_of(cfg: dict, workload: str) -> list[str]:

@@ -77,10 +77,6 @@ def write_outputs(record: dict, stem: str) -> dict[str, str]:
     return out
 
 
-def history_folder(profile: str, cell: SchedCell) -> Path:
-    return Path(plan.HISTORY.format(profile=profile)) / cell.workload / \
-        f"{cell.scheduler}_t{cell.threads:02d}_r{cell.rep}"
-
 
 def console_lines(record: dict, repetitions: int = 1) -> list[str]:
     """The seed's lines of one repetition of a cell, as printed: the driver's `[NN] Time
@@ -112,7 +108,7 @@ def main(args) -> int:
     cell = SchedCell(args.workload, args.scheduler, args.threads, args.rep)
     stem = args.out_stem or cell.stem(cfg["profile"])
     done = cell_life.run("sched", cell, cfg, lambda: measure(cfg, cell, args.driver),
-                         lambda r: write_outputs(r, stem), history_folder(cfg["profile"], cell))
+                         lambda r: write_outputs(r, stem))
     if done is None:
         return 130
     record, outputs = done

@@ -432,7 +432,7 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
 
 def write_outputs(record: dict, stem: str) -> dict[str, str]:
     """Write the three output files of a cell atomically; returns their paths."""
-    out = {"csv": f"{stem}.csv", "system": f"{stem}_system.json", "cell": f"{stem}_cell.json"}
+    out = {"record": f"{stem}_cell.json", "csv": f"{stem}.csv", "system": f"{stem}_system.json"}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -446,5 +446,5 @@ def write_outputs(record: dict, stem: str) -> dict[str, str]:
     write_atomic(Path(out["csv"]), buf.getvalue())
     write_atomic(Path(out["system"]), json.dumps(system, indent=1) + "\n")
     # the cell record last: its presence means the cell is complete
-    write_atomic(Path(out["cell"]), json.dumps(record, indent=1, default=str) + "\n")
+    write_atomic(Path(out["record"]), json.dumps(record, indent=1, default=str) + "\n")
     return out

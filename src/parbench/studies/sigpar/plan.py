@@ -27,6 +27,7 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.progress import format_duration
+from parbench.studies.base import CellPaths
 
 # The seed's raw layout, one folder per mode (under data/raw/<profile>/).
 RAW = paths.RAW + "/parallelism"
@@ -95,7 +96,7 @@ def variant_of(mode: str, backend: str) -> str:
 
 
 @dataclass(frozen=True, order=True)
-class Cell:
+class Cell(CellPaths):
     algorithm: str
     operation: str
     mode: str
@@ -132,9 +133,15 @@ class Cell:
         return CELL.format(profile=profile, variant=self.variant, algorithm=self.algorithm,
                            operation=self.operation, workers=self.workers, rep=self.rep)
 
+    RECORD_SUFFIX = "_cell.json"
+
     def outputs(self, profile: str) -> dict[str, str]:
         stem = self.stem(profile)
-        return {"csv": f"{stem}.csv", "system": f"{stem}_system.json", "cell": f"{stem}_cell.json"}
+        return {**super().outputs(profile), "csv": f"{stem}.csv", "system": f"{stem}_system.json"}
+
+    def history(self, profile: str) -> Path:
+        return (Path(HISTORY.format(profile=profile)) / self.variant
+                / f"{self.algorithm}_{self.operation}_t{self.workers}_r{self.rep}")
 
 
 def split_variant(variant: str) -> tuple[str, str | None]:
@@ -187,7 +194,7 @@ def cells_of(cfg: dict, algorithm: str) -> list[Cell]:
 
 def cell_records(cfg: dict, algorithm: str | None = None) -> list[str]:
     """The record (`_cell.json`) of every cell, or of one algorithm's cells."""
-    return [c.outputs(cfg["profile"])["cell"] for c in cells(cfg) if algorithm is None or c.algorithm == algorithm]
+    return [c.record(cfg["profile"]) for c in cells(cfg) if algorithm is None or c.algorithm == algorithm]
 
 
 def shim_sources() -> list[str]:

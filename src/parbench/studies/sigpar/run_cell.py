@@ -58,10 +58,6 @@ def record_failure(profile: str, cell: Cell, failure: str, run_id: str | None) -
     return path
 
 
-def history_folder(profile: str, cell: Cell) -> Path:
-    return (Path(plan.HISTORY.format(profile=profile)) / cell.variant
-            / f"{cell.algorithm}_{cell.operation}_t{cell.workers}_r{cell.rep}")
-
 
 def skipped_record(cfg: dict, cell: Cell, earlier: dict) -> dict:
     from parbench.studies.sigpar.cell import algorithm_record
@@ -125,14 +121,14 @@ def main(args) -> int:
     ready = (skipped_record(cfg, cell, earlier) if earlier else
              cellmod.unavailable_record(cfg, cell, unavailable) if unavailable else None)
     done = cell_life.run("sigpar", cell, cfg, lambda: cellmod.measure(cfg, cell, shim_dir=args.shim),
-                         lambda r: cellmod.write_outputs(r, stem), history_folder(cfg["profile"], cell), ready=ready)
+                         lambda r: cellmod.write_outputs(r, stem), ready=ready)
     if done is None:
         return 130
     record, outputs = done
     if record["status"] == "failed":
         where = record_failure(cfg["profile"], cell, record["failure"], run_id)
         print(f"\nERROR sigpar {cell.label} failed its correctness check: {record['failure']}\n"
-              f"  The cell is recorded as failed ({outputs['cell']}, {where}); the remaining cells of\n"
+              f"  The cell is recorded as failed ({outputs['record']}, {where}); the remaining cells of\n"
               f"  {cell.algorithm} in this run are skipped. After fixing, rerun the algorithm with:\n"
               f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
     for warning in record["warnings"]:
