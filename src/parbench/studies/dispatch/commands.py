@@ -6,22 +6,19 @@ from pathlib import Path
 
 
 def study(args) -> int:
+    from parbench.processed import status_counts, write_tables
     from parbench.records import read_records, write_atomic
     from parbench.studies.dispatch import aggregate
 
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     records = read_records(args.cells)
     tables = aggregate.study_tables(records)
-    for name, frame in tables.items():
-        frame.to_parquet(out / f"dispatch_{name}.parquet", index=False)
+    write_tables("dispatch", tables, out)
     report = aggregate.seed_report(tables["summary"], tables["cells"])
     write_atomic(out / "dispatch_report.md", report)
     print(report, flush=True)
     cells = tables["cells"]
-    print(f"dispatch: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok, "
-          f"{(cells['status'] == 'unavailable').sum()} unavailable, {(cells['status'] == 'failed').sum()} failed), "
-          f"{len(tables['runs'])} runs, {len(tables['tasks'])} tasks -> {out}")
+    print(f"dispatch: {len(cells)} cells ({status_counts(cells)}), {len(tables['runs'])} runs, {len(tables['tasks'])} tasks -> {out}")
     return 0
 
 

@@ -16,25 +16,22 @@ REPORT_NAME = "multithread_cpu_report.md"
 
 def study(args) -> int:
     from parbench import config as pbconfig
+    from parbench.processed import status_counts, write_tables
     from parbench.records import read_records, write_atomic
     from parbench.studies.gil import aggregate, runtimes
 
     cfg = pbconfig.load_for_command("gil-aggregate", args.profile, args.overrides)
     gc = cfg["gil"]
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     records = read_records(args.cells)
     resolutions = [r.summary() for r in runtimes.resolve_all(cfg)]
     tables = aggregate.study_tables(records, resolutions, gc["confidence"], gc["baseline"])
-    for name, frame in tables.items():
-        frame.to_parquet(out / f"gil_{name}.parquet", index=False)
+    write_tables("gil", tables, out)
     text = aggregate.seed_report(tables["summary"], tables["runtimes"], gc["baseline"], cfg["profile"])
     write_atomic(out / REPORT_NAME, text)
     print(text, flush=True)
     summary, rt = tables["summary"], tables["runtimes"]
-    print(f"gil: {len(records)} cells, {len(summary)} points ({(summary['status'] == 'ok').sum()} ok, "
-          f"{(summary['status'] == 'unavailable').sum()} unavailable, {(summary['status'] == 'failed').sum()} "
-          f"failed); runtimes measured: {', '.join(rt.loc[rt['status'] == 'measured', 'runtime']) or 'none'} "
+    print(f"gil: {len(records)} cells, {len(summary)} points ({status_counts(summary)}); runtimes measured: {', '.join(rt.loc[rt['status'] == 'measured', 'runtime']) or 'none'} "
           f"-> {out}")
     return 0
 

@@ -8,24 +8,21 @@ TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "through
 
 
 def study(args) -> int:
+    from parbench.processed import status_counts, write_tables
     from parbench.records import read_records, write_atomic
     from parbench.studies.kem import aggregate
 
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     cycles = read_records(args.cycles)
     throughput = read_records(args.throughput or [])
     tables = aggregate.study_tables(cycles, throughput, read_records([args.counters])[0])
-    for name in TABLES:
-        tables[name].to_parquet(out / f"kem_{name}.parquet", index=False)
+    write_tables("kem", tables, out, TABLES)
     text = aggregate.seed_results(cycles)
     write_atomic(out / "kem_seed_results.txt", text)
     print(text, flush=True)
     summary = tables["cycles"]
-    counts = summary["status"].value_counts().to_dict()
     sweep = tables["throughput"]
-    print(f"kem: {len(summary)} cycles cells ({counts.get('ok', 0)} ok, {counts.get('unavailable', 0)} unavailable, "
-          f"{counts.get('failed', 0)} failed), {len(sweep)} thread-sweep points from {len(tables['throughput_reps'])} "
+    print(f"kem: {len(summary)} cycles cells ({status_counts(summary)}), {len(sweep)} thread-sweep points from {len(tables['throughput_reps'])} "
           f"repetitions -> {out}")
     return 0
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+
 def study(args) -> int:
+    from parbench.processed import write_tables
+    from parbench.records import read_records, write_atomic
     from parbench.studies.sched import aggregate
-    from parbench.records import read_records
 
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     records = read_records(args.cells)
     tables = aggregate.study_tables(records)
-    for name, frame in tables.items():
-        frame.to_parquet(out / f"sched_{name}.parquet", index=False)
+    write_tables("sched", tables, out)
     console = aggregate.console_blocks(tables["summary"], records)
-    (out / "sched_console.txt").write_text(console)
+    write_atomic(out / "sched_console.txt", console)
     print(console, flush=True)
     summary = tables["summary"]
     print(f"sched: {len(summary)} cells ({(summary['status'] == 'ok').sum()} ok, "
@@ -28,14 +28,12 @@ def study(args) -> int:
 def fracsteal_frames(args) -> int:
     import json
 
+    from parbench.processed import write_parquet
     from parbench.studies.sched import fracsteal, fracsteal_tables
 
     record = json.loads(Path(args.record).read_text())
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     table = fracsteal_tables.frames_table(record)
-    path = out / f"{fracsteal.TABLE}.parquet"
-    table.to_parquet(path, index=False)
+    path = write_parquet(table, Path(args.out_dir) / f"{fracsteal.TABLE}.parquet")
     s = fracsteal_tables.summary(table)
     if s is None:
         print(f"sched fracsteal: zoom {record['status']}: {record['failure']} -> {path}")

@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from parbench.processed import write_csv, write_parquet, write_tables
 from parbench.records import read_records, write_atomic
 
 
@@ -21,8 +22,7 @@ def algorithm(args) -> int:
     records = read_records(args.cells)
     cells = aggregate.cells_table(records, args.min_ops_per_worker)
     print(aggregate.algorithm_block(cells, args.index, args.total), flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    cells.to_parquet(args.out, index=False)
+    write_parquet(cells, args.out)
     return 0
 
 
@@ -32,19 +32,17 @@ def study(args) -> int:
     from parbench.studies.sigpar import aggregate
 
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     records = read_records(args.cells)
     tables = aggregate.study_tables(records, args.min_ops_per_worker)
     cells = pd.concat([pd.read_parquet(p) for p in args.algorithms], ignore_index=True)
     tables["cells"] = cells
-    for name, frame in tables.items():
-        frame.to_parquet(out / f"sigpar_{name}.parquet", index=False)
+    write_tables("sigpar", tables, out)
     meta = aggregate.metadata(cells)
     for variant in cells["variant"].unique():
         doc = aggregate.seed_json(cells, variant, meta)
         write_atomic(out / f"parallelism_{variant}.json", json.dumps(doc, indent=2) + "\n")
-        aggregate.seed_summary(cells, variant).to_csv(out / f"parallelism_summary_{variant}.csv", index=False)
-    aggregate.seed_summary(cells).to_csv(out / "parallelism_summary.csv", index=False)
+        write_csv(aggregate.seed_summary(cells, variant), out / f"parallelism_summary_{variant}.csv")
+    write_csv(aggregate.seed_summary(cells), out / "parallelism_summary.csv")
     print(f"sigpar: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok) from {len(tables['reps'])} repetitions, "
           f"{len(tables['workers'])} worker rows, {len(tables['latency'])} latency samples -> {out}")
     return 0

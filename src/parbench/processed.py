@@ -1,0 +1,39 @@
+"""What a study's aggregate step writes, written alike for every study: its tidy tables
+as `<out>/<study>_<name>.parquet`, its files in the seed's formats, and the one line that
+counts its cells by status. Every file is written through a temporary file and a rename,
+so an interrupted aggregate never leaves half a table where the paper would read it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+STATUSES = ("ok", "unavailable", "failed")
+
+
+def _atomic(path: Path, write) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def write_parquet(frame, path: str | Path) -> Path:
+    return _atomic(Path(path), lambda tmp: frame.to_parquet(tmp, index=False))
+
+
+def write_csv(frame, path: str | Path) -> Path:
+    return _atomic(Path(path), lambda tmp: frame.to_csv(tmp, index=False))
+
+
+def write_tables(study: str, tables: dict, out: str | Path, names=None) -> list[Path]:
+    """Each table (all of `tables`, or those `names`) as `<out>/<study>_<name>.parquet`."""
+    return [write_parquet(tables[name], Path(out) / f"{study}_{name}.parquet") for name in (names or tables)]
+
+
+def status_counts(frame, statuses=STATUSES, column: str = "status") -> str:
+    """"3 ok, 1 unavailable, 0 failed": how many rows of `frame` have each status."""
+    counts = frame[column].value_counts().to_dict() if len(frame) else {}
+    return ", ".join(f"{counts.get(s, 0)} {s}" for s in statuses)
