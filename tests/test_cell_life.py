@@ -40,7 +40,9 @@ def test_a_cell_is_written_and_every_measurement_kept(tmp_path, capsys):
         assert written == [out] and json.loads(out.read_text())["value"] == value == record["value"]
     kept = sorted((tmp_path / "history").iterdir())
     assert [json.loads((d / "cell.json").read_text())["value"] for d in kept] == [1, 2]
-    assert "replaced the measurement of" in capsys.readouterr().err  # said, not silently overwritten
+    err = capsys.readouterr().err
+    assert "replaced the measurement of" in err  # said, not silently overwritten
+    assert "for toy x1;" in err  # a label that names its study already is not prefixed twice
 
 
 def test_an_interrupted_cell_writes_nothing(tmp_path, capsys):

@@ -48,6 +48,8 @@ def run(study: str, cell, cfg: dict, measure: Callable[[], dict], write: Callabl
     it is."""
     on_sigterm()
     history = cell.history(cfg["profile"])
+    # the cell as messages name it: its study, then its label (which may name the study already)
+    who = cell.label if cell.label.startswith(f"{study} ") else f"{study} {cell.label}"
 
     def save(record: dict):
         written = write(record)
@@ -55,13 +57,13 @@ def run(study: str, cell, cfg: dict, measure: Callable[[], dict], write: Callabl
         if record.get("status") not in NOT_MEASURED:
             dest, earlier = keep_history(history, files)
             if earlier:
-                print(f"  note: replaced the measurement of {earlier[-1].name} for {study} {cell.label}; every "
+                print(f"  note: replaced the measurement of {earlier[-1].name} for {who}; every "
                       f"measurement stays in {dest.parent}", file=sys.stderr)
         return written
 
     try:
         record = ready if ready is not None else measure_undisturbed(
-            cfg, measure, save, f"{study} {cell.label}", cell=(study, cell))
+            cfg, measure, save, who, cell=(study, cell))
     except KeyboardInterrupt:
         print(f"parbench {command or study + '-cell'}: {cell.label} interrupted; {interrupted}", file=sys.stderr)
         return None
