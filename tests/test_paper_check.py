@@ -261,6 +261,29 @@ def test_a_log_axis_with_ticks_left_unlabelled_is_caught():
     assert figure_check.problems(_svg(labelled), "labelled") == []
 
 
+def test_a_log_axis_whose_numbers_stop_short_of_its_data_is_caught():
+    from parbench.figures import log_axis
+
+    # a little past a power of ten: Vega's log ticks stop at 100,000, the data goes on to
+    # 160,000 with no number beside it
+    data = pd.DataFrame({"x": [1, 2, 3], "y": [57_000.0, 110_000.0, 160_000.0]})
+    scale = alt.Scale(type="log", nice=False, zero=False)
+    short = alt.Chart(data).mark_point().encode(x="x:Q", y=alt.Y("y:Q", scale=scale, axis=alt.Axis(tickCount=4)))
+    assert any("of its length only" in p for p in figure_check.problems(_svg(short), "short"))
+    spread = short.encode(y=alt.Y("y:Q", scale=scale, axis=log_axis([data["y"].tolist()])))
+    assert figure_check.problems(_svg(spread), "spread") == []
+
+
+def test_log_ticks_give_each_panel_numbers_over_its_own_values():
+    from parbench.figures import log_ticks
+
+    narrow, wide = [0.36, 0.41], [120.0, 9_000.0]
+    ticks = log_ticks([narrow, wide])
+    assert [t for t in ticks if 0.3 <= t <= 0.5] == [0.36, 0.37, 0.38, 0.39, 0.4, 0.41]
+    assert {200, 300, 500, 1000, 2000, 5000} <= set(ticks)
+    assert log_ticks([[]]) == []
+
+
 def test_labels_hidden_for_overlap_leave_the_saved_svg():
     from parbench.figures import log_axis, without_hidden_text
 
@@ -268,7 +291,7 @@ def test_labels_hidden_for_overlap_leave_the_saved_svg():
     # which a PDF would still carry as text printed over their neighbours
     data = pd.DataFrame({"x": [1, 2, 3], "y": [1.2e4, 9e4, 9e5]})
     chart = alt.Chart(data).mark_point().encode(
-        x="x:Q", y=alt.Y("y:Q", scale=alt.Scale(type="log"), axis=log_axis("~s"))).properties(height=60)
+        x="x:Q", y=alt.Y("y:Q", scale=alt.Scale(type="log"), axis=log_axis(number_format="~s"))).properties(height=60)
     svg = _svg(chart)
     assert 'opacity="0"' in svg
     kept = without_hidden_text(svg)

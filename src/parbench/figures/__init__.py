@@ -31,13 +31,47 @@ def wrap_title(chart: alt.TopLevelMixin, width: int = TITLE_CHARS) -> alt.TopLev
     return chart
 
 
-def log_axis(number_format: str = "~g", **options) -> alt.Axis:
-    """An axis for a log scale with every tick labelled that fits: a log scale's own
+# The mantissas a log axis spanning a decade or more puts a tick at, in each decade.
+LOG_MANTISSAS = (1, 2, 3, 5, 7)
+
+
+def _panel_ticks(values) -> list[float]:
+    import math
+
+    clean = [float(v) for v in values if v is not None and not math.isnan(float(v)) and float(v) > 0]
+    if not clean:
+        return []
+    lo, hi = min(clean), max(clean)
+    if hi >= 10 * lo:  # a decade or more: a few mantissas per decade
+        ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+                 for m in LOG_MANTISSAS]
+    else:  # less: evenly spaced round numbers, about six over the values
+        raw = (hi - lo) / 6 or lo / 6
+        magnitude = 10.0 ** math.floor(math.log10(raw))
+        step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+        ticks = [k * step for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
+    return [float(f"{t:.6g}") for t in ticks if lo / 1.25 <= t <= hi * 1.25 and t > 0]
+
+
+def log_ticks(panels) -> list[float]:
+    """Tick values for a log axis: `panels` holds the numbers each panel draws (one
+    list per panel of a facet whose scales are independent, or one list). Each panel
+    gets about five round numbers over its values, so every panel has numbers from its
+    bottom to its top; the union serves them all, a panel drawing those in its domain.
+    Vega's own log ticks step from one power of ten to the next, so an axis ending a
+    little past 100,000 had its last number at 100,000, none beside the data above."""
+    return sorted({t for values in panels for t in _panel_ticks(values)})
+
+
+def log_axis(panels=None, number_format: str = "~g", **options) -> alt.Axis:
+    """An axis for a log scale with a number on every tick that fits: a log scale's own
     label format skips every tick whose mantissa is not among the first few (1, 2, 5), so
     an axis spanning less than a decade showed stretches of data with no number. Each
-    label is formatted here instead, and labels that would overlap are dropped greedily."""
-    return alt.Axis(labelExpr=f"format(datum.value, '{number_format}')", labelOverlap="greedy", tickCount=6,
-                    **options)
+    label is formatted here instead, at `log_ticks(panels)` when the drawn values are
+    given, and labels that would overlap are dropped greedily."""
+    if panels is not None:
+        options["values"] = log_ticks(panels)
+    return alt.Axis(labelExpr=f"format(datum.value, '{number_format}')", labelOverlap="greedy", **options)
 
 
 # A label Vega hid (an axis label dropped for overlap) is still a text in the SVG, drawn

@@ -206,18 +206,38 @@ def problems(svg_text: str, name: str) -> list[str]:
 
 def unlabelled_ticks(svg_text: str, name: str) -> list[str]:
     """The axes with a tick whose label is drawn empty (Vega writes an empty text where
-    its format skips a tick; a label dropped for overlap is not drawn at all)."""
+    its format skips a tick; a label dropped for overlap is not drawn at all), and the
+    log axes whose labels cover less than `MIN_LABELLED` of their length (a log scale's
+    ticks over less than a decade can stop at the nearest power of ten, leaving the rest
+    of the axis, data and all, without a number)."""
     out = []
     for axis in ET.fromstring(svg_text).iter(f"{SVG}g"):
         if "role-axis" not in axis.get("class", "").split():
             continue
+        where = axis.get("aria-label") or "an axis"
         labels = [t for g in axis.iter(f"{SVG}g") if "role-axis-label" in g.get("class", "")
                   for t in g.iter(f"{SVG}text") if t.get("opacity", "1") != "0"]
         empty = sum(1 for t in labels if not (t.text or "").strip())
         if empty:
-            out.append(f"{name}: {axis.get('aria-label') or 'an axis'} draws {empty} of its {len(labels)} ticks "
+            out.append(f"{name}: {where} draws {empty} of its {len(labels)} ticks "
                        f"without a label (give a log axis an explicit format: figures.log_axis)")
+        domain = next((line for g in axis.iter(f"{SVG}g") if "role-axis-domain" in g.get("class", "")
+                       for line in g.iter(f"{SVG}line")), None)
+        if domain is None or not labels or "log scale" not in where:
+            continue  # a linear axis's own ticks span it; a band axis labels its categories
+        vertical = abs(float(domain.get("y2", 0) or 0)) > abs(float(domain.get("x2", 0) or 0))
+        length = abs(float(domain.get("y2" if vertical else "x2", 0) or 0))
+        spots = [_offset(t)[1 if vertical else 0] for t in labels if (t.text or "").strip()]
+        if len(spots) < 2:
+            out.append(f"{name}: {where} has {len(spots)} number(s): a reader cannot read a value off it")
+        elif length > 0 and len(spots) >= 2 and (max(spots) - min(spots)) < MIN_LABELLED * length:
+            out.append(f"{name}: {where} has numbers over {(max(spots) - min(spots)) / length:.0%} of its length "
+                       f"only (at least {MIN_LABELLED:.0%}: let the axis choose its ticks)")
     return out
+
+
+# The least share of an axis's length its labels must span.
+MIN_LABELLED = 0.5
 
 
 # An SVG pixel is 0.75 pt (96 per inch); A4 is 595.28 pt wide.

@@ -94,8 +94,11 @@ def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
     chart = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=alt.X("percentile:Q", title="percentile", scale=alt.Scale(domain=[0, 100]),
                 axis=alt.Axis(values=[1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99])),
-        y=alt.Y("value_ticks:Q", title=f"{unit_title(data)} (log)", scale=alt.Scale(type="log"),
-                axis=log_axis("~s")),
+        # the data's own extent, not whole decades: the calls' percentiles span less than one
+        y=alt.Y("value_ticks:Q", title=f"{unit_title(data)} (log)",
+                scale=alt.Scale(type="log", nice=False, zero=False, padding=6),
+                axis=log_axis([g["value_ticks"].tolist() for _, g in data.groupby(["parameter_set", "operation"])],
+                              "~s")),
         color=implementation_color(data),
         tooltip=["implementation", "parameter_set", "operation", "percentile",
                  alt.Tooltip("value_ticks:Q", title=unit_title(data), format=",.0f"),
