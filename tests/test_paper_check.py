@@ -31,6 +31,16 @@ def facts(frame=None):
                  {"config": {"t": {"duration_sec": 2.0}}, "machine": {"logical_cores": 2}})
 
 
+def test_a_lookup_whose_interval_columns_do_not_exist_is_refused():
+    # the interval looked up under another name read as none, and a verdict on it said
+    # "not distinguishable" where the data could tell
+    frame = cells().rename(columns={"ops_per_sec_ci_low": "rate_ci_low", "ops_per_sec_ci_high": "rate_ci_high"})
+    f = facts(frame)
+    with pytest.raises(KeyError, match="ops_per_sec_ci_low"):
+        f.lookup("rate", "cells", frame.iloc[1], "ops_per_sec")
+    assert f.lookup("rate_alone", "cells", frame.iloc[1], "ops_per_sec", interval=False).ci is None
+
+
 def test_a_lookup_names_its_row_and_writes_its_interval():
     f = facts()
     row = cells().iloc[1]
@@ -381,6 +391,6 @@ def test_a_grid_table_keeps_a_median_over_its_interval():
 
     frame = pd.DataFrame({"algorithm": ["RSA-2048"], "rate": ["4,636<br>(4,595–4,684)"]})
     text = md_table(frame, "Caption.", "tbl-x")
-    assert text.startswith("+") and "4,636\\" in text and "(4,595–4,684)" in text
+    assert text.lstrip("\n").startswith("+") and "4,636\\" in text and "(4,595–4,684)" in text
     assert "{#tbl-x}" in text
     assert write_value(0.5, "pct") == "50%" and write_value(3, "int", "cores") == "3 cores"

@@ -268,6 +268,25 @@ def test_missing_image_names_it(tmp_path):
         render_paper(root, renderer="pandoc", log=None)
 
 
+def test_a_table_glued_to_the_paragraph_before_it_is_refused(tmp_path):
+    glued = ("Text of the paragraph.\n+---+---+\n| a | b |\n+===+===+\n| 1 | 2 |\n+---+---+\n\n"
+             ": Caption {#tbl-glued}\n")
+    root = _write_paper(tmp_path / "p", glued)
+    with pytest.raises(RenderError, match=r"tbl-glued"):
+        render_paper(root, renderer="pandoc", log=None)
+    root = _write_paper(tmp_path / "q", glued.replace("paragraph.\n", "paragraph.\n\n"))
+    render_paper(root, renderer="pandoc", log=None)
+
+
+def test_the_table_and_figure_helpers_stand_apart_from_the_text_before_them():
+    import pandas as pd
+
+    from parbench.paper.format import figure, md_table
+
+    assert md_table(pd.DataFrame({"a": [1]}), "Cap", "tbl-x").startswith("\n")
+    assert figure("local", "x", "Cap", "fig-x").startswith("\n")
+
+
 def test_unsupported_syntax_fails_loudly(tmp_path):
     root = _write_paper(tmp_path / "p", "{{< video https://example.com/v.mp4 >}}\n")
     with pytest.raises(UnsupportedSyntaxError, match="video"):

@@ -246,6 +246,12 @@ class Facts:
         value = _plain(get(column))
         ci = None
         if interval:
+            has = (lambda c: c in row) if hasattr(row, "get") else (lambda c: hasattr(row, c))
+            if not (has(f"{column}_ci_low") and has(f"{column}_ci_high")):
+                # a verdict on a value whose interval is not looked up says "not
+                # distinguishable" where the data may tell: name the columns, or say interval=False
+                raise KeyError(f"fact {key}: {_name(table)}{f' (via {via})' if via else ''} has no "
+                               f"{column}_ci_low/{column}_ci_high; pass interval=False for a value without one")
             lo, hi = _plain(get(f"{column}_ci_low")), _plain(get(f"{column}_ci_high"))
             ci = (lo, hi) if lo is not None and hi is not None else None
         source = {"kind": "lookup", "table": _name(table), "via": via, "where": where, "column": column,

@@ -66,7 +66,8 @@ def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     header = "| " + " | ".join(frame.columns) + " |"
     align = "|" + "|".join("--:" if _numeric_column(frame[c]) else ":--" for c in frame.columns) + "|"
     rows = ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join([header, align, *rows, "", f": {caption} {{#{label}}}", ""])
+    # a blank line first: a table glued to the paragraph before it is that paragraph's text
+    return "\n".join(["", header, align, *rows, "", f": {caption} {{#{label}}}", ""])
 
 
 def grid_table(frame: pd.DataFrame, cells: list[list[str]], caption: str, label: str) -> str:
@@ -97,7 +98,7 @@ def grid_table(frame: pd.DataFrame, cells: list[list[str]], caption: str, label:
     text = [rule("-"), *row_lines(head), rule("=", header=True)]
     for row in lines:
         text += [*row_lines(row), rule("-")]
-    return "\n".join([*text, "", f": {caption} {{#{label}}}", ""])
+    return "\n".join(["", *text, "", f": {caption} {{#{label}}}", ""])
 
 
 def figure(profile: str, name: str, caption: str, label: str) -> str:
@@ -106,7 +107,8 @@ def figure(profile: str, name: str, caption: str, label: str) -> str:
     where Quarto resolves it. Quarto's PDF (Typst rooted at that folder) refuses a file
     outside it."""
     folder = posixpath.relpath(paths.PAPER_FIGURES.format(profile=profile), paths.PAPER_DIR)
-    return f"![{caption}]({folder}/{name}.svg){{#{label}}}\n"
+    # its own paragraph: an image inside a paragraph is inline, not a numbered figure
+    return f"\n![{caption}]({folder}/{name}.svg){{#{label}}}\n"
 
 
 def findings(ok: pd.DataFrame, machine: dict, writers: dict) -> dict[str, str]:

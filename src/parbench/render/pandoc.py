@@ -202,6 +202,12 @@ def render_with_pandoc(project: PaperProject, output: Path, keep_intermediate: P
                 warnings.append(msg)
         if fatal:
             raise RenderError("pandoc could not resolve: " + "; ".join(fatal))
+        # a label printed as text is a table or figure pandoc did not see as one (glued to
+        # the paragraph before it): the paper would show raw Markdown where it stands
+        stray = sorted(set(re.findall(r"\{#(?:sec|fig|tbl)-[\w-]+\}", html_tmp.read_text(encoding="utf-8"))))
+        if stray:
+            raise RenderError(f"label(s) left as text in the rendered paper: {', '.join(stray)} (is the table or "
+                              f"figure separated from the paragraph before it by a blank line?)")
         if pdf_output is not None:
             from .typst import write_pdf
 

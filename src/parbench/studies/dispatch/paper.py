@@ -459,7 +459,8 @@ def latency(f: Facts, summary: pd.DataFrame, top: Fact | None) -> dict:
         return {"latency": None}
 
     def at(r) -> dict:
-        return {"name": NAMES[r["system"]], "value": row_fact(f, r, "p50_latency_ms", "p50", unit="ms")}
+        # a range, no ranking: the latency percentiles have no interval
+        return {"name": NAMES[r["system"]], "value": row_fact(f, r, "p50_latency_ms", "p50", unit="ms", interval=False)}
 
     ordered = rows.sort_values("p50_latency_ms")
     out = {"low": at(ordered.iloc[0]), "high": at(ordered.iloc[-1]), "several": len(rows) > 1, "platform": None,
@@ -469,7 +470,7 @@ def latency(f: Facts, summary: pd.DataFrame, top: Fact | None) -> dict:
         out["platform"] = {"low": at(platform.iloc[0]), "high": at(platform.iloc[-1])}
     naive = rows[rows["system"] == "push-naive"]
     if len(naive) and (naive.iloc[0]["stale_workers_first_run"] or 0) > 0:
-        out["naive"] = row_fact(f, naive.iloc[0], "max_latency_ms", "max_latency", unit="ms")
+        out["naive"] = row_fact(f, naive.iloc[0], "max_latency_ms", "max_latency", unit="ms", interval=False)
     return {"latency": out}
 
 

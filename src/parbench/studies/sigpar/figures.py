@@ -215,11 +215,12 @@ def python_cost_table(cells: pd.DataFrame) -> pd.DataFrame:
                                           nat["ops_per_sec_reps"] if "ops_per_sec_reps" in nat else [])
         rows.append({"algorithm": r.algorithm, "family": r.family, "operation": r.operation, "backend": r.backend,
                      "native_ops_per_sec": base, "backend_ops_per_sec": r.ops_per_sec,
-                     "fraction_of_native": r.ops_per_sec / base, "fraction_ci_low": lo, "fraction_ci_high": hi,
+                     "fraction_of_native": r.ops_per_sec / base, "fraction_of_native_ci_low": lo,
+                     "fraction_of_native_ci_high": hi,
                      "python_cost_us": 1e6 / r.ops_per_sec - 1e6 / base})
     return pd.DataFrame(rows, columns=["algorithm", "family", "operation", "backend", "native_ops_per_sec",
-                                       "backend_ops_per_sec", "fraction_of_native", "fraction_ci_low",
-                                       "fraction_ci_high", "python_cost_us"])
+                                       "backend_ops_per_sec", "fraction_of_native", "fraction_of_native_ci_low",
+                                       "fraction_of_native_ci_high", "python_cost_us"])
 
 
 def python_cost(cells: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -237,8 +238,8 @@ def python_cost(cells: pd.DataFrame, machine: dict) -> alt.Chart:
                  alt.Tooltip("python_cost_us:Q", title="µs per operation above native", format=",.2f"),
                  alt.Tooltip("backend_ops_per_sec:Q", format=",.1f"), alt.Tooltip("native_ops_per_sec:Q", format=",.1f")],
     )
-    whiskers = base.transform_filter("isValid(datum.fraction_ci_low)").mark_rule(color="#222222").encode(
-        x="fraction_ci_low:Q", x2="fraction_ci_high:Q", y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
+    whiskers = base.transform_filter("isValid(datum.fraction_of_native_ci_low)").mark_rule(color="#222222").encode(
+        x="fraction_of_native_ci_low:Q", x2="fraction_of_native_ci_high:Q", y=alt.Y("algorithm:N", sort=ALGORITHM_ORDER, title=None),
         yOffset=alt.YOffset("backend:N"))
     rule = base.mark_rule(strokeDash=[4, 4], color="#444444").encode(x=alt.datum(1.0))
     return (alt.layer(bars, whiskers, rule).properties(width=260, height=alt.Step(9))
