@@ -267,8 +267,8 @@ def backends(f: Facts, ok: pd.DataFrame) -> dict:
                                                  "fraction_of_native", where=where, via=COST, fmt="pct"),
                            "cost": f.aggregate(_id("cost_median", backend), "sigpar_cells", "median",
                                                "python_cost_us", where=where, via=COST, unit="µs"),
-                           "n": f.aggregate(_id("cost_n", backend), "sigpar_cells", "nunique", "algorithm",
-                                            where=where, via=COST)})
+                           "n": f.aggregate(_id("cost_n", backend), "sigpar_cells", "count", where=where,
+                                            via=COST)})
     negative = [r for r in rows if r["cost_us"].value is not None and r["cost_us"].value < 0]
     for r in negative:  # a median above the native rate: a finding only if the data can tell
         x = r["row"]
