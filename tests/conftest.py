@@ -22,6 +22,26 @@ import pytest
 from parbench import paths
 from parbench.native import liboqs
 
+
+def _is_subreaper() -> bool:
+    """Whether this process is a child subreaper (Linux's PR_GET_CHILD_SUBREAPER)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    flag = ctypes.c_int(0)
+    ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0)
+    return bool(flag.value)
+
+
+@pytest.fixture(autouse=True)
+def _pytest_stays_no_subreaper():
+    """The real load meter makes its process a child subreaper (a cell's own process):
+    run inside pytest's, every later test's orphans would stay zombies. The test that does
+    it fails here, by name, instead of a later one far away."""
+    yield
+    assert not _is_subreaper(), "this test made pytest's process a child subreaper (use a fake load meter)"
+
 REPO = Path(__file__).resolve().parents[1]
 
 # What a sanitizer or UBSan prints when it finds something

@@ -28,9 +28,24 @@ class ToyCell(CellPaths):
         return Path(self.root) / "history"
 
 
+class QuietMeter:
+    """A load meter that reads no load. The real one makes its process a child subreaper,
+    which in pytest's own process would leave every later test's orphans unreaped."""
+
+    def __call__(self, **options):
+        return self
+
+    def start(self):
+        return self
+
+    def stop(self):
+        return {"other_cores": 0.0, "steal_cores": 0.0}
+
+
 def run(tmp_path, measure, **options):
     cell = ToyCell(str(tmp_path))
-    return cell_life.run("toy", cell, CFG, measure, lambda r: cell_life.write_json(cell.record("toy"), r), **options)
+    return cell_life.run("toy", cell, CFG, measure, lambda r: cell_life.write_json(cell.record("toy"), r),
+                         meter_factory=QuietMeter(), **options)
 
 
 def test_a_cell_is_written_and_every_measurement_kept(tmp_path, capsys):
@@ -83,7 +98,8 @@ def test_a_mapping_of_outputs_is_kept_whole(tmp_path):
         files["console"].write_text("line\n")
         return files
 
-    _, written = cell_life.run("toy", ToyCell(str(tmp_path)), CFG, lambda: {"status": "ok"}, write)
+    _, written = cell_life.run("toy", ToyCell(str(tmp_path)), CFG, lambda: {"status": "ok"}, write,
+                               meter_factory=QuietMeter())
     assert set(written) == {"record", "console"}
     (kept,) = (tmp_path / "history").iterdir()
     assert sorted(p.name for p in kept.iterdir()) == ["c.json", "c.txt"]
@@ -104,3 +120,4 @@ def _smoke():
     from parbench import config
 
     return config.load("smoke")
+

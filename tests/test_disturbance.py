@@ -13,6 +13,19 @@ import pytest
 from parbench import disturbance
 from parbench.telemetry import load
 
+
+@pytest.fixture(autouse=True)
+def _no_subreaper_after():
+    """Some tests here run the real load meter in pytest's process, which makes it a child
+    subreaper (as it makes a cell's process): undone after each, so that later tests'
+    orphans are reaped (conftest checks)."""
+    yield
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER, off
+
+
 LinuxTimes = collections.namedtuple("LinuxTimes", "user nice system idle iowait irq softirq steal guest guest_nice")
 MacTimes = collections.namedtuple("MacTimes", "user nice system idle")
 Usage = collections.namedtuple("Usage", "ru_utime ru_stime")
