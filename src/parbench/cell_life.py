@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 from parbench.disturbance import measure_undisturbed
 from parbench.records import keep_history, write_atomic
+from parbench.telemetry.load import LoadMeter
 
 # A record that was not measured (a cell skipped after its algorithm failed) has no
 # measurement to keep.
@@ -26,7 +27,8 @@ NOT_MEASURED = ("skipped",)
 
 
 def interrupt_on_sigterm() -> None:
-    """SIGTERM raises KeyboardInterrupt, so a stopped job ends as Ctrl+C ends it."""
+    """SIGTERM raises KeyboardInterrupt, so a stopped job ends as Ctrl+C ends it (every
+    `finally` runs: whatever the cell started is stopped)."""
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
 
@@ -38,16 +40,16 @@ def write_json(path: str | Path, record: dict, compact: bool = False) -> list[Pa
 
 
 def run(study: str, cell, cfg: dict, measure: Callable[[], dict], write: Callable[[dict], Any],
-        *, command: str | None = None, ready: dict | None = None,
-        on_sigterm: Callable[[], None] = interrupt_on_sigterm,
-        interrupted: str = "no output written", meter_factory=None) -> tuple[dict, Any] | None:
-    """Measure `cell` (a `studies.base.CellPaths`) and write its record with `write(record)`, which returns the files
-    it wrote (a list, or a mapping whose values are paths); (record, what `write`
+        *, command: str | None = None, ready: dict | None = None, interrupted: str = "no output written",
+        meter_factory=LoadMeter) -> tuple[dict, Any] | None:
+    """Measure `cell` (a `studies.base.CellPaths`) and write its record with
+    `write(record)`, which returns the files it wrote (a list, or a mapping whose values
+    are paths); (record, what `write`
     returned), or None when it was interrupted (the command then exits 130). `ready` is a
     record known without measuring (the cell skipped or not available here), written as
-    it is. The load meter (`meter_factory`, default `telemetry.load.LoadMeter`) makes this
+    it is. The load meter (`meter_factory`) makes this
     process a child subreaper: run it in the cell's own process, never in a long-lived one."""
-    on_sigterm()
+    interrupt_on_sigterm()
     history = cell.history(cfg["profile"])
     # the cell as messages name it: its study, then its label (which may name the study already)
     who = cell.label if cell.label.startswith(f"{study} ") else f"{study} {cell.label}"
@@ -64,7 +66,7 @@ def run(study: str, cell, cfg: dict, measure: Callable[[], dict], write: Callabl
 
     try:
         record = ready if ready is not None else measure_undisturbed(
-            cfg, measure, save, who, cell=(study, cell), **({"meter_factory": meter_factory} if meter_factory else {}))
+            cfg, measure, save, who, cell=(study, cell), meter_factory=meter_factory)
     except KeyboardInterrupt:
         print(f"parbench {command or study + '-cell'}: {cell.label} interrupted; {interrupted}", file=sys.stderr)
         return None

@@ -176,11 +176,7 @@ def main(args) -> int:
         except MissingRedis as exc:
             raise SystemExit(f"parbench dispatch-cell: {exc}") from None
     out = Path(args.out or cell.record(cfg["profile"]))
-    from parbench.studies.dispatch import sweep
-
-    # SIGTERM stops the cell like Ctrl+C: whatever it started is stopped
     done = cell_life.run("dispatch", cell, cfg, lambda: measure(cfg, cell), lambda r: write_json(out, r, compact=True),
-                         on_sigterm=sweep.interruptible,
                          interrupted="everything it started is stopped, no output written")
     if done is None:
         return 130

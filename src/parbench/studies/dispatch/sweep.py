@@ -30,7 +30,6 @@ recorded beside what was measured:
 
 from __future__ import annotations
 
-import signal
 import time
 from dataclasses import dataclass, field
 
@@ -313,14 +312,6 @@ def sweep(runner: Runner, params: dict, progress=None) -> dict:
     finally:
         runner.close()
     return {"runs": runs, "tasks": tasks, "depth": depth, "failures": failures}
-
-
-def interruptible() -> None:
-    """SIGTERM ends a sweep like Ctrl+C (so that every `finally` runs)."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 def wall_clock_anchor() -> dict:
