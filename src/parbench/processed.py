@@ -5,27 +5,19 @@ so an interrupted aggregate never leaves half a table where the paper would read
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from parbench.records import replace_atomically
 
 STATUSES = ("ok", "unavailable", "failed")
 
 
-def _atomic(path: Path, write) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write(tmp)
-    os.replace(tmp, path)
-    return path
-
-
 def write_parquet(frame, path: str | Path) -> Path:
-    return _atomic(Path(path), lambda tmp: frame.to_parquet(tmp, index=False))
+    return replace_atomically(Path(path), lambda tmp: frame.to_parquet(tmp, index=False))
 
 
 def write_csv(frame, path: str | Path) -> Path:
-    return _atomic(Path(path), lambda tmp: frame.to_csv(tmp, index=False))
+    return replace_atomically(Path(path), lambda tmp: frame.to_csv(tmp, index=False))
 
 
 def write_tables(study: str, tables: dict, out: str | Path, names=None) -> list[Path]:

@@ -17,16 +17,27 @@ import time
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write `text` (or bytes) to `path` through a temporary file and a rename."""
+def replace_atomically(path: Path, write) -> Path:
+    """Make `path` by `write(tmp)` into a temporary file beside it, then a rename: a
+    reader sees the old file or the whole new one, never half of it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb" if isinstance(text, bytes) else "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
+    write(tmp)
     os.replace(tmp, path)
+    return path
+
+
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write `text` (or bytes) to `path` through a temporary file and a rename."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb" if isinstance(text, bytes) else "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    replace_atomically(path, write)
 
 
 def keep_history(folder: Path, outputs) -> tuple[Path, list[Path]]:

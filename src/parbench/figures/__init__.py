@@ -89,20 +89,18 @@ def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
     title is wrapped (`wrap_title`)."""
     import vl_convert as vlc
 
+    from parbench.records import write_atomic
+
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
     spec = wrap_title(chart).to_json()
     out = []
-    for fmt, data, mode in (
-        ("svg", without_hidden_text(vlc.vegalite_to_svg(spec)), "w"),
-        ("png", vlc.vegalite_to_png(spec, scale=2), "wb"),
-        ("html", vlc.vegalite_to_html(spec, bundle=True), "w"),
+    for fmt, data in (
+        ("svg", without_hidden_text(vlc.vegalite_to_svg(spec))),
+        ("png", vlc.vegalite_to_png(spec, scale=2)),
+        ("html", vlc.vegalite_to_html(spec, bundle=True)),
     ):
         path = stem.with_suffix(f".{fmt}")
-        tmp = path.with_name(f".{path.name}.tmp")
-        with open(tmp, mode) as fh:
-            fh.write(data)
-        tmp.replace(path)
+        write_atomic(path, data)
         out.append(path)
     return out
 
