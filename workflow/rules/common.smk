@@ -88,7 +88,7 @@ def report_category(study):
 
 
 # A report label's format, by the file's extension.
-TABLE_FORMATS = {"parquet": "Parquet", "csv": "CSV", "txt": "text", "md": "Markdown"}
+TABLE_FORMATS = {"parquet": "Parquet", "csv": "CSV", "txt": "text", "md": "Markdown", "html": "HTML"}
 
 
 def table_caption(study, file):
@@ -101,17 +101,18 @@ def table_caption(study, file):
     return f"../report/{study}/{stem.removeprefix(f'{study}_')}.rst"
 
 
-def table_report(study, file, seed=False):
+def table_report(study, file, seed=False, label=None, caption=None):
     """A processed file of the study (data/processed/<profile>/<file>) registered in
-    Snakemake's report with the study's tables (`seed`: a file in the seed's own format,
-    so labelled)."""
+    Snakemake's report with the study's tables, captioned by `table_caption` unless
+    `caption` names another (`seed`: a file in the seed's own format, so labelled;
+    `label`: another label)."""
     stem, ext = file.rsplit(".", 1)
     return report(
         f"{PROCESSED}/{file}",
-        caption=table_caption(study, file),
+        caption=caption or table_caption(study, file),
         category=report_category(study),
         subcategory="Tables",
-        labels={"table": f"{stem} (the seed's)" if seed else stem, "format": TABLE_FORMATS[ext]},
+        labels={"table": label or (f"{stem} (the seed's)" if seed else stem), "format": TABLE_FORMATS[ext]},
     )
 
 

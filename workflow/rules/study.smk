@@ -6,10 +6,11 @@
 
 
 def report_table_caption(study, table):
-    """A paper table's caption in Snakemake's report: workflow/report/<study>/<table
-    without the study's prefix>.rst, else the study's paper_tables.rst."""
-    own = Path(workflow.basedir, "workflow/report", study, f"{table.removeprefix(f'{study}_')}.rst")
-    return f"../report/{study}/{own.name if own.exists() else 'paper_tables.rst'}"
+    """A paper table's caption in Snakemake's report: its own (`table_caption`), else
+    the study's paper_tables.rst."""
+    own = table_caption(study, table)
+    exists = Path(workflow.basedir, "workflow/rules", own).resolve().is_file()
+    return own if exists else f"../report/{study}/paper_tables.rst"
 
 
 def report_table_outputs(study):
@@ -17,12 +18,11 @@ def report_table_outputs(study):
     files = report_tables(study)
     out = {}
     for name in studies.get(study).paper().REPORT_TABLES:
-        out[f"{name}_html"] = report(
-            files[f"{name}_html"],
+        out[f"{name}_html"] = table_report(
+            study,
+            f"tables/{name}.html",
+            label=f"{name} (the paper's)",
             caption=report_table_caption(study, name),
-            category=report_category(study),
-            subcategory="Tables",
-            labels={"table": f"{name} (the paper's)", "format": "HTML"},
         )
         out[f"{name}_csv"] = files[f"{name}_csv"]
     return out
