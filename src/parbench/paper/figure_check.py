@@ -230,7 +230,7 @@ def unlabelled_ticks(svg_text: str, name: str) -> list[str]:
         spots = [_offset(t)[1 if vertical else 0] for t in labels if (t.text or "").strip()]
         if len(spots) < 2:
             out.append(f"{name}: {where} has {len(spots)} number(s): a reader cannot read a value off it")
-        elif length > 0 and len(spots) >= 2 and (max(spots) - min(spots)) < MIN_LABELLED * length:
+        elif length > 0 and (max(spots) - min(spots)) < MIN_LABELLED * length:
             out.append(f"{name}: {where} has numbers over {(max(spots) - min(spots)) / length:.0%} of its length "
                        f"only (at least {MIN_LABELLED:.0%}: let the axis choose its ticks)")
     return out

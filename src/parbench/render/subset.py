@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from .shortcodes import _EXEC_CELL
+
 SHORTCODES = {"include"}
 LABEL_KINDS = {"sec", "fig", "tbl"}
 CALLOUT = re.compile(r'^:::+\s*\{\.callout-(note|warning)(\s+title="[^"]*")?\s*\}\s*$')
@@ -35,7 +37,7 @@ def problems(text: str, name: str) -> list[str]:
             out.append(f"{name}: the shortcode {{{{< {m.group(1)} >}}}} is Quarto's alone (allowed: include)")
     for m in re.finditer(r"\{#([A-Za-z]+)-", text):
         if m.group(1) not in LABEL_KINDS:
-            out.append(f"{name}: the label kind #{m.group(1)}- is not numbered by the fallback (allowed: sec, fig, tbl)")
+            out.append(f"{name}: the label kind #{m.group(1)}- is not one the paper uses (allowed: sec, fig, tbl)")
     for m in re.finditer(r"(?<![\w.])@([A-Za-z][\w]*)(-?)", text):
         if not (m.group(2) and m.group(1) in LABEL_KINDS):
             out.append(f"{name}: @{m.group(1)}{m.group(2)} is a citation or a reference of a kind the paper does "
@@ -44,7 +46,7 @@ def problems(text: str, name: str) -> list[str]:
         stripped = line.strip()
         if stripped.startswith(":::") and stripped.strip(":") and not CALLOUT.match(stripped):
             out.append(f"{name}: the div {stripped!r} is not a callout-note or callout-warning")
-        if re.match(r"^(```+|~~~+)\s*\{\s*[A-Za-z]", stripped):
+        if _EXEC_CELL.match(stripped):
             out.append(f"{name}: {stripped!r} is an executable code cell (Quarto runs it; the paper's numbers "
                        f"come from the pipeline)")
         if re.match(r"^(```+|~~~+)\s*\{=", stripped):

@@ -18,7 +18,8 @@ def study(args) -> int:
     write_atomic(out / "dispatch_report.md", report)
     print(report, flush=True)
     cells = tables["cells"]
-    print(f"dispatch: {len(cells)} cells ({status_counts(cells)}), {len(tables['runs'])} runs, {len(tables['tasks'])} tasks -> {out}")
+    print(f"dispatch: {len(cells)} cells ({status_counts(cells)}), {len(tables['runs'])} runs, "
+          f"{len(tables['tasks'])} tasks -> {out}")
     return 0
 
 

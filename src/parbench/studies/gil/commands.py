@@ -31,7 +31,8 @@ def study(args) -> int:
     write_atomic(out / REPORT_NAME, text)
     print(text, flush=True)
     summary, rt = tables["summary"], tables["runtimes"]
-    print(f"gil: {len(records)} cells, {len(summary)} points ({status_counts(summary)}); runtimes measured: {', '.join(rt.loc[rt['status'] == 'measured', 'runtime']) or 'none'} "
+    print(f"gil: {len(records)} cells, {len(summary)} points ({status_counts(summary)}); runtimes measured: "
+          f"{', '.join(rt.loc[rt['status'] == 'measured', 'runtime']) or 'none'} "
           f"-> {out}")
     return 0
 

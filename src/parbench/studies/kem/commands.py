@@ -22,7 +22,8 @@ def study(args) -> int:
     print(text, flush=True)
     summary = tables["cycles"]
     sweep = tables["throughput"]
-    print(f"kem: {len(summary)} cycles cells ({status_counts(summary)}), {len(sweep)} thread-sweep points from {len(tables['throughput_reps'])} "
+    print(f"kem: {len(summary)} cycles cells ({status_counts(summary)}), {len(sweep)} thread-sweep points from "
+          f"{len(tables['throughput_reps'])} "
           f"repetitions -> {out}")
     return 0
 

@@ -70,7 +70,8 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
                 axis=alt.Axis(values=workers, format="d")),
         # the data's own extent, not whole decades: a decade-wide axis squeezed the modes'
         # lines onto each other, so that no dash or shape could tell them apart
-        y=alt.Y(f"{y}:Q", title=y_title, scale=LOG_EXTENT, axis=log_axis(panel_values(data, ["family", "operation"], [y, *bounds]))),
+        y=alt.Y(f"{y}:Q", title=y_title, scale=LOG_EXTENT,
+                axis=log_axis(panel_values(data, ["family", "operation"], [y, *bounds]))),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
         tooltip=["family", "algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f"),
                  alt.Tooltip(f"{bounds[0]}:Q", format=",.3~f", title="95% CI low"),
