@@ -19,10 +19,12 @@ include: "workflow/rules/build.smk"
 include: "workflow/rules/machine.smk"
 
 
-# one rules file per study of the run (the registry: src/parbench/studies/__init__.py)
+# one rules file per study of the run (the registry: src/parbench/studies/__init__.py); a
+# study that is a Benchmark has one only for native code of its own
 for _study in STUDIES:
+    if _study.benchmark is None or Path(workflow.basedir, f"workflow/rules/{_study.name}.smk").is_file():
 
-    include: f"workflow/rules/{_study.name}.smk"
+        include: f"workflow/rules/{_study.name}.smk"
 
 
 # what every study has alike: its figure and paper rules

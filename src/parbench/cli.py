@@ -25,6 +25,9 @@ SHARED_COMMANDS = {
     "resume-check": "parbench.locks",
     "report-run": "parbench.report_run",
     "builds-done": "parbench.builds",
+    # the runner of every study that is a Benchmark (parbench.studies.benchmark)
+    "cell": "parbench.runner",
+    "aggregate": "parbench.runner",
 }
 
 

@@ -19,7 +19,9 @@ def main(args) -> int:
            "machine": provenance.collect_machine(), "libraries": provenance.collect_libraries(),
            "git": provenance.collect_git(Path.cwd()), "config_hash": provenance.config_hash(cfg),
            "capabilities": caps, "warnings": capabilities.warnings(caps),
-           "cpu_stability": cpu_stability(), "config": cfg}
+           "cpu_stability": cpu_stability(), "config": cfg,
+           # the Hydra overrides of the run: the paper's command to reproduce it repeats them
+           "overrides": list(args.overrides)}
     write_atomic(Path(args.out), json.dumps(doc, indent=2, default=str) + "\n")
     return 0
 

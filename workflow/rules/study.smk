@@ -2,7 +2,12 @@
 # `<study>_figure` (one figure: SVG for the paper, PNG and interactive HTML for the
 # report) and `<study>_paper` (the generated parts of paper/sections/<study>.qmd, its
 # facts, and its tables for the report). A study's own rules file holds only its native
-# builds, its cells and its aggregate.
+# builds, its cells and its aggregate; a study that is a Benchmark
+# (parbench.studies.benchmark) gets those two here as well, `<study>_cell` and
+# `<study>_aggregate`, run by `parbench cell` and `parbench aggregate`, and needs a rules
+# file only for native code of its own.
+
+import re
 
 
 def report_table_caption(study, table):
@@ -28,7 +33,89 @@ def report_table_outputs(study):
     return out
 
 
+def benchmark_cells(study):
+    """The records of every cell of a Benchmark study."""
+    return [cell.record(PROFILE) for cell in studies.get(study).cells(PB)]
+
+
+def benchmark_cell_constraint(study):
+    return "|".join(re.escape(key) for key in studies.get(study).benchmark.keys(PB))
+
+
+def benchmark_cell_parameters(study):
+    """Params: what a cell of a Benchmark study measures (a change measures it again)."""
+    bench = studies.get(study).benchmark
+    return lambda wc: bench.cell_parameters(PB, bench.cell_of(PB, wc.cell))
+
+
+def benchmark_cell_priority(study):
+    bench = studies.get(study).benchmark
+    return lambda wc: cell_priority(study, bench.cell_of(PB, wc.cell))
+
+
+def benchmark_tables(study):
+    """A Benchmark study's tables, each registered in the report."""
+    return {name: table_report(study, f"{name}.parquet") for name in studies.get(study).benchmark.table_names()}
+
+
+def figure_caption(study):
+    """Params: a Benchmark figure's one caption, shown by workflow/report/figure.rst."""
+    bench = studies.get(study).benchmark
+    return lambda wc: bench.figure(wc.figure).caption
+
+
+for _study in (s for s in STUDIES if s.benchmark is not None):
+
+    rule:
+        # One cell of a Benchmark study; it claims every core, so cells run one at a time.
+        name:
+            _study.cell_rule
+        input:
+            builds=after_builds(),
+        output:
+            record=f"{RAW}/{_study.name}/{{cell}}.json",
+        log:
+            f"{LOGS}/{_study.name}/{{cell}}.log",
+        params:
+            # what the cell measures: a change measures it again
+            cell=benchmark_cell_parameters(_study.name),
+            study=_study.name,
+            parbench=PARBENCH,
+            profile=PROFILE,
+            overrides=OVERRIDE_ARGS,
+        wildcard_constraints:
+            cell=benchmark_cell_constraint(_study.name),
+        threads: workflow.cores
+        priority: benchmark_cell_priority(_study.name)
+        conda:
+            CONDA_ENV
+        shell:
+            "{params.parbench} cell --profile {params.profile} --cell {wildcards.cell} --out {output.record} "
+            "{params.study} {params.overrides} 2>> {log} | tee -a {log}"
+
+    rule:
+        # The records of a Benchmark study into its tidy tables and its load table.
+        name:
+            f"{_study.name}_aggregate"
+        input:
+            records=benchmark_cells(_study.name),
+        output:
+            **benchmark_tables(_study.name),
+        log:
+            f"{LOGS}/{_study.name}/aggregate.log",
+        params:
+            out_dir=PROCESSED,
+            study=_study.name,
+            parbench=PARBENCH,
+        conda:
+            CONDA_ENV
+        shell:
+            "{params.parbench} aggregate --out-dir {params.out_dir} {params.study} {input.records} "
+            "2>> {log} | tee -a {log}"
+
+
 for _study in STUDIES:
+    _benchmark = _study.benchmark is not None
 
     rule:
         # One figure: SVG (in the paper), PNG and interactive HTML, both shown in the report.
@@ -40,7 +127,7 @@ for _study in STUDIES:
         output:
             svg=report(
                 f"{FIGURES}/{{figure}}.svg",
-                caption=f"../report/{_study.name}/figures.rst",
+                caption="../report/figure.rst" if _benchmark else f"../report/{_study.name}/figures.rst",
                 category=report_category(_study.name),
                 subcategory="Figures",
                 labels={"figure": "{figure}", "format": "SVG"},
@@ -48,7 +135,7 @@ for _study in STUDIES:
             png=f"{FIGURES}/{{figure}}.png",
             html=report(
                 f"{FIGURES}/{{figure}}.html",
-                caption=f"../report/{_study.name}/figures.rst",
+                caption="../report/figure.rst" if _benchmark else f"../report/{_study.name}/figures.rst",
                 category=report_category(_study.name),
                 subcategory="Interactive figures",
                 labels={"figure": "{figure}", "format": "HTML"},
@@ -58,6 +145,8 @@ for _study in STUDIES:
         params:
             stem=lambda wc: f"{FIGURES}/{wc.figure}",
             parbench=PARBENCH,
+            # a Benchmark figure's caption (its report caption shows it)
+            **({"caption": figure_caption(_study.name)} if _benchmark else {}),
         wildcard_constraints:
             figure=figure_constraint(_study.name),
         conda:

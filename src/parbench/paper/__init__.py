@@ -54,8 +54,10 @@ def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[
     def table(name: str, label: str, caption: str) -> str:
         return md_table(frames[name], caption, label)
 
-    def fig(name: str, label: str, caption: str) -> str:
-        return figure(machine["profile"], name, caption, label)
+    def fig(name: str, label: str | None = None, caption: str | None = None) -> str:
+        # a Benchmark's figure is shown with the label and the one caption it declares
+        declared = module.benchmark.figure(name) if hasattr(module, "benchmark") else None
+        return figure(machine["profile"], name, caption or declared.caption, label or declared.label)
 
     helpers = {"figure": fig, "table": table, "profile": machine["profile"]}
     folder = templates.sections_dir() / study_name

@@ -9,6 +9,8 @@ paper-fragments`), its headline and its limitations among them.
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from parbench import hosts, paths, studies
@@ -93,6 +95,8 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
     run = measured_studies(machine)
     return {
         "f": f, "profile": machine["profile"], "description": machine["description"],
+        # the run's Hydra overrides as Snakemake's --config value ('' for none)
+        "overrides": json.dumps(machine["overrides"]) if machine.get("overrides") else "",
         "virtualized": bool(m.get("virtualized")), "commit": (git.get("git_commit") or "unknown")[:12],
         "dirty": bool(git.get("git_dirty")), "config_hash": machine["config_hash"], "stability": bool(stab),
         "one_machine": len(found) == 1 and found[hosts.HOST].iloc[0] == probed, "probed": probed,

@@ -3,7 +3,8 @@ knows them.
 
 A study is a plug-in: a package `parbench.studies.<name>` whose `__init__.py` defines
 `STUDY`, a `parbench.studies.base.Study` (its plan, commands, figures, paper text and
-hooks), plus its own rules file (`workflow/rules/<name>.smk`), config group
+hooks) or a `parbench.studies.benchmark.Benchmark` (a study parbench's own runner
+measures, which gives that record), plus its own rules file (`workflow/rules/<name>.smk`), config group
 (`conf/<name>/`), paper section (`paper/sections/<name>.qmd`) and report captions
 (`workflow/report/<name>/`). Nothing outside those places names a study; the shared
 machinery asks this registry. `docs/adding-a-study.md` lists the files to create.
@@ -17,6 +18,7 @@ import importlib
 from functools import cache
 
 from parbench.studies.base import Study
+from parbench.studies.benchmark import Benchmark
 
 REGISTRY = (
     "sigpar",
@@ -38,6 +40,8 @@ def get(name: str) -> Study:
     if name not in REGISTRY:
         raise KeyError(f"unknown study {name!r}; registered: {', '.join(REGISTRY)}")
     study = importlib.import_module(f"parbench.studies.{name}").STUDY
+    if isinstance(study, Benchmark):
+        study = study.study()
     if study.name != name:
         raise RuntimeError(f"parbench.studies.{name} defines the study {study.name!r}; "
                            f"a study's name must be its package's")

@@ -142,6 +142,10 @@ class Study:
     rerun_names: Callable[[dict], list[str]] = _none
     # Packages of the operating system it needs beyond the toolchain in the README.
     system_packages: tuple[SystemPackage, ...] = ()
+    # The `parbench.studies.benchmark.Benchmark` the study is, when parbench's runner
+    # measures it: its figures and paper come from it, and study.smk makes its cell and
+    # aggregate rules.
+    benchmark: Any = None
 
     @property
     def package(self) -> str:
@@ -157,6 +161,8 @@ class Study:
 
     def figures(self) -> dict:
         """Figure name -> (function, [input names]), in the order the paper shows them."""
+        if self.benchmark is not None:
+            return self.benchmark.figures()
         if not self.figures_module:
             return {}
         return importlib.import_module(self.figures_module).FIGURES
@@ -167,6 +173,8 @@ class Study:
         return [files.get(i, f"{processed}/{i}.parquet") for i in inputs]
 
     def paper(self) -> Any:
+        if self.benchmark is not None:
+            return self.benchmark.paper()
         return importlib.import_module(self.paper_module) if self.paper_module else None
 
 

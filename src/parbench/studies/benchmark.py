@@ -1,0 +1,244 @@
+"""A study as a class: the contract a study implements when parbench's own runner measures
+its cells (`parbench cell <study>`, `parbench aggregate <study>`) and the rules of
+`workflow/rules/study.smk` schedule them. benchopt's `BaseObjective`/`BaseSolver` are the
+model: the docstrings of `Benchmark` are the contract, and a study holds only what is its
+own.
+
+A subclass names its study (`name`, `title`, `summary`), its cell (`Cell`, a frozen
+dataclass subclassing `SweepCell`), the processed tables it makes (`TABLES`), its figures
+(`FIGURES`, each a `Figure` with the one caption the chart, the paper and Snakemake's
+report use) and the generated parts of its paper section (`FRAGMENTS`, templates in
+`paper/sections/<study>/`); and it defines:
+
+- `cells(cfg)`: the cells of the sweep, in the order they run;
+- `measure(cfg, cell) -> dict`: one measurement of one cell (what was measured, JSON);
+- `check(cfg, cell, result) -> list[str]`: what is wrong with that measurement (nothing
+  when it is correct); a cell with a problem is recorded as failed, never as a result;
+- `tables(records) -> {name: DataFrame}`: the records as tidy tables, one per `TABLES`;
+- `facts(f, tables) -> dict`: the named facts its paper text states (registered on `f`,
+  a `parbench.paper.facts.Facts` the paper check holds against the tables), and anything
+  else its templates need.
+
+The runner owns the rest, alike for every study: SIGTERM as Ctrl+C, measuring again while
+the machine is disturbed, atomic writes, the history of every measurement, the failed
+status, the progress line, the `<study>_load` table and the Parquet names
+(`parbench.cell_life`, `parbench.processed`). `study()` gives the `Study` record through
+which the rest of parbench knows the study (the registry makes it from `STUDY`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+from parbench import paths
+from parbench.studies.base import CellPaths, Study
+
+# A cell's key is a file name and a Snakemake wildcard value.
+KEY = re.compile(r"^[A-Za-z0-9.+-]+(?:_[A-Za-z0-9.+-]+)*$")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure: `function(*tables, machine)` draws it (an Altair chart) from `inputs`,
+    processed table names; the paper shows it as `label` (`fig-...`) with `caption`, which
+    is also the chart's description and its caption in Snakemake's report."""
+
+    name: str
+    function: Callable
+    inputs: tuple[str, ...]
+    caption: str
+    label: str
+
+
+@dataclass(frozen=True)
+class SweepCell(CellPaths):
+    """A cell of a `Benchmark`: subclass it as a frozen dataclass whose fields are the cell's
+    coordinates (a `rep` field is its repetition; the run order interleaves repetitions).
+    Its files are `data/raw/<profile>/<study>/<key>.json` and its history
+    `data/raw/<profile>/<study>/history/<key>/`."""
+
+    # the study's name, set by its Benchmark class
+    study: ClassVar[str] = ""
+
+    @property
+    def key(self) -> str:
+        """`size-1000_workers-2`: the cell's coordinates as a file name."""
+        return "_".join(f"{f.name}-{getattr(self, f.name)}" for f in dataclasses.fields(self))
+
+    @property
+    def label(self) -> str:
+        return f"{self.study} " + " ".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self))
+
+    def folder(self, profile: str) -> Path:
+        return Path(paths.RAW.format(profile=profile)) / self.study
+
+    def stem(self, profile: str) -> str:
+        return str(self.folder(profile) / self.key)
+
+    def history(self, profile: str) -> Path:
+        return self.folder(profile) / "history" / self.key
+
+
+class Benchmark:
+    """The contract of a study measured by parbench's runner (see the module's docstring).
+    Class attributes name the study; methods measure and read it."""
+
+    # the study's key: package, config group, paper section, prefix of its tables and figures
+    name: ClassVar[str]
+    # title of its paper section and of its category in Snakemake's report
+    title: ClassVar[str]
+    # one line: what it measures
+    summary: ClassVar[str]
+    # the cell: a frozen dataclass subclassing SweepCell
+    Cell: ClassVar[type]
+    # names of the tables `tables` makes, without the study's prefix (written as
+    # `<study>_<name>.parquet`; captioned in the report by workflow/report/<study>/<name>.rst)
+    TABLES: ClassVar[tuple[str, ...]] = ()
+    # table name (with the study's prefix) -> the columns naming one of its rows, for facts
+    KEYS: ClassVar[dict[str, list[str]]] = {}
+    # the figures, in the paper's order
+    FIGURES: ClassVar[tuple[Figure, ...]] = ()
+    # the generated parts of the paper section (templates paper/sections/<study>/<part>.md);
+    # `headline` and `limitations` go to the paper's summary and limitations
+    FRAGMENTS: ClassVar[tuple[str, ...]] = ("headline", "limitations")
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "Cell" in cls.__dict__:
+            cls.Cell.study = cls.name
+
+    # --- what a study defines ------------------------------------------------------------------
+
+    def cells(self, cfg: dict) -> list:
+        """The cells of the sweep the config asks for, in the order they run."""
+        raise NotImplementedError
+
+    def measure(self, cfg: dict, cell) -> dict:
+        """Measure one cell once; what was measured (JSON-serializable)."""
+        raise NotImplementedError
+
+    def check(self, cfg: dict, cell, result: dict) -> list[str]:
+        """What is wrong with a measurement (empty when it is correct): a result that fails
+        its check is recorded as failed with these problems."""
+        raise NotImplementedError
+
+    def tables(self, records: list[dict]) -> dict:
+        """The records (`record["result"]` is what `measure` returned, `record["cell"]` the
+        cell's fields) as tidy tables: {name in TABLES: DataFrame}."""
+        raise NotImplementedError
+
+    def facts(self, f, tables: dict) -> dict:
+        """Register the facts the paper states on `f` (parbench.paper.facts.Facts over
+        `tables`); return the rest of the templates' context (rows to loop over, flags)."""
+        return {}
+
+    # --- what a study may refine ---------------------------------------------------------------
+
+    def cell_parameters(self, cfg: dict, cell) -> dict:
+        """Everything that decides what a cell measures: Snakemake measures it again when
+        this changes. The cell's fields and the study's whole config section."""
+        return {"cell": dataclasses.asdict(cell), "config": cfg.get(self.name)}
+
+    def cell_seconds(self, cfg: dict, cell) -> float:
+        """Seconds one cell takes, for the run's time estimate."""
+        return 1.0
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        """Problems spanning keys of the study's config (its schema checks the rest)."""
+        return []
+
+    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        """The study's lines in the run's header: its title and the cells to measure."""
+        from parbench.progress import cells_to_measure
+
+        todo = [self.cell_of(cfg, wc["cell"]) for rule, wc in jobs if rule == self.cell_rule and "cell" in wc]
+        todo = [c for c in todo if c is not None]
+        return [f"{self.title.upper()} ({self.name}): {self.summary}",
+                cells_to_measure(len(todo), len(self.cells(cfg)), sum(self.cell_seconds(cfg, c) for c in todo))]
+
+    # --- what the runner and the rules use -----------------------------------------------------
+
+    @property
+    def cell_rule(self) -> str:
+        return f"{self.name}_cell"
+
+    def cell_of(self, cfg: dict, key: str):
+        """The cell whose key is `key`, None when the config has no such cell."""
+        return next((c for c in self.cells(cfg) if c.key == key), None)
+
+    def keys(self, cfg: dict) -> list[str]:
+        """Every cell's key; a ValueError names one that is not a file name."""
+        keys = [c.key for c in self.cells(cfg)]
+        bad = [k for k in keys if not KEY.match(k)]
+        if bad:
+            raise ValueError(f"{self.name}: cell keys must be file names of letters, digits, '.', '+', '-' "
+                             f"and '_': {bad[0]!r}")
+        return keys
+
+    def table_names(self) -> list[str]:
+        """Every table the aggregate writes, with the study's prefix: TABLES, then the load."""
+        return [f"{self.name}_{t}" for t in self.TABLES] + [f"{self.name}_load"]
+
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        from parbench.records import failed_in_run
+
+        return [f"FAILED: {cell.label}: {record['failure']} (measure it again: snakemake report "
+                f"--configfile conf/{cfg['profile']}.yaml --forcerun {cell.record(cfg['profile'])})"
+                for cell in self.cells(cfg) if (record := failed_in_run(cell.record(cfg["profile"]), run_id))]
+
+    def figures(self) -> dict:
+        """Figure name -> (function, [input names]), as `Study.figures` gives them."""
+        return {fig.name: (_described(fig), list(fig.inputs)) for fig in self.FIGURES}
+
+    def figure(self, name: str) -> Figure:
+        return next(fig for fig in self.FIGURES if fig.name == name)
+
+    def paper(self) -> "BenchmarkPaper":
+        return BenchmarkPaper(self)
+
+    def study(self) -> Study:
+        """The record the registry holds."""
+        return Study(
+            name=self.name, title=self.title, summary=self.summary, cells=self.cells,
+            job_seconds={self.cell_rule: lambda cfg, wc: self.cell_seconds(cfg, self.cell_of(cfg, wc["cell"]))},
+            cell_rule=self.cell_rule, header=self.header, config_errors=self.config_errors,
+            failures=self.failures, benchmark=self)
+
+
+def _described(fig: Figure) -> Callable:
+    """The figure's function, its chart described by the figure's caption."""
+    def draw(*args):
+        return fig.function(*args).properties(description=fig.caption)
+
+    return draw
+
+
+class BenchmarkPaper:
+    """A Benchmark as the paper's machinery reads a study's paper module: TABLES, FRAGMENTS,
+    REPORT_TABLES, KEYS, `context(tables, machine)` and `report_tables(tables)`."""
+
+    REPORT_TABLES: tuple = ()
+
+    def __init__(self, benchmark: Benchmark) -> None:
+        self.benchmark = benchmark
+        self.TABLES = benchmark.table_names()
+        self.FRAGMENTS = list(benchmark.FRAGMENTS)
+        self.KEYS = {**benchmark.KEYS, f"{benchmark.name}_load": ["cell", "rep"]}
+
+    def context(self, tables: dict, machine: dict) -> dict[str, Any]:
+        from parbench.disturbance import load_facts
+        from parbench.paper.facts import Facts
+
+        name = self.benchmark.name
+        f = Facts(name, tables, self.KEYS, machine)
+        ctx = {"f": f, "tables": {}}
+        ctx.update(load_facts(f, tables[f"{name}_load"], f"{name}_load"))
+        ctx.update(self.benchmark.facts(f, tables))
+        return ctx
+
+    def report_tables(self, tables: dict) -> dict:
+        return {}

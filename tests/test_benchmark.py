@@ -1,0 +1,133 @@
+"""The Benchmark contract (parbench.studies.benchmark) and its runner (parbench.runner):
+cell keys and paths, the Study record it gives, the checked record of a measurement, and
+the runner's errors. The toy study's run through the pipeline: tests/test_toy_study.py."""
+
+import argparse
+import json
+from dataclasses import dataclass
+
+import altair as alt
+import pandas as pd
+import pytest
+
+from parbench import runner
+from parbench.studies.benchmark import Benchmark, BenchmarkPaper, Figure, SweepCell
+
+
+@dataclass(frozen=True)
+class Cell(SweepCell):
+    size: int
+    rep: int
+
+
+def draw(frame, machine):
+    return alt.Chart(frame).mark_point().encode(x="size:Q")
+
+
+class Sample(Benchmark):
+    name = "sample"
+    title = "A sample"
+    summary = "what a test measures"
+    Cell = Cell
+    TABLES = ("rows",)
+    FIGURES = (Figure("sample_rows", draw, ("sample_rows",), "Rows by size.", "fig-sample-rows"),)
+
+    def cells(self, cfg):
+        return [Cell(size, 0) for size in cfg["sample"]["sizes"]]
+
+    def measure(self, cfg, cell):
+        if cell.size < 0:
+            raise RuntimeError("the system under test broke")
+        return {"total": sum(range(cell.size)) + (1 if cell.size == 7 else 0)}
+
+    def check(self, cfg, cell, result):
+        want = sum(range(cell.size))
+        return [] if result["total"] == want else [f"total {result['total']}, want {want}"]
+
+    def tables(self, records):
+        return {"rows": pd.DataFrame([r["cell"] for r in records])}
+
+
+CFG = {"profile": "unit", "sample": {"sizes": [3, 7]}}
+
+
+def test_a_cell_names_its_files_by_its_coordinates():
+    cell = Cell(1000, 2)
+    assert cell.key == "size-1000_rep-2"
+    assert cell.label == "sample size=1000 rep=2"
+    assert cell.record("unit") == "data/raw/unit/sample/size-1000_rep-2.json"
+    assert str(cell.history("unit")) == "data/raw/unit/sample/history/size-1000_rep-2"
+
+
+def test_keys_must_be_file_names():
+    assert Sample().keys(CFG) == ["size-3_rep-0", "size-7_rep-0"]
+
+    @dataclass(frozen=True)
+    class Spaced(SweepCell):
+        name: str
+
+    class Bad(Sample):
+        def cells(self, cfg):
+            return [Spaced("two words")]
+
+    with pytest.raises(ValueError, match="'name-two words'"):
+        Bad().keys(CFG)
+
+
+def test_the_study_record_comes_from_the_class():
+    study = Sample().study()
+    assert study.benchmark is not None and study.cell_rule == "sample_cell"
+    assert study.cells(CFG) == [Cell(3, 0), Cell(7, 0)]
+    assert study.job_seconds["sample_cell"](CFG, {"cell": "size-3_rep-0"}) == 1.0
+    function, inputs = study.figures()["sample_rows"]
+    assert inputs == ["sample_rows"]
+    # the caption, written once, describes the chart too
+    assert function(pd.DataFrame({"size": [1]}), {}).to_dict()["description"] == "Rows by size."
+    paper = study.paper()
+    assert isinstance(paper, BenchmarkPaper)
+    assert paper.TABLES == ["sample_rows", "sample_load"] and paper.FRAGMENTS == ["headline", "limitations"]
+    lines = study.header(CFG, [("sample_cell", {"cell": "size-7_rep-0"}), ("other", {})])
+    assert lines[0].startswith("A SAMPLE (sample)") and lines[1].startswith("Cells to measure: 1 of 2")
+
+
+def test_a_measurement_that_fails_its_check_is_recorded_as_failed(monkeypatch):
+    monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {"hostname": "h"})
+    ok = runner.measured_record(Sample(), CFG, Cell(3, 0))
+    assert ok["status"] == "ok" and ok["failure"] is None and ok["result"] == {"total": 3}
+    assert ok["cell"] == {"size": 3, "rep": 0} and ok["provenance"] == {"hostname": "h"}
+    wrong = runner.measured_record(Sample(), CFG, Cell(7, 0))
+    assert wrong["status"] == "failed" and wrong["failure"] == "total 22, want 21"
+    broken = runner.measured_record(Sample(), CFG, Cell(-1, 0))
+    assert broken["status"] == "failed" and "the system under test broke" in broken["failure"]
+    assert broken["result"] is None
+
+
+def test_the_runner_names_the_studies_it_measures():
+    with pytest.raises(SystemExit, match="unknown study 'nope'; allowed: sigpar, sched"):
+        runner._benchmark("cell", "nope")
+    with pytest.raises(SystemExit, match="'sigpar' has commands of its own"):
+        runner._benchmark("cell", "sigpar")
+
+
+def test_aggregate_refuses_tables_the_study_does_not_declare(tmp_path, monkeypatch):
+    class Undeclared(Sample):
+        def tables(self, records):
+            return {"other": pd.DataFrame()}
+
+    record = tmp_path / "r.json"
+    record.write_text(json.dumps({"cell": {"size": 3, "rep": 0}, "status": "ok"}))
+    monkeypatch.setattr(runner, "_benchmark", lambda command, name: Undeclared())
+    args = argparse.Namespace(study="sample", records=[str(record)], out_dir=str(tmp_path))
+    with pytest.raises(SystemExit, match=r"tables\(\) made \['other'\], but TABLES declares \['rows'\]"):
+        runner.aggregate_main(args)
+
+
+def test_aggregate_writes_the_tables_and_the_load(tmp_path, monkeypatch):
+    record = tmp_path / "r.json"
+    record.write_text(json.dumps({"cell": {"size": 3, "rep": 0}, "status": "ok", "started_unix": 1.0,
+                                  "load": {"other_cores": 0.1}, "attempt": 1}))
+    monkeypatch.setattr(runner, "_benchmark", lambda command, name: Sample())
+    runner.aggregate_main(argparse.Namespace(study="sample", records=[str(record)], out_dir=str(tmp_path)))
+    assert pd.read_parquet(tmp_path / "sample_rows.parquet").to_dict("records") == [{"size": 3, "rep": 0}]
+    load = pd.read_parquet(tmp_path / "sample_load.parquet")
+    assert list(load["cell"]) == ["sample size=3 rep=0"] and list(load["load_other_cores"]) == [0.1]
