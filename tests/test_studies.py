@@ -38,15 +38,24 @@ def test_the_registry_lists_each_study_once_and_in_paper_order():
         studies.get("nosuch")
 
 
+def own_rules(study) -> str:
+    """The study's rules file; a Benchmark study may have none (study.smk makes its rules)."""
+    path = REPO / "workflow/rules" / f"{study.name}.smk"
+    return path.read_text() if path.is_file() or study.benchmark is None else ""
+
+
 def test_each_study_has_its_places(study):
     name = study.name
     assert (REPO / "src/parbench/studies" / name / "__init__.py").is_file()
     assert (REPO / "src/parbench/studies" / name / "config.schema.yaml").is_file()
-    assert (REPO / "workflow/rules" / f"{name}.smk").is_file()
-    for option in ("default", "local", "m4", "smoke"):
+    # a Benchmark study: a default and the smoke test's cells (docs/adding-a-study.md)
+    options = ("default", "smoke") if study.benchmark else ("default", "local", "m4", "smoke")
+    for option in options:
         assert (REPO / "conf" / name / f"{option}.yaml").is_file(), option
     assert (REPO / paths.paper_section(name)).is_file()
-    assert (REPO / "workflow/report" / name / "figures.rst").is_file()
+    if study.benchmark is None:
+        assert (REPO / "workflow/rules" / f"{name}.smk").is_file()
+        assert (REPO / "workflow/report" / name / "figures.rst").is_file()
     assert study.title and study.summary
 
 
@@ -55,10 +64,11 @@ def test_names_are_prefixed_with_the_study(study):
     assert all(figure.startswith(prefix) for figure in study.figures())
     assert all(command.startswith(f"{study.name}-") for command in study.commands)
     assert study.cell_rule.startswith(prefix) and study.cell_rule in study.job_seconds
-    rules = (REPO / "workflow/rules" / f"{study.name}.smk").read_text()
+    rules = own_rules(study)
     for rule in re.findall(r"^rule (\w+):", rules, re.M):
         assert rule.startswith(prefix), rule
-    assert f"rule {study.cell_rule}:" in rules
+    if study.benchmark is None:
+        assert f"rule {study.cell_rule}:" in rules
 
 
 def test_the_section_includes_every_generated_part_in_order(study):
@@ -69,18 +79,24 @@ def test_the_section_includes_every_generated_part_in_order(study):
     # the headline and the limitations go to the paper's summary and limitations sections
     assert included == [f for f in module.FRAGMENTS if f not in SHARED_PARTS]
     assert set(SHARED_PARTS) <= set(module.FRAGMENTS)
-    assert set(module.TABLES) and set(module.REPORT_TABLES) and f"{study.name}_load" in module.TABLES
+    assert set(module.TABLES) and f"{study.name}_load" in module.TABLES
+    assert set(module.REPORT_TABLES) or study.benchmark is not None  # a Benchmark's paper tables are optional
     for part in module.FRAGMENTS:  # every generated part is a template beside the section
         assert (REPO / paths.PAPER_SECTIONS / study.name / f"{part}.md").is_file(), part
 
 
 def test_every_figure_has_a_caption_in_the_report(study):
-    captions = (REPO / "workflow/report" / study.name / "figures.rst").read_text()
-    for figure in study.figures():
-        assert f'figure == "{figure}"' in captions, figure
-    rules = (REPO / "workflow/rules" / f"{study.name}.smk").read_text()
-    assert "report(" not in rules.replace("table_report(", "")  # registered through table_report only
-    tables = re.findall(r'table_report\("(\w+)", f?"([^"]+)"', rules)
+    if study.benchmark is not None:  # its one caption, declared with the figure
+        for figure in study.benchmark.FIGURES:
+            assert figure.caption and figure.label.startswith(f"fig-{study.name}-"), figure.name
+        tables = [(study.name, f"{t}.parquet") for t in study.benchmark.table_names()]
+    else:
+        captions = (REPO / "workflow/report" / study.name / "figures.rst").read_text()
+        for figure in study.figures():
+            assert f'figure == "{figure}"' in captions, figure
+        rules = own_rules(study)
+        assert "report(" not in rules.replace("table_report(", "")  # registered through table_report only
+        tables = re.findall(r'table_report\("(\w+)", f?"([^"]+)"', rules)
     assert tables and all(owner == study.name for owner, _ in tables)
     for _, file in tables:
         stem = file.rsplit(".", 1)[0].replace("{sched_fracsteal.TABLE}", "sched_fracsteal_frames")
@@ -98,14 +114,14 @@ def test_every_paper_table_has_a_caption_in_the_report(study):
 
 
 def test_the_shared_rules_are_made_for_every_study_and_no_study_writes_its_own(study):
-    rules = (REPO / "workflow/rules" / f"{study.name}.smk").read_text()
+    rules = own_rules(study)
     assert f"rule {study.name}_figure:" not in rules and f"rule {study.name}_paper:" not in rules
     shared = (REPO / "workflow/rules/study.smk").read_text()
     assert 'f"{_study.name}_figure"' in shared and 'f"{_study.name}_paper"' in shared
 
 
 def test_a_study_rules_file_names_no_other_study(study):
-    rules = (REPO / "workflow/rules" / f"{study.name}.smk").read_text()
+    rules = own_rules(study)
     for other in NAMES:
         if other != study.name:
             assert not re.search(rf"\b{other}\b", rules), other
@@ -125,7 +141,7 @@ def test_each_study_section_of_the_config_is_validated(study):
     schema = pbconfig.schema()
     assert study.name in schema["required"] and study.name in schema["properties"]
     assert schema["properties"][study.name]["additionalProperties"] is False
-    with pytest.raises(pbconfig.ConfigError, match=rf"unknown key 'nosuch'.*allowed keys"):
+    with pytest.raises(pbconfig.ConfigError, match=r"unknown key 'nosuch'.*allowed keys"):
         pbconfig.load("smoke", [f"+{study.name}.nosuch=1"])
 
 

@@ -52,6 +52,20 @@ def test_the_toy_study_is_a_few_dozen_lines():
     assert lines <= 100, lines
 
 
+def test_the_toy_study_keeps_every_rule_a_study_keeps(fresh_checkout):
+    """tests/test_studies.py (its places exist and agree, its names are prefixed, the shared
+    parts name it nowhere, its config is validated) and the templates' lint, run in the
+    copy where the toy is registered."""
+    checkout = fresh_checkout()
+    add_toy(checkout)
+    env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_studies.py",
+                           "tests/test_paper_subset.py", "tests/test_paper_check.py::test_every_template_of_the_paper_passes_its_lint",
+                           "-k", "toy or paper_subset or lint"], cwd=checkout, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert re.search(r"\b(\d+) passed", proc.stdout) and int(re.search(r"(\d+) passed", proc.stdout).group(1)) >= 10
+
+
 @pytest.mark.integration
 def test_the_toy_study_runs_through_the_smoke_pipeline(fresh_checkout):
     checkout = fresh_checkout()
