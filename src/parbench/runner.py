@@ -13,7 +13,6 @@ its cells; this module does the rest alike for all of them.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 from pathlib import Path
@@ -41,9 +40,7 @@ def measured_record(benchmark, cfg: dict, cell) -> dict:
     try:
         result = benchmark.measure(cfg, cell)
         problems = list(benchmark.check(cfg, cell, result))
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:  # the measured system failed: a failed cell, not a crashed run
+    except Exception as exc:  # the measured system failed: a failed cell, not a crashed run (Ctrl+C passes)
         result, problems = None, [f"{type(exc).__name__}: {exc}"]
     return {"study": benchmark.name, "cell": dataclasses.asdict(cell), "status": "failed" if problems else "ok",
             "failure": "; ".join(problems) or None, "result": result, "started_unix": started,
@@ -86,8 +83,7 @@ def aggregate_main(args) -> int:
     if sorted(tables) != sorted(benchmark.TABLES):
         raise SystemExit(f"parbench aggregate {benchmark.name}: tables() made {sorted(tables)}, but TABLES "
                          f"declares {sorted(benchmark.TABLES)}")
-    cell_label = {json.dumps(r["cell"], sort_keys=True): benchmark.Cell(**r["cell"]).label for r in records}
-    tables["load"] = load_table(benchmark.name, records, lambda r: cell_label[json.dumps(r["cell"], sort_keys=True)],
+    tables["load"] = load_table(benchmark.name, records, lambda r: benchmark.Cell(**r["cell"]).label,
                                 lambda r: benchmark.name)
     for path in processed.write_tables(benchmark.name, tables, args.out_dir):
         print(f"{benchmark.name}: wrote {path}")
