@@ -2,8 +2,9 @@
 
 With Quarto on PATH, ``quarto render <paper_dir>`` does it (the project's formats: html
 and typst). Without Quarto, the same sources are rendered to one self-contained HTML
-file with pandoc (from pypandoc-binary), supporting the Quarto subset documented in
-:mod:`.crossref` and :mod:`.shortcodes`, and to PDF through pandoc's Typst writer and
+file with pandoc (from pypandoc-binary), supporting the paper's Quarto subset
+(:mod:`.subset`: includes, section, figure and table labels and references, two callout
+kinds) with one Lua filter (`paper.lua`), and to PDF through pandoc's Typst writer and
 the Typst compiler of the PyPI package `typst` (:mod:`.typst`). Either way the result
 says which renderer was used.
 """

@@ -40,8 +40,9 @@ def quarto_version(exe: str) -> str:
     return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else "unknown"
 
 
-def _unique(matches: list[str]) -> list[str]:
-    return list(dict.fromkeys(matches))
+def figure_ids(html: str) -> list[str]:
+    """The ids of the figures of a rendered page, in order."""
+    return list(dict.fromkeys(_FIG_ID.findall(html)))
 
 
 def render_with_quarto(exe: str, project: PaperProject, output: Path,
@@ -83,4 +84,4 @@ def render_with_quarto(exe: str, project: PaperProject, output: Path,
                 "display them (set embed-resources: true)"
             )
     html = produced.read_text(encoding="utf-8", errors="replace")
-    return _unique(_FIG_ID.findall(html)), warnings
+    return figure_ids(html), warnings

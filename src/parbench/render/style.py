@@ -37,14 +37,14 @@ nav#TOC > ul { padding-left: 0; }
 figure { margin: 1.8em 0; text-align: center; }
 figure img, figure svg { max-width: 100%; height: auto; }
 img { max-width: 100%; height: auto; }
-figcaption, table caption, .table-caption {
+figcaption, table caption {
   font-size: 0.92em;
   color: #333;
   text-align: left;
   margin: 0.6em auto 0;
   max-width: 42em;
 }
-table caption, .table-caption { caption-side: top; margin-bottom: 0.5em; }
+table caption { caption-side: top; margin-bottom: 0.5em; }
 table { border-collapse: collapse; margin: 1.5em auto; font-size: 0.92em; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #bbb; padding: 0.3em 0.7em; }
 thead th { background: #f0f0f0; border-bottom: 2px solid #888; }
@@ -52,15 +52,11 @@ tbody tr:nth-child(even) { background: #fafafa; }
 code { font-family: "JetBrains Mono", Menlo, Consolas, monospace; font-size: 0.88em; }
 pre { background: #f6f6f6; border: 1px solid #e2e2e2; padding: 0.8em 1em; overflow-x: auto; line-height: 1.35; }
 blockquote { margin: 1em 0; padding-left: 1em; border-left: 3px solid #ccc; color: #444; }
-.display.math { display: block; text-align: center; margin: 0.8em auto; }
 .callout { margin: 1.4em 0; border: 1px solid #ddd; border-left: 5px solid #1a5fb4; border-radius: 4px; background: #f7f9fc; }
 .callout-header { font-weight: 600; padding: 0.45em 1em; border-bottom: 1px solid #e4e8ef; font-family: sans-serif; font-size: 0.92em; }
 .callout-body { padding: 0.1em 1em; }
 .callout-note { border-left-color: #0d6efd; background: #f3f7fe; }
-.callout-tip { border-left-color: #198754; background: #f2f9f5; }
-.callout-important { border-left-color: #dc3545; background: #fdf3f4; }
 .callout-warning { border-left-color: #e0a800; background: #fffaeb; }
-.callout-caution { border-left-color: #fd7e14; background: #fff6ee; }
 .quarto-xref { white-space: nowrap; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11pt; }

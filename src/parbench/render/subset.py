@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 
-from .shortcodes import _EXEC_CELL
 
 SHORTCODES = {"include"}
 LABEL_KINDS = {"sec", "fig", "tbl"}
 CALLOUT = re.compile(r'^:::+\s*\{\.callout-(note|warning)(\s+title="[^"]*")?\s*\}\s*$')
+# a code block Quarto would run: ```{python}, ~~~{r}
+EXEC_CELL = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*\{\s*([A-Za-z][\w-]*)")
 JINJA = re.compile(r"\{#[-\s].*?#\}|\{%.*?%\}|\{\{(?!<).*?\}\}", re.S)
 
 
@@ -46,7 +47,7 @@ def problems(text: str, name: str) -> list[str]:
         stripped = line.strip()
         if stripped.startswith(":::") and stripped.strip(":") and not CALLOUT.match(stripped):
             out.append(f"{name}: the div {stripped!r} is not a callout-note or callout-warning")
-        if _EXEC_CELL.match(stripped):
+        if EXEC_CELL.match(stripped):
             out.append(f"{name}: {stripped!r} is an executable code cell (Quarto runs it; the paper's numbers "
                        f"come from the pipeline)")
         if re.match(r"^(```+|~~~+)\s*\{=", stripped):
