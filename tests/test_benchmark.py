@@ -102,6 +102,20 @@ def test_a_measurement_that_fails_its_check_is_recorded_as_failed(monkeypatch):
     assert broken["result"] is None
 
 
+def test_the_run_lists_the_cells_it_recorded_as_failed(tmp_path, monkeypatch):
+    monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {"hostname": "h"})
+    monkeypatch.chdir(tmp_path)
+    for cell in Sample().cells(CFG):
+        # the life cycle marks each record with its run (parbench.disturbance)
+        record = {**runner.measured_record(Sample(), CFG, cell), "run_id": "run-1"}
+        path = tmp_path / cell.record("unit")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record))
+    [line] = Sample().failures(CFG, "run-1")
+    assert line.startswith("FAILED: sample size=7 rep=0: total 22, want 21")
+    assert Sample().failures(CFG, "another-run") == []
+
+
 def test_the_runner_names_the_studies_it_measures():
     with pytest.raises(SystemExit, match="unknown study 'nope'; allowed: sigpar, sched"):
         runner._benchmark("cell", "nope")
