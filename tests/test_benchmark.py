@@ -74,6 +74,23 @@ def test_keys_must_be_file_names():
         Bad().keys(CFG)
 
 
+def test_a_cell_is_found_by_its_key_listing_the_cells_once_per_config():
+    calls = []
+
+    class Counted(Sample):
+        def cells(self, cfg):
+            calls.append(1)
+            return super().cells(cfg)
+
+    bench = Counted()
+    for _ in range(3):
+        assert bench.cell_of(CFG, "size-7_rep-0") == Cell(7, 0) and bench.cell_of(CFG, "size-8_rep-0") is None
+    assert len(calls) == 1
+    # another config (or this one changed) is listed again, never answered from the old list
+    assert bench.cell_of({"profile": "unit", "sample": {"sizes": [8]}}, "size-8_rep-0") == Cell(8, 0)
+    assert bench.cell_of(CFG, "size-8_rep-0") is None and len(calls) == 3
+
+
 def test_the_study_record_comes_from_the_class():
     study = Sample().study()
     assert study.benchmark is not None and study.cell_rule == "sample_cell"

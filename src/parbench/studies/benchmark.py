@@ -29,6 +29,7 @@ which the rest of parbench knows the study (the registry makes it from `STUDY`).
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,8 +168,15 @@ class Benchmark:
         return f"{self.name}_cell"
 
     def cell_of(self, cfg: dict, key: str):
-        """The cell whose key is `key`, None when the config has no such cell."""
-        return next((c for c in self.cells(cfg) if c.key == key), None)
+        """The cell whose key is `key`, None when the config has no such cell. Snakemake asks
+        for every job (its params, priority, estimate): the cells are listed once per config,
+        not once per call."""
+        fingerprint = json.dumps(cfg, sort_keys=True, default=str)
+        cached = self.__dict__.get("_cells_by_key")
+        if cached is None or cached[0] != fingerprint:
+            cached = (fingerprint, {c.key: c for c in self.cells(cfg)})
+            self._cells_by_key = cached
+        return cached[1].get(key)
 
     def keys(self, cfg: dict) -> list[str]:
         """Every cell's key; a ValueError names one that is not a file name."""
