@@ -258,6 +258,13 @@ def test_a_reference_of_another_kind_or_a_citation_is_outside_the_subset(tmp_pat
         render_paper(root, renderer="pandoc", log=None)
 
 
+def test_a_figure_image_inside_a_paragraph_is_refused(tmp_path):
+    root = _write_paper(tmp_path / "p", "Text ![x](a.svg){#fig-inline} and more.\n",
+                        {"a.svg": (FIXTURE / "figures" / "scaling.svg").read_text()})
+    with pytest.raises(CrossRefError, match=r"\{#fig-inline\} \(a\.svg\) is not a figure"):
+        render_paper(root, renderer="pandoc", log=None, pdf=False)
+
+
 def test_a_duplicate_label_is_refused(tmp_path):
     root = _write_paper(tmp_path / "p", "# One {#sec-a}\n\n# Two {#sec-a}\n")
     with pytest.raises(CrossRefError, match=r"duplicate cross-reference id #sec-a"):

@@ -207,7 +207,17 @@ local function reference(cite)
   return out
 end
 
+-- An image labelled as a figure but not alone in its paragraph is no figure: refuse it
+-- rather than show it unnumbered (pandoc moves a real figure's label to the Figure).
+local function inline_figure(image)
+  if image.identifier:match("^fig%-") then
+    error("CROSSREF: the image {#" .. image.identifier .. "} (" .. image.src .. ") is not a figure: a figure "
+      .. "image needs a caption and must be alone in its paragraph")
+  end
+end
+
 function Pandoc(doc)
+  doc:walk({ Image = inline_figure })
   number_sections(doc.blocks, {}, false, doc.meta["number-sections"] == true)
   doc = doc:walk({
     Figure = function(el) return number_float("fig", el) end,

@@ -55,8 +55,14 @@ def write_pdf(exe: str, markdown: str, project: PaperProject, output: Path,
     options = project.format_options("typst")
     with tempfile.TemporaryDirectory(prefix="parbench-typst-") as tmp:
         header = Path(tmp) / "header.typ"
-        own = [root / name for name in ([options["include-in-header"]] if options.get("include-in-header") else [])]
-        header.write_text(HEADER + "".join(p.read_text(encoding="utf-8") for p in own), encoding="utf-8")
+        own = options.get("include-in-header") or []  # a file or a list of them, as in Quarto
+        own = [own] if isinstance(own, str) else own
+        missing = [name for name in own if not (root / name).is_file()]
+        if missing:
+            raise RenderError(f"include-in-header of format typst in {root / '_quarto.yml'}: not found: "
+                              f"{', '.join(missing)}")
+        header.write_text(HEADER + "".join((root / name).read_text(encoding="utf-8") for name in own),
+                          encoding="utf-8")
         page = Path(tmp) / "page.yaml"
         page.write_text(yaml.safe_dump({"page-numbering": "1", **{k: options[k] for k in PAGE_OPTIONS if k in options}}),
                         encoding="utf-8")
