@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from parbench import runner
-from parbench.studies.benchmark import Benchmark, BenchmarkPaper, Figure, SweepCell
+from parbench.studies.benchmark import Benchmark, BenchmarkPaper, Figure, SweepCell, Unavailable
 
 
 @dataclass(frozen=True)
@@ -110,13 +110,74 @@ def test_the_study_record_comes_from_the_class():
 def test_a_measurement_that_fails_its_check_is_recorded_as_failed(monkeypatch):
     monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {"hostname": "h"})
     ok = runner.measured_record(Sample(), CFG, Cell(3, 0))
-    assert ok["status"] == "ok" and ok["failure"] is None and ok["result"] == {"total": 3}
+    assert ok["status"] == "ok" and ok["failure"] is None and ok["total"] == 3 and ok["profile"] == "unit"
     assert ok["cell"] == {"size": 3, "rep": 0} and ok["provenance"] == {"hostname": "h"}
     wrong = runner.measured_record(Sample(), CFG, Cell(7, 0))
     assert wrong["status"] == "failed" and wrong["failure"] == "total 22, want 21"
     broken = runner.measured_record(Sample(), CFG, Cell(-1, 0))
     assert broken["status"] == "failed" and "the system under test broke" in broken["failure"]
-    assert broken["result"] is None
+    assert "total" not in broken
+
+
+class Peers(Sample):
+    """A study whose cells write the seed's console beside the record, and whose peer this
+    machine lacks."""
+
+    name = "peers"
+    SIDE_FILES = {"console": ".txt"}
+
+    @dataclass(frozen=True)
+    class Cell(SweepCell):
+        peer: str
+
+    def measure(self, cfg, cell):
+        if cell.peer == "tbb":
+            raise Unavailable("TBB was not built here")
+        return {"console": ["[02] Time taken: 1.0 seconds"]}
+
+    def check(self, cfg, cell, result):
+        return []
+
+    def side_files(self, record):
+        return {"console": "".join(f"{line}\n" for line in record.get("console", []))}
+
+
+def test_a_cell_this_machine_cannot_measure_is_unavailable_not_failed(monkeypatch):
+    monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {})
+    record = runner.measured_record(Peers(), CFG, Peers.Cell("tbb"))
+    assert record["status"] == "unavailable" and record["failure"] == "TBB was not built here"
+    assert runner.measured_record(Peers(), CFG, Peers.Cell("ws"))["status"] == "ok"
+
+
+def test_a_measurement_may_not_write_the_runners_fields(monkeypatch):
+    monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {})
+
+    class Clashing(Sample):
+        def measure(self, cfg, cell):
+            return {"status": "great"}
+
+    with pytest.raises(ValueError, match=r"returned \['status'\], which the runner writes itself"):
+        runner.measured_record(Clashing(), CFG, Cell(3, 0))
+
+
+def test_side_files_are_written_beside_the_record(tmp_path, monkeypatch):
+    monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {})
+    cell = Peers.Cell("ws")
+    assert cell.outputs("unit") == {"record": "data/raw/unit/peers/peer-ws.json",
+                                    "console": "data/raw/unit/peers/peer-ws.txt"}
+    record = runner.measured_record(Peers(), CFG, cell)
+    written = runner.write_cell(Peers(), record, str(tmp_path / "peer-ws"))
+    assert written == {"console": str(tmp_path / "peer-ws.txt"), "record": str(tmp_path / "peer-ws.json")}
+    assert (tmp_path / "peer-ws.txt").read_text() == "[02] Time taken: 1.0 seconds\n"
+    assert json.loads((tmp_path / "peer-ws.json").read_text())["console"] == ["[02] Time taken: 1.0 seconds"]
+    assert Peers().lines(CFG, record)[0].startswith("peers peer=ws: ok in ")
+
+    class Undeclared(Peers):
+        def side_files(self, record):
+            return {}
+
+    with pytest.raises(ValueError, match=r"side_files gave \[\], but SIDE_FILES declares \['console'\]"):
+        runner.write_cell(Undeclared(), record, str(tmp_path / "x"))
 
 
 def test_the_run_lists_the_cells_it_recorded_as_failed(tmp_path, monkeypatch):

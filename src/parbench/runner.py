@@ -32,44 +32,89 @@ def _benchmark(command: str, name: str):
 
 
 def measured_record(benchmark, cfg: dict, cell) -> dict:
-    """One measurement of `cell` as its record: what `measure` returned, under `result`, and
-    whether its check passed (`status` ok or failed, with the problems)."""
+    """One measurement of `cell` as its record: the runner's fields (`RECORD_FIELDS`: the
+    status is ok, failed with the check's problems, or unavailable with the reason) beside
+    what `measure` returned."""
     from parbench import provenance
+    from parbench.studies.benchmark import RECORD_FIELDS, Unavailable
 
     started = time.time()
+    result, status, problems = {}, "ok", []
     try:
         result = benchmark.measure(cfg, cell)
-        problems = list(benchmark.check(cfg, cell, result))
+    except Unavailable as exc:
+        status, problems = "unavailable", [str(exc)]
     except Exception as exc:  # the measured system failed: a failed cell, not a crashed run (Ctrl+C passes)
-        result, problems = None, [f"{type(exc).__name__}: {exc}"]
-    return {"study": benchmark.name, "cell": dataclasses.asdict(cell), "status": "failed" if problems else "ok",
-            "failure": "; ".join(problems) or None, "result": result, "started_unix": started,
-            "elapsed_sec": time.time() - started, "provenance": provenance.collect(cfg, Path.cwd())}
+        status, problems = "failed", [f"{type(exc).__name__}: {exc}"]
+    finished = time.time()
+    clash = sorted(set(result) & set(RECORD_FIELDS))
+    if clash:  # a bug of the study, not of the system it measures
+        raise ValueError(f"{benchmark.name}.measure returned {clash}, which the runner writes itself "
+                         f"(RECORD_FIELDS: {', '.join(RECORD_FIELDS)}); name them otherwise")
+    if status == "ok":
+        try:
+            problems = list(benchmark.check(cfg, cell, result))
+        except Exception as exc:  # what was measured is not what the check expects
+            problems = [f"the check raised {type(exc).__name__}: {exc}"]
+        status = "failed" if problems else "ok"
+    return {"study": benchmark.name, "profile": cfg["profile"], "cell": dataclasses.asdict(cell), "status": status,
+            "failure": "; ".join(problems) or None, **result, "started_unix": started, "finished_unix": finished,
+            "elapsed_sec": finished - started, "provenance": provenance.collect(cfg, Path.cwd())}
+
+
+def write_cell(benchmark, record: dict, stem: str) -> dict[str, str]:
+    """The cell's side files, then its record (each written whole): {name: path}."""
+    from parbench import cell_life
+    from parbench.records import write_atomic
+
+    files = benchmark.side_files(record)
+    if sorted(files) != sorted(benchmark.SIDE_FILES):
+        raise ValueError(f"{benchmark.name}.side_files gave {sorted(files)}, but SIDE_FILES declares "
+                         f"{sorted(benchmark.SIDE_FILES)}")
+    out = {}
+    for name, text in files.items():
+        out[name] = f"{stem}{benchmark.SIDE_FILES[name]}"
+        write_atomic(Path(out[name]), text)
+    out["record"] = f"{stem}.json"
+    cell_life.write_json(Path(out["record"]), record)
+    return out
+
+
+def run_cell(benchmark, cfg: dict, cell, stem: str | None = None, command: str | None = None) -> int:
+    """Measure `cell` through the life cycle (`cell_life.run`), write it (at `stem`, default
+    the pipeline's path) and print its lines; the command's exit code."""
+    from parbench import cell_life
+    from parbench.progress import progress_suffix
+
+    stem = stem or cell.stem(cfg["profile"])
+    done = cell_life.run(benchmark.name, cell, cfg, lambda: measured_record(benchmark, cfg, cell),
+                         lambda record: write_cell(benchmark, record, stem),
+                         command=command or f"cell {benchmark.name}")
+    if done is None:
+        return 130
+    record, written = done
+    if record["status"] == "failed":
+        print(f"\nERROR {cell.label} failed its checks: {record['failure']}\n  recorded as failed in "
+              f"{written['record']}", file=sys.stderr)
+    lines = benchmark.lines(cfg, record)
+    for i, line in enumerate(lines):
+        print(line + (progress_suffix() if i == len(lines) - 1 else ""))
+    sys.stdout.flush()
+    return 0
 
 
 def cell_main(args) -> int:
-    from parbench import cell_life
     from parbench import config as pbconfig
-    from parbench.progress import progress_suffix
 
-    command = "cell"
-    benchmark = _benchmark(command, args.study)
-    cfg = pbconfig.load_for_command(command, args.profile, args.overrides)
+    benchmark = _benchmark("cell", args.study)
+    cfg = pbconfig.load_for_command("cell", args.profile, args.overrides)
     cell = benchmark.cell_of(cfg, args.cell)
     if cell is None:
         raise SystemExit(f"parbench cell {args.study}: --cell {args.cell!r} is not a cell of profile "
                          f"{cfg['profile']}; allowed: {', '.join(benchmark.keys(cfg))}")
-    out = Path(args.out or cell.record(cfg["profile"]))
-    done = cell_life.run(benchmark.name, cell, cfg, lambda: measured_record(benchmark, cfg, cell),
-                         lambda record: cell_life.write_json(out, record), command=f"cell {benchmark.name}")
-    if done is None:
-        return 130
-    record, _ = done
-    if record["status"] == "failed":
-        print(f"\nERROR {cell.label} failed its checks: {record['failure']}\n  recorded as failed in {out}",
-              file=sys.stderr)
-    print(f"{cell.label}: {record['status']} in {record['elapsed_sec']:.3g} s" + progress_suffix(), flush=True)
-    return 0
+    if args.out and not args.out.endswith(".json"):
+        raise SystemExit(f"parbench cell {args.study}: --out {args.out!r} must be the record's path, ending in .json")
+    return run_cell(benchmark, cfg, cell, args.out[: -len(".json")] if args.out else None)
 
 
 def aggregate_main(args) -> int:

@@ -74,6 +74,7 @@ for _study in (s for s in STUDIES if s.benchmark is not None):
             builds=after_builds(),
         output:
             record=f"{RAW}/{_study.name}/{{cell}}.json",
+            **{name: f"{RAW}/{_study.name}/{{cell}}{suffix}" for name, suffix in _study.benchmark.SIDE_FILES.items()},
         log:
             f"{LOGS}/{_study.name}/{{cell}}.log",
         params:

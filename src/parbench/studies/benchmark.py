@@ -11,10 +11,12 @@ report use) and the generated parts of its paper section (`FRAGMENTS`, templates
 `paper/sections/<study>/`); and it defines:
 
 - `cells(cfg)`: the cells of the sweep, in the order they run;
-- `measure(cfg, cell) -> dict`: one measurement of one cell (what was measured, JSON);
+- `measure(cfg, cell) -> dict`: one measurement of one cell (what was measured, JSON),
+  or `Unavailable(reason)` raised when this machine cannot measure it;
 - `check(cfg, cell, result) -> list[str]`: what is wrong with that measurement (nothing
   when it is correct); a cell with a problem is recorded as failed, never as a result;
-- `tables(records) -> {name: DataFrame}`: the records as tidy tables, one per `TABLES`;
+- `tables(records) -> {name: DataFrame}`: the records as tidy tables, one per `TABLES`
+  (a record is the runner's fields, `RECORD_FIELDS`, beside what `measure` returned);
 - `facts(f, tables) -> dict`: the named facts its paper text states (registered on `f`,
   a `parbench.paper.facts.Facts` the paper check holds against the tables), and anything
   else its templates need.
@@ -40,6 +42,16 @@ from parbench.studies.base import CellPaths, Study
 
 # A cell's key is a file name and a Snakemake wildcard value.
 KEY = re.compile(r"^[A-Za-z0-9.+-]+(?:_[A-Za-z0-9.+-]+)*$")
+# The fields the runner writes in every record; what `measure` returns stands beside them
+# and must not use their names.
+RECORD_FIELDS = ("study", "profile", "cell", "status", "failure", "started_unix", "finished_unix", "elapsed_sec",
+                 "provenance")
+
+
+class Unavailable(Exception):
+    """Raised by `measure` when this machine cannot measure the cell (a peer that was not
+    built here, an instruction set the CPU lacks): the cell is recorded as `unavailable`
+    with the reason, neither a result nor a failure."""
 
 
 @dataclass(frozen=True)
@@ -62,8 +74,9 @@ class SweepCell(CellPaths):
     Its files are `data/raw/<profile>/<study>/<key>.json` and its history
     `data/raw/<profile>/<study>/history/<key>/`."""
 
-    # the study's name, set by its Benchmark class
+    # the study's name and the files beside the record, set by its Benchmark class
     study: ClassVar[str] = ""
+    side_files: ClassVar[dict[str, str]] = {}
 
     @property
     def key(self) -> str:
@@ -82,6 +95,10 @@ class SweepCell(CellPaths):
 
     def history(self, profile: str) -> Path:
         return self.folder(profile) / "history" / self.key
+
+    def outputs(self, profile: str) -> dict[str, str]:
+        return {"record": self.record(profile),
+                **{name: f"{self.stem(profile)}{suffix}" for name, suffix in self.side_files.items()}}
 
 
 class Benchmark:
@@ -106,11 +123,15 @@ class Benchmark:
     # the generated parts of the paper section (templates paper/sections/<study>/<part>.md);
     # `headline` and `limitations` go to the paper's summary and limitations
     FRAGMENTS: ClassVar[tuple[str, ...]] = ("headline", "limitations")
+    # files a cell writes beside its record, name -> suffix of the cell's stem (e.g. the
+    # seed's console output, {"console": ".txt"}); `side_files` gives their text
+    SIDE_FILES: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         if "Cell" in cls.__dict__:
             cls.Cell.study = cls.name
+            cls.Cell.side_files = dict(cls.SIDE_FILES)
 
     # --- what a study defines ------------------------------------------------------------------
 
@@ -147,6 +168,15 @@ class Benchmark:
     def cell_seconds(self, cfg: dict, cell) -> float:
         """Seconds one cell takes, for the run's time estimate."""
         return 1.0
+
+    def side_files(self, record: dict) -> dict[str, str]:
+        """The text of each of `SIDE_FILES` for a record (written before the record)."""
+        return {}
+
+    def lines(self, cfg: dict, record: dict) -> list[str]:
+        """What a measured cell prints (the run's progress follows the last line)."""
+        cell = self.Cell(**record["cell"])
+        return [f"{cell.label}: {record['status']} in {record['elapsed_sec']:.3g} s"]
 
     def config_errors(self, cfg: dict) -> list[str]:
         """Problems spanning keys of the study's config (its schema checks the rest)."""
