@@ -60,6 +60,15 @@ def test_a_cell_is_written_and_every_measurement_kept(tmp_path, capsys):
     assert "for toy x1;" in err  # a label that names its study already is not prefixed twice
 
 
+def test_a_cell_that_failed_its_checks_is_said_with_where_it_was_recorded(tmp_path, capsys):
+    run(tmp_path, lambda: {"status": "ok"})
+    assert "ERROR" not in capsys.readouterr().err
+    record, _ = run(tmp_path, lambda: {"status": "failed", "failure": "the sum is 22, not 21"})
+    assert record["status"] == "failed"
+    assert (f"ERROR toy x1 failed its checks: the sum is 22, not 21\n  recorded as failed in "
+            f"{tmp_path / 'toy' / 'cell.json'}") in capsys.readouterr().err
+
+
 def test_an_interrupted_cell_writes_nothing(tmp_path, capsys):
     def interrupted():
         raise KeyboardInterrupt

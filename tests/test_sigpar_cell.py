@@ -82,7 +82,8 @@ def test_a_failed_check_marks_the_cell_and_stops_the_algorithms_sweep(tmp_path):
     assert proc.returncode == 0
     record = json.loads(Path(f"{stem}_cell.json").read_text())
     assert record["status"] == "failed" and "tampered signature was accepted" in record["failure"]
-    assert "failed its correctness check" in proc.stderr and "make rerun ALG=Ed25519" in proc.stderr
+    assert "failed its checks: " in proc.stderr and f"recorded as failed in {stem}_cell.json" in proc.stderr
+    assert "make rerun ALG=Ed25519" in proc.stderr
     assert "FAILED" in proc.stdout
     failure = json.loads((tmp_path / "data/raw/smoke/parallelism/failures/Ed25519.json").read_text())
     assert failure["run_id"] == "run-1"

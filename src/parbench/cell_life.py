@@ -44,8 +44,9 @@ def run(study: str, cell, cfg: dict, measure: Callable[[], dict], write: Callabl
         meter_factory=LoadMeter) -> tuple[dict, Any] | None:
     """Measure `cell` (a `studies.base.CellPaths`) and write its record with
     `write(record)`, which returns the files it wrote (a list, or a mapping whose values
-    are paths); (record, what `write`
-    returned), or None when it was interrupted (the command then exits 130). `ready` is a
+    are paths, the record's under "record"); (record, what `write` returned), or None when it
+    was interrupted (the command then exits 130). A record that failed its checks is said on
+    stderr with where it was recorded. `ready` is a
     record known without measuring (the cell skipped or not available here), written as
     it is. The load meter (`meter_factory`) makes this
     process a child subreaper: run it in the cell's own process, never in a long-lived one."""
@@ -70,4 +71,9 @@ def run(study: str, cell, cfg: dict, measure: Callable[[], dict], write: Callabl
     except KeyboardInterrupt:
         print(f"parbench {command or study + '-cell'}: {cell.label} interrupted; {interrupted}", file=sys.stderr)
         return None
-    return record, save(record)
+    written = save(record)
+    if record.get("status") == "failed":
+        files = written if isinstance(written, Mapping) else {"record": next(iter(written), "?")}
+        print(f"\nERROR {who} failed its checks: {record['failure']}\n  recorded as failed in {files['record']}",
+              file=sys.stderr, flush=True)
+    return record, written

@@ -190,8 +190,6 @@ def main(args) -> int:
     if record["status"] == "unavailable":
         print(f"{head} not measured: {record['failure']}{rep}{progress_suffix()}")
     elif record["status"] == "failed":
-        print(f"\nERROR {cell.label} failed its checks: {record['failure']}\n  recorded as failed in {out}",
-              file=sys.stderr)
         print(f"{head} FAILED: {record['failure'][:300]}{rep}{progress_suffix()}")
     else:
         sat = ", ".join(f"{k} {v:,.0f} tasks/s" for k, v in best.items())

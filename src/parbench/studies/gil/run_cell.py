@@ -305,9 +305,6 @@ def main(args) -> int:
     record, _ = done
     for warning in record["warnings"]:
         print(f"  warning: {warning}", file=sys.stderr)
-    if record["status"] == "failed":
-        print(f"\nERROR gil {cell.label} failed: {record['failure']}\n  recorded as failed in {path}\n",
-              file=sys.stderr)
     print(record["console"] + progress_suffix(), flush=True)
     return 0
 

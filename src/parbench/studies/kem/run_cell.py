@@ -172,9 +172,6 @@ def _run(command: str, args, cell) -> int:
     if done is None:
         return 130
     record, _ = done
-    if record["status"] == "failed":
-        print(f"\nERROR kem {cell.label} failed its checks: {record['failure']}\n"
-              f"  recorded as failed in {record_path}", file=sys.stderr)
     print(progress_line(record, cfg["kem"]["repetitions"]) + progress_suffix(), flush=True)
     return 0
 

@@ -124,12 +124,11 @@ def main(args) -> int:
                          lambda r: cellmod.write_outputs(r, stem), ready=ready)
     if done is None:
         return 130
-    record, outputs = done
+    record, _ = done
     if record["status"] == "failed":
         where = record_failure(cfg["profile"], cell, record["failure"], run_id)
-        print(f"\nERROR sigpar {cell.label} failed its correctness check: {record['failure']}\n"
-              f"  The cell is recorded as failed ({outputs['record']}, {where}); the remaining cells of\n"
-              f"  {cell.algorithm} in this run are skipped. After fixing, rerun the algorithm with:\n"
+        print(f"  The failure is noted in {where}: the remaining cells of {cell.algorithm} in this run are\n"
+              f"  skipped. After fixing, rerun the algorithm with:\n"
               f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
     for warning in record["warnings"]:
         print(f"  warning: {warning}", file=sys.stderr)
