@@ -132,7 +132,7 @@ class Peers(Sample):
 
     def measure(self, cfg, cell):
         if cell.peer == "tbb":
-            raise Unavailable("TBB was not built here")
+            raise Unavailable("TBB was not built here", {"command": ["driver", "--scheduler", "tbb"]})
         return {"console": ["[02] Time taken: 1.0 seconds"]}
 
     def check(self, cfg, cell, result):
@@ -146,6 +146,7 @@ def test_a_cell_this_machine_cannot_measure_is_unavailable_not_failed(monkeypatc
     monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {})
     record = runner.measured_record(Peers(), CFG, Peers.Cell("tbb"))
     assert record["status"] == "unavailable" and record["failure"] == "TBB was not built here"
+    assert record["command"] == ["driver", "--scheduler", "tbb"]
     assert runner.measured_record(Peers(), CFG, Peers.Cell("ws"))["status"] == "ok"
 
 

@@ -235,3 +235,72 @@ def test_missing_peers_exit_3(tmp_path: Path) -> None:
         assert proc.stdout == ""
     proc = run(bare, "quicksort", "--scheduler", "ws", "--threads", "2", "--size", "1000")
     assert proc.returncode == 0 and TIME_LINE.match(proc.stdout.strip())
+
+
+FAKE_DRIVER = """#!/bin/sh
+# a stand-in for parbench-sched: {what}
+{body}
+"""
+
+
+def sched_cell(tmp_path: Path, driver: Path, scheduler: str = "ws") -> tuple[subprocess.CompletedProcess, dict, str]:
+    """`parbench sched-cell` as the pipeline runs it (smoke profile), in `tmp_path`."""
+    import os
+    import sys
+
+    env = dict(os.environ, PARBENCH_ROOT=str(REPO), PARBENCH_RUN_ID="run-1")
+    proc = subprocess.run([sys.executable, "-m", "parbench", "sched-cell", "--profile", "smoke", "--workload",
+                           "quicksort", "--scheduler", scheduler, "--threads", "2", "--driver", str(driver)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    stem = tmp_path / f"data/raw/smoke/sched/quicksort/{scheduler}_t02_r0"
+    record = json.loads(Path(f"{stem}.json").read_text()) if Path(f"{stem}.json").exists() else {}
+    console = Path(f"{stem}.txt").read_text() if Path(f"{stem}.txt").exists() else None
+    return proc, record, console
+
+
+def fake_driver(tmp_path: Path, what: str, body: str) -> Path:
+    path = tmp_path / "fake-driver"
+    path.write_text(FAKE_DRIVER.format(what=what, body=body))
+    path.chmod(0o755)
+    return path
+
+
+def test_the_cell_command_records_a_cell_through_the_runner(driver: Path, tmp_path: Path) -> None:
+    """A real cell: the record (the runner's fields beside the driver's), the seed's console
+    beside it, the seed's line printed, the history kept."""
+    proc, record, console = sched_cell(tmp_path, driver)
+    assert proc.returncode == 0, proc.stderr
+    assert record["status"] == "ok" and record["failure"] is None and record["study"] == "sched"
+    assert record["profile"] == "smoke" and record["run_id"] == "run-1" and record["exit_code"] == 0
+    assert record["cell"] == {"workload": "quicksort", "scheduler": "ws", "threads": 2, "rep": 0}
+    assert record["driver"]["verified"] is True and record["parameters"]["size"] == 1000000
+    assert TIME_LINE.match(console.strip()) and console.splitlines() == record["console"]
+    assert re.search(r"^  quicksort  ws         \[02\] Time taken: \d+\.\d{6} seconds", proc.stdout, re.M)
+    # every attempt kept (a disturbed one is measured again), each with both files
+    kept = list((tmp_path / "data/raw/smoke/sched/history/quicksort/ws_t02_r0").iterdir())
+    assert len(kept) == record["attempt"]
+    assert all(sorted(p.name for p in d.iterdir()) == ["ws_t02_r0.json", "ws_t02_r0.txt"] for d in kept)
+
+
+def test_the_cell_command_records_a_peer_not_built_and_a_failed_verification(tmp_path: Path) -> None:
+    missing = fake_driver(tmp_path, "a build without TBB",
+                          'echo "parbench-sched: tbb was not built (install libtbb-dev)" >&2; exit 3')
+    proc, record, console = sched_cell(tmp_path, missing, "tbb")
+    assert proc.returncode == 0, proc.stderr
+    assert record["status"] == "unavailable" and "install libtbb-dev" in record["failure"]
+    assert record["parameters"]["size"] == 1000000 and console == ""
+    assert "[02] not measured: parbench-sched: tbb was not built" in proc.stdout and "ERROR" not in proc.stderr
+
+    unverified = fake_driver(tmp_path, "a driver that does not say verified",
+                             'echo "[02] Time taken: 1.000000 seconds"; exit 0')
+    (tmp_path / "b").mkdir()
+    proc, record, console = sched_cell(tmp_path / "b", unverified)
+    assert proc.returncode == 0, proc.stderr
+    assert record["status"] == "failed"
+    assert record["failure"] == "the driver reported success but its JSON does not say verified"
+    assert "ERROR sched quicksort ws t2 r0 failed its checks" in proc.stderr and "FAILED" in proc.stdout
+
+    crashed = fake_driver(tmp_path, "a driver that crashes", 'echo "frame 1 differs" >&2; exit 1')
+    (tmp_path / "c").mkdir()
+    proc, record, _ = sched_cell(tmp_path / "c", crashed)
+    assert record["status"] == "failed" and record["failure"] == "exit 1: frame 1 differs"

@@ -43,7 +43,7 @@ def measured_record(benchmark, cfg: dict, cell) -> dict:
     try:
         result = benchmark.measure(cfg, cell)
     except Unavailable as exc:
-        status, problems = "unavailable", [str(exc)]
+        result, status, problems = exc.result, "unavailable", [str(exc)]
     except Exception as exc:  # the measured system failed: a failed cell, not a crashed run (Ctrl+C passes)
         status, problems = "failed", [f"{type(exc).__name__}: {exc}"]
     finished = time.time()

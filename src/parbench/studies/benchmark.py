@@ -51,7 +51,12 @@ RECORD_FIELDS = ("study", "profile", "cell", "status", "failure", "started_unix"
 class Unavailable(Exception):
     """Raised by `measure` when this machine cannot measure the cell (a peer that was not
     built here, an instruction set the CPU lacks): the cell is recorded as `unavailable`
-    with the reason, neither a result nor a failure."""
+    with the reason, neither a result nor a failure, with `result` (what was found out on
+    the way, e.g. the command that said so) beside it."""
+
+    def __init__(self, reason: str, result: dict | None = None) -> None:
+        super().__init__(reason)
+        self.result = dict(result or {})
 
 
 @dataclass(frozen=True)

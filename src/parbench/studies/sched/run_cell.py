@@ -19,63 +19,65 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 from parbench.cli import check_choice
-from parbench import cell_life
-from parbench.progress import progress_suffix, run_id
-from parbench.records import write_atomic
+from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.sched import plan
 from parbench.studies.sched.plan import SchedCell
 
 RECORD_VERSION = 1
 
 
-def measure(cfg: dict, cell: SchedCell, driver: str) -> dict:
-    from parbench import provenance
+class SchedCells(Benchmark):
+    """How a sched cell is measured and checked; parbench's runner (`parbench.runner`)
+    does the rest: the life cycle, the record and the console file beside it, the history,
+    the failed and unavailable statuses, the ERROR line."""
 
-    started = time.time()
-    with tempfile.TemporaryDirectory(prefix="parbench-sched-") as tmp:
-        json_path = Path(tmp) / "driver.json"
-        cmd = plan.driver_command(cfg, cell, driver, str(json_path))
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        driver_doc = json.loads(json_path.read_text()) if json_path.exists() else None
-    finished = time.time()
-    stderr_tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-    if proc.returncode == 2:
-        raise SystemExit(f"parbench sched-cell: the driver refused its arguments ({' '.join(cmd)}):\n{stderr_tail}")
-    status, failure = {0: ("ok", None), 3: ("unavailable", stderr_tail)}.get(
-        proc.returncode, ("failed", f"exit {proc.returncode}: {stderr_tail}"))
-    if status == "ok" and not (driver_doc and driver_doc.get("verified")):
-        status, failure = "failed", "the driver reported success but its JSON does not say verified"
-    return {
-        "record_version": RECORD_VERSION,
-        "study": "sched",
-        "profile": cfg["profile"],
-        "run_id": run_id(),
-        "cell": {"workload": cell.workload, "scheduler": cell.scheduler, "threads": cell.threads, "rep": cell.rep},
-        "parameters": plan.cell_parameters(cfg, cell),
-        "status": status,
-        "failure": failure,
-        "command": cmd,
-        "driver": driver_doc,
-        "console": proc.stdout.splitlines(),
-        "started_unix": started,
-        "finished_unix": finished,
-        "elapsed_sec": finished - started,
-        "provenance": provenance.collect(cfg, Path.cwd()),
-    }
+    name = "sched"
+    title = "Native schedulers"
+    summary = "native C schedulers and their peers on parallel quicksort and Mandelbrot rendering"
+    Cell = SchedCell
+    SIDE_FILES = {"console": ".txt"}
 
+    def __init__(self, driver: str = plan.DRIVER) -> None:
+        self.driver = driver
 
-def write_outputs(record: dict, stem: str) -> dict[str, str]:
-    out = {"record": f"{stem}.json", "console": f"{stem}.txt"}
-    write_atomic(Path(out["console"]), "\n".join(record["console"]) + ("\n" if record["console"] else ""))
-    write_atomic(Path(out["record"]), json.dumps(record, indent=1) + "\n")
-    return out
+    def cells(self, cfg: dict) -> list[SchedCell]:
+        return plan.cells(cfg)
 
+    def measure(self, cfg: dict, cell: SchedCell) -> dict:
+        with tempfile.TemporaryDirectory(prefix="parbench-sched-") as tmp:
+            json_path = Path(tmp) / "driver.json"
+            cmd = plan.driver_command(cfg, cell, self.driver, str(json_path))
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            driver_doc = json.loads(json_path.read_text()) if json_path.exists() else None
+        stderr_tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+        if proc.returncode == 2:  # a bug of the pipeline, not a result: stop the cell
+            raise SystemExit(f"parbench sched-cell: the driver refused its arguments ({' '.join(cmd)}):\n{stderr_tail}")
+        result = {"record_version": RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell), "command": cmd,
+                  "exit_code": proc.returncode, "stderr_tail": stderr_tail, "driver": driver_doc,
+                  "console": proc.stdout.splitlines()}
+        if proc.returncode == 3:  # a peer not built on this machine
+            raise Unavailable(stderr_tail, result)
+        return result
+
+    def check(self, cfg: dict, cell: SchedCell, result: dict) -> list[str]:
+        """The driver's own verification: the sorted output sorted and a permutation of the
+        input, every frame equal to the sequential render."""
+        if result["exit_code"] != 0:
+            return [f"exit {result['exit_code']}: {result['stderr_tail']}"]
+        if not (result["driver"] and result["driver"].get("verified")):
+            return ["the driver reported success but its JSON does not say verified"]
+        return []
+
+    def side_files(self, record: dict) -> dict[str, str]:
+        console = record.get("console", [])
+        return {"console": "\n".join(console) + ("\n" if console else "")}
+
+    def lines(self, cfg: dict, record: dict) -> list[str]:
+        return console_lines(record, cfg["sched"]["repetitions"])
 
 
 def console_lines(record: dict, repetitions: int = 1) -> list[str]:
@@ -94,6 +96,7 @@ def console_lines(record: dict, repetitions: int = 1) -> list[str]:
 
 def main(args) -> int:
     from parbench import config as pbconfig
+    from parbench import runner
 
     check_choice("sched-cell", "workload", args.workload, plan.WORKLOADS)
     check_choice("sched-cell", "scheduler", args.scheduler, plan.SCHEDULER_ORDER)
@@ -106,17 +109,7 @@ def main(args) -> int:
                          f"`snakemake -c1 sched_build` (or make -C native/sched)")
     cfg = pbconfig.load_for_command("sched-cell", args.profile, args.overrides)
     cell = SchedCell(args.workload, args.scheduler, args.threads, args.rep)
-    stem = args.out_stem or cell.stem(cfg["profile"])
-    done = cell_life.run("sched", cell, cfg, lambda: measure(cfg, cell, args.driver),
-                         lambda r: write_outputs(r, stem))
-    if done is None:
-        return 130
-    record, _ = done
-    lines = console_lines(record, cfg["sched"]["repetitions"])
-    for i, line in enumerate(lines):
-        print(line + (progress_suffix() if record["status"] == "ok" and i == len(lines) - 1 else ""))
-    sys.stdout.flush()
-    return 0
+    return runner.run_cell(SchedCells(args.driver), cfg, cell, args.out_stem, command="sched-cell")
 
 
 def add_commands(sub) -> None:
