@@ -29,14 +29,12 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from parbench.cli import check_choice
-from parbench import cell_life
-from parbench.cell_life import write_json
 from parbench.records import write_atomic
-from parbench.progress import progress_suffix, run_id
+from parbench.progress import run_id
+from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.kem import plan
 from parbench.studies.kem.plan import CyclesCell, ThroughputCell
 
@@ -106,33 +104,43 @@ def counters(args) -> int:
 
 # --- cells -----------------------------------------------------------------------------------
 
-def measure(cfg: dict, cell, binary: str, liboqs: str | None) -> dict:
-    from parbench import provenance
+class KemCells(Benchmark):
+    """How a kem cell (cycles or thread sweep) is measured and checked; parbench's runner
+    (`parbench.runner`) does the rest: the life cycle, the record, the history, the failed
+    and unavailable statuses, the ERROR line. The binary checks every call itself (secrets
+    that match, a tampered ciphertext that does not decapsulate to the original secret) and
+    says so in its JSON, `result`."""
 
-    started = time.time()
-    cmd = plan.binary_command(cfg, cell, binary, "-", liboqs)
-    doc = run_binary(cmd, plan.binary_environment(cfg))
-    finished = time.time()
-    kind = "cycles" if isinstance(cell, CyclesCell) else "throughput"
-    return {
-        "record_version": RECORD_VERSION,
-        "study": "kem",
-        "profile": cfg["profile"],
-        "run_id": run_id(),
-        "kind": kind,
-        "cell": {"implementation": cell.implementation, "parameter_set": cell.parameter_set,
-                 "operation": cell.operation,
-                 **({"threads": cell.threads, "rep": cell.rep} if kind == "throughput" else {})},
-        "parameters": plan.cell_parameters(cfg, cell),
-        "status": doc["status"],
-        "failure": doc["failure"],
-        "command": cmd,
-        "result": doc,
-        "started_unix": started,
-        "finished_unix": finished,
-        "elapsed_sec": finished - started,
-        "provenance": provenance.collect(cfg, Path.cwd()),
-    }
+    name = "kem"
+    title = "ML-KEM key exchange"
+    summary = "ML-KEM and X25519 cost per call and throughput across threads"
+    Cell = CyclesCell
+
+    def __init__(self, command: str, binary: str, liboqs: str | None) -> None:
+        self.command, self.binary, self.liboqs = command, binary, liboqs
+
+    def cells(self, cfg: dict) -> list:
+        return plan.cells(cfg)
+
+    def measure(self, cfg: dict, cell) -> dict:
+        cmd = plan.binary_command(cfg, cell, self.binary, "-", self.liboqs)
+        try:
+            doc = run_binary(cmd, plan.binary_environment(cfg))
+        except BinaryError as exc:  # a bug of the pipeline or a counter it cannot have: stop, not a result
+            raise SystemExit(f"parbench {self.command}: {cell.label}: {exc}") from None
+        kind = "cycles" if isinstance(cell, CyclesCell) else "throughput"
+        result = {"record_version": RECORD_VERSION, "kind": kind, "parameters": plan.cell_parameters(cfg, cell),
+                  "command": cmd, "result": doc}
+        if doc["status"] == "unavailable":  # AVX2 on arm64, a liboqs without the level
+            raise Unavailable(doc["failure"], result)
+        return result
+
+    def check(self, cfg: dict, cell, result: dict) -> list[str]:
+        doc = result["result"]
+        return [doc["failure"] or "the binary says its checks failed"] if doc["status"] != "ok" else []
+
+    def lines(self, cfg: dict, record: dict) -> list[str]:
+        return [progress_line(record, cfg["kem"]["repetitions"])]
 
 
 def progress_line(record: dict, repetitions: int = 1) -> str:
@@ -157,23 +165,17 @@ def progress_line(record: dict, repetitions: int = 1) -> str:
 
 def _run(command: str, args, cell) -> int:
     from parbench import config as pbconfig
+    from parbench import runner
 
     cfg = pbconfig.load_for_command(command, args.profile, args.overrides)
     _check_binary(command, args.binary)
     if cell.implementation == "liboqs" and not args.liboqs:
         raise SystemExit(f"parbench {command}: the liboqs implementation needs --liboqs DIR "
                          f"(the pipeline's liboqs build: `snakemake -c1 liboqs`)")
-    record_path = Path(args.out or cell.record(cfg["profile"]))
-    try:
-        done = cell_life.run("kem", cell, cfg, lambda: measure(cfg, cell, args.binary, args.liboqs),
-                             lambda r: write_json(record_path, r), command=command)
-    except BinaryError as exc:
-        raise SystemExit(f"parbench {command}: {cell.label}: {exc}") from None
-    if done is None:
-        return 130
-    record, _ = done
-    print(progress_line(record, cfg["kem"]["repetitions"]) + progress_suffix(), flush=True)
-    return 0
+    if args.out and not args.out.endswith(".json"):
+        raise SystemExit(f"parbench {command}: --out {args.out!r} must be the record's path, ending in .json")
+    return runner.run_cell(KemCells(command, args.binary, args.liboqs), cfg, cell,
+                           args.out[: -len(".json")] if args.out else None, command=command)
 
 
 def cell_main(args) -> int:
