@@ -36,9 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from parbench import cell_life
-from parbench.cell_life import write_json
-from parbench.progress import progress_suffix, run_id
+from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.gil import plan
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
@@ -207,85 +205,102 @@ def console_line(record: dict, repetitions: int = 1) -> str:
     return line + rep
 
 
+class GilCells(Benchmark):
+    """How a gil cell is measured and checked; parbench's runner (`parbench.runner`) does the
+    rest: the life cycle, the record, the history, the statuses, the ERROR line."""
+
+    name = "gil"
+    title = "The GIL across Python runtimes"
+    summary = "the same CPU-bound Python work, sequential, in threads and in processes, on several interpreters"
+    Cell = GilCell
+
+    def __init__(self, spec: dict | None = None) -> None:
+        self.spec = spec
+
+    def cells(self, cfg: dict) -> list[GilCell]:
+        return plan.cells(cfg)
+
+    def measure(self, cfg: dict, cell: GilCell) -> dict:
+        """Run the worker under the runtime's interpreter; Unavailable when the runtime is not
+        here or cannot run the worker at all."""
+        gc = cfg["gil"]
+        spec = self.spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
+        resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
+        build, unbuilt = build_of(resolution)
+        argv = [build["python"]] if build else list(resolution.argv or [])
+        expected = wl.expected_chunk(cell.workload, spec["params"])
+        run = {"exit_code": None, "output": None, "stderr": None, "timed_out": False, "command": None}
+        if resolution.found and not unbuilt:
+            run = run_worker(argv, spec, gc["timeout_sec"], resolution.env)
+        output = run["output"]
+        points = [check_point(p, spec, expected) for p in (output or {}).get("configs", [])]
+        facts = runtime_facts(resolution, (output or {}).get("runtime"), build)
+        warnings = []
+        if facts["gil_enabled"] is not None and resolution.gil_declared is not None \
+                and facts["gil_enabled"] != resolution.gil_declared:
+            warnings.append(f"gil.runtimes.{cell.runtime}.gil declares {resolution.gil_declared}, but the "
+                            f"interpreter says its GIL is {'enabled' if facts['gil_enabled'] else 'disabled'}; "
+                            f"recorded as it says")
+        result = {
+            "record_version": RECORD_VERSION,
+            "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
+            "warnings": warnings,
+            "runtime": facts,
+            "command": run["command"],
+            "exit_code": run["exit_code"],
+            "timed_out": run["timed_out"],
+            "partial": bool((output or {}).get("partial")),
+            # the interpreter is not what the runtime promises (a free-threaded build that
+            # runs with its GIL, a default build where a free-threaded one was asked for)
+            "runtime_mismatch": rt.check_required(resolution.require, output.get("runtime")) if output else None,
+            "runtime_env": resolution.env,
+            "startup_sec": run.get("startup_sec"),
+            "stderr_tail": run["stderr"],
+            "worker": {k: (output or {}).get(k) for k in ("worker_version", "wall_clock", "cpu_clock", "jit_clock",
+                                                          "cpu_clock_resolution_sec", "children_cpu_resolution_sec",
+                                                          "warmup_rounds", "jit_quiet", "start_method")},
+            "expected_chunk": expected,
+            "points": [] if (output or {}).get("partial") else points,
+        }
+        if not resolution.found:
+            raise Unavailable(resolution.reason, result)
+        if unbuilt:
+            raise Unavailable(unbuilt, result)
+        if output is None and not run["timed_out"]:
+            raise Unavailable(f"{' '.join(argv)} could not run the worker script (exit code {run['exit_code']}): "
+                              f"{run['stderr'] or 'no message'}", result)
+        return result
+
+    def check(self, cfg: dict, cell: GilCell, result: dict) -> list[str]:
+        """Every chunk result right (checked per point against this CPython's), the
+        interpreter alive to the end and in time, and the runtime it promised to be."""
+        if result["timed_out"]:
+            return [f"timed out after {cfg['gil']['timeout_sec']} s (gil.timeout_sec)"]
+        if result["partial"] or result["exit_code"] != 0:
+            return [f"the interpreter exited with code {result['exit_code']} while measuring: "
+                    f"{result['stderr_tail'] or 'no message'}"]
+        if result["runtime_mismatch"]:
+            return [f"{result['runtime_mismatch']} (gil.runtimes.{cell.runtime}.require; environment "
+                    f"{result['runtime_env'] or 'none set'})"]
+        bad = next((p for p in result["points"] if p["status"] == "failed"), None)
+        return [f"{bad['execution']} x{bad['workers']}: {bad['failure']}"] if bad else []
+
+    def lines(self, cfg: dict, record: dict) -> list[str]:
+        for warning in record.get("warnings", []):
+            print(f"  warning: {warning}", file=sys.stderr)
+        return [console_line(record, cfg["gil"]["repetitions"])]
+
+
 def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
-    """Run the cell and return its record (nothing is written here)."""
-    from parbench import provenance
+    """One measurement of the cell as its record, as the runner makes it (nothing written)."""
+    from parbench import runner
 
-    gc = cfg["gil"]
-    spec = spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
-    resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
-    build, unbuilt = build_of(resolution)
-    argv = [build["python"]] if build else list(resolution.argv or [])
-    expected = wl.expected_chunk(cell.workload, spec["params"])
-    started = time.time()
-    result = {"exit_code": None, "output": None, "stderr": None, "timed_out": False, "command": None}
-    if resolution.found and not unbuilt:
-        result = run_worker(argv, spec, gc["timeout_sec"], resolution.env)
-    finished = time.time()
-    output = result["output"]
-    points = [check_point(p, spec, expected) for p in (output or {}).get("configs", [])]
-    points = [] if (output or {}).get("partial") else points
-    status, failure, warnings = "ok", None, []
-    mismatch = rt.check_required(resolution.require, (output or {}).get("runtime")) if output else None
-    if not resolution.found:
-        status, failure = "unavailable", resolution.reason
-    elif unbuilt:
-        status, failure = "unavailable", unbuilt
-    elif result["timed_out"]:
-        status, failure = "failed", f"timed out after {gc['timeout_sec']} s (gil.timeout_sec)"
-    elif output is None:
-        status = "unavailable"
-        failure = (f"{' '.join(argv)} could not run the worker script (exit code "
-                   f"{result['exit_code']}): {result['stderr'] or 'no message'}")
-    elif output.get("partial") or result["exit_code"] != 0:
-        status = "failed"
-        failure = (f"the interpreter exited with code {result['exit_code']} while measuring: "
-                   f"{result['stderr'] or 'no message'}")
-    elif mismatch:
-        # the interpreter is not what the runtime promises (a free-threaded build that
-        # runs with its GIL, a default build where a free-threaded one was asked for)
-        status, failure = "failed", (f"{mismatch} (gil.runtimes.{cell.runtime}.require; environment "
-                                     f"{resolution.env or 'none set'})")
-    elif any(p["status"] == "failed" for p in points):
-        bad = next(p for p in points if p["status"] == "failed")
-        status, failure = "failed", f"{bad['execution']} x{bad['workers']}: {bad['failure']}"
-    facts = runtime_facts(resolution, (output or {}).get("runtime"), build)
-    if facts["gil_enabled"] is not None and resolution.gil_declared is not None \
-            and facts["gil_enabled"] != resolution.gil_declared:
-        warnings.append(f"gil.runtimes.{cell.runtime}.gil declares {resolution.gil_declared}, but the interpreter "
-                        f"says its GIL is {'enabled' if facts['gil_enabled'] else 'disabled'}; recorded as it says")
-    record = {
-        "record_version": RECORD_VERSION,
-        "study": "gil",
-        "profile": cfg["profile"],
-        "run_id": run_id(),
-        "cell": {"runtime": cell.runtime, "workload": cell.workload, "rep": cell.rep},
-        "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
-        "status": status,
-        "failure": failure,
-        "warnings": warnings,
-        "runtime": facts,
-        "command": result["command"],
-        "exit_code": result["exit_code"],
-        "startup_sec": result.get("startup_sec"),
-        "stderr_tail": result["stderr"],
-        "worker": {k: (output or {}).get(k) for k in ("worker_version", "wall_clock", "cpu_clock", "jit_clock",
-                                                      "cpu_clock_resolution_sec", "children_cpu_resolution_sec",
-                                                      "warmup_rounds", "jit_quiet", "start_method")},
-        "expected_chunk": expected,
-        "points": points,
-        "started_unix": started,
-        "finished_unix": finished,
-        "elapsed_sec": finished - started,
-        "provenance": provenance.collect(cfg, Path.cwd()),
-    }
-    record["console"] = console_line(record, gc["repetitions"])
-    return record
-
+    return runner.measured_record(GilCells(spec), cfg, cell)
 
 
 def main(args) -> int:
     from parbench import config as pbconfig
+    from parbench import runner
 
     cfg = pbconfig.load_for_command("gil-cell", args.profile, args.overrides)
     gc = cfg["gil"]
@@ -298,15 +313,7 @@ def main(args) -> int:
     if args.rep < 0:
         raise SystemExit(f"parbench gil-cell: --rep must be >= 0 (got {args.rep})")
     cell = GilCell(args.runtime, args.workload, args.rep)
-    path = Path(f"{args.out_stem or cell.stem(cfg['profile'])}.json")
-    done = cell_life.run("gil", cell, cfg, lambda: measure(cfg, cell), lambda r: write_json(path, r))
-    if done is None:
-        return 130
-    record, _ = done
-    for warning in record["warnings"]:
-        print(f"  warning: {warning}", file=sys.stderr)
-    print(record["console"] + progress_suffix(), flush=True)
-    return 0
+    return runner.run_cell(GilCells(), cfg, cell, args.out_stem, command="gil-cell")
 
 
 def add_commands(sub) -> None:
