@@ -171,7 +171,7 @@ def test_side_files_are_written_beside_the_record(tmp_path, monkeypatch):
     assert written == {"console": str(tmp_path / "peer-ws.txt"), "record": str(tmp_path / "peer-ws.json")}
     assert (tmp_path / "peer-ws.txt").read_text() == "[02] Time taken: 1.0 seconds\n"
     assert json.loads((tmp_path / "peer-ws.json").read_text())["console"] == ["[02] Time taken: 1.0 seconds"]
-    assert Peers().lines(CFG, record)[0].startswith("peers peer=ws: ok in ")
+    assert Peers().lines(CFG, cell, record)[0].startswith("peers peer=ws: ok in ")
 
     class Undeclared(Peers):
         def side_files(self, record):

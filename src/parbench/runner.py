@@ -12,7 +12,6 @@ its cells; this module does the rest alike for all of them.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -57,7 +56,7 @@ def measured_record(benchmark, cfg: dict, cell) -> dict:
         except Exception as exc:  # what was measured is not what the check expects
             problems = [f"the check raised {type(exc).__name__}: {exc}"]
         status = "failed" if problems else "ok"
-    return {"study": benchmark.name, "profile": cfg["profile"], "cell": dataclasses.asdict(cell), "status": status,
+    return {"study": benchmark.name, "profile": cfg["profile"], "cell": benchmark.cell_fields(cell), "status": status,
             "failure": "; ".join(problems) or None, **result, "started_unix": started, "finished_unix": finished,
             "elapsed_sec": finished - started, "provenance": provenance.collect(cfg, Path.cwd())}
 
@@ -76,7 +75,7 @@ def write_cell(benchmark, record: dict, stem: str) -> dict[str, str]:
         out[name] = f"{stem}{benchmark.SIDE_FILES[name]}"
         write_atomic(Path(out[name]), text)
     out["record"] = f"{stem}.json"
-    cell_life.write_json(Path(out["record"]), record)
+    cell_life.write_json(Path(out["record"]), record, compact=benchmark.COMPACT_RECORD)
     return out
 
 
@@ -89,11 +88,11 @@ def run_cell(benchmark, cfg: dict, cell, stem: str | None = None, command: str |
     stem = stem or cell.stem(cfg["profile"])
     done = cell_life.run(benchmark.name, cell, cfg, lambda: measured_record(benchmark, cfg, cell),
                          lambda record: write_cell(benchmark, record, stem),
-                         command=command or f"cell {benchmark.name}")
+                         command=command or f"cell {benchmark.name}", interrupted=benchmark.INTERRUPTED)
     if done is None:
         return 130
     record, _ = done
-    lines = benchmark.lines(cfg, record)
+    lines = benchmark.lines(cfg, cell, record)
     for i, line in enumerate(lines):
         print(line + (progress_suffix() if i == len(lines) - 1 else ""))
     sys.stdout.flush()

@@ -131,6 +131,10 @@ class Benchmark:
     # files a cell writes beside its record, name -> suffix of the cell's stem (e.g. the
     # seed's console output, {"console": ".txt"}); `side_files` gives their text
     SIDE_FILES: ClassVar[dict[str, str]] = {}
+    # the record as one line of JSON (records of many thousand rows), else indented
+    COMPACT_RECORD: ClassVar[bool] = False
+    # what an interrupted cell says it left behind (after "interrupted; ")
+    INTERRUPTED: ClassVar[str] = "no output written"
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -174,13 +178,16 @@ class Benchmark:
         """Seconds one cell takes, for the run's time estimate."""
         return 1.0
 
+    def cell_fields(self, cell) -> dict:
+        """The cell as its record's `cell` names it: its fields."""
+        return dataclasses.asdict(cell)
+
     def side_files(self, record: dict) -> dict[str, str]:
         """The text of each of `SIDE_FILES` for a record (written before the record)."""
         return {}
 
-    def lines(self, cfg: dict, record: dict) -> list[str]:
+    def lines(self, cfg: dict, cell, record: dict) -> list[str]:
         """What a measured cell prints (the run's progress follows the last line)."""
-        cell = self.Cell(**record["cell"])
         return [f"{cell.label}: {record['status']} in {record['elapsed_sec']:.3g} s"]
 
     def config_errors(self, cfg: dict) -> list[str]:

@@ -20,14 +20,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 from parbench.cli import check_choice
-from parbench import cell_life
-from parbench.cell_life import write_json
-from parbench.progress import progress_suffix, run_id
+from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.dispatch import plan
 from parbench.studies.dispatch.plan import DispatchCell
 
@@ -85,67 +80,93 @@ def console_line(row: dict) -> str:
             else f"{row['workload']} -{mark}")
 
 
+class DispatchCells(Benchmark):
+    """How a dispatch cell (one repetition of one system's protocol) is measured and
+    checked; parbench's runner (`parbench.runner`) does the rest: the life cycle, the
+    record, the history, the statuses, the ERROR line."""
+
+    name = "dispatch"
+    title = "Function dispatch"
+    summary = "the seed's platform in every mode against its peers, one repetition of a system per cell"
+    Cell = DispatchCell
+    # a cell's record holds every task's row
+    COMPACT_RECORD = True
+    INTERRUPTED = "everything it started is stopped, no output written"
+
+    def cells(self, cfg: dict) -> list[DispatchCell]:
+        return plan.cells(cfg)
+
+    def cell_fields(self, cell: DispatchCell) -> dict:
+        return {"system": cell.system, "kind": cell.kind, "rep": cell.rep, "experiment": cell.experiment or plan.MAIN}
+
+    def measure(self, cfg: dict, cell: DispatchCell) -> dict:
+        """Start the system, run the seed's protocol on it (its progress printed as it
+        goes), stop everything; Unavailable for a peer that cannot start or run here."""
+        from parbench.studies.dispatch import peers, sweep
+
+        params = plan.protocol(cfg, cell)
+        anchor = sweep.wall_clock_anchor()
+        line: list[str] = []
+        current = {"workers": None}
+        rep = rep_suffix(cell, repetitions_of(cfg, cell))
+
+        def progress(row: dict) -> None:
+            if row["phase"] != "weak_scaling" or row["repetition"] != 0:
+                return
+            if current["workers"] != row["workers"]:
+                flush()
+                current["workers"] = row["workers"]
+            line.append(console_line(row))
+
+        def flush() -> None:
+            if line:
+                print(f"  {cell.key:<12} workers {current['workers']}: " + "  ".join(line) + rep, flush=True)
+                line.clear()
+
+        unavailable, swept = None, {"runs": [], "tasks": [], "depth": [], "failures": []}
+        try:
+            swept = sweep.sweep(make_runner(cell, params), params, progress)
+        except peers.PeerUnavailable as exc:
+            unavailable = str(exc)
+        except ImportError as exc:
+            unavailable = f"a package it needs is missing ({exc})"
+        except Exception as exc:
+            if cell.kind != "peer":
+                raise
+            unavailable = f"{cell.system} failed to start or run here: {type(exc).__name__}: {exc}"
+        flush()
+        result = {"record_version": plan.RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell),
+                  "runs": swept["runs"], "tasks": columnar(swept["tasks"]), "depth": columnar(swept["depth"]),
+                  "failures": swept["failures"], "clock_anchor": anchor, "versions": versions()}
+        if unavailable:
+            raise Unavailable(unavailable, result)
+        return result
+
+    def check(self, cfg: dict, cell: DispatchCell, result: dict) -> list[str]:
+        """Every run's own checks (each task completed once with the expected value, no
+        run timed out), as the sweep collected them."""
+        return ["; ".join(result["failures"][:5])] if result["failures"] else []
+
+    def lines(self, cfg: dict, cell: DispatchCell, record: dict) -> list[str]:
+        head = f"  {cell.key:<12}"
+        rep = rep_suffix(cell, repetitions_of(cfg, cell))
+        if record["status"] == "unavailable":
+            return [f"{head} not measured: {record['failure']}{rep}"]
+        if record["status"] == "failed":
+            return [f"{head} FAILED: {record['failure'][:300]}{rep}"]
+        best: dict = {}
+        for r in record["runs"]:
+            if r.get("phase") == "saturation" and r.get("status") == "ok":
+                best[r["submission"]] = max(best.get(r["submission"], 0), r["throughput_tasks_per_sec"] or 0)
+        sat = ", ".join(f"{k} {v:,.0f} tasks/s" for k, v in best.items())
+        return [f"{head} done in {record['elapsed_sec']:.1f} s" + (f"; saturation peak {sat}" if sat else "") + rep]
+
+
 def measure(cfg: dict, cell: DispatchCell) -> dict:
-    from parbench import provenance
-    from parbench.studies.dispatch import peers, sweep
+    """One measurement of the cell as its record, as the runner makes it (nothing written)."""
+    from parbench import runner
 
-    params = plan.protocol(cfg, cell)
-    started = time.time()
-    anchor = sweep.wall_clock_anchor()
-    line: list[str] = []
-    current = {"workers": None}
-
-    rep = rep_suffix(cell, repetitions_of(cfg, cell))
-
-    def progress(row: dict) -> None:
-        if row["phase"] != "weak_scaling" or row["repetition"] != 0:
-            return
-        if current["workers"] != row["workers"]:
-            flush()
-            current["workers"] = row["workers"]
-        line.append(console_line(row))
-
-    def flush() -> None:
-        if line:
-            print(f"  {cell.key:<12} workers {current['workers']}: " + "  ".join(line) + rep, flush=True)
-            line.clear()
-
-    status, failure, result = "ok", None, {"runs": [], "tasks": [], "depth": [], "failures": []}
-    try:
-        runner = make_runner(cell, params)
-        result = sweep.sweep(runner, params, progress)
-    except peers.PeerUnavailable as exc:
-        status, failure = "unavailable", str(exc)
-    except ImportError as exc:
-        status, failure = "unavailable", f"a package it needs is missing ({exc})"
-    except Exception as exc:
-        if cell.kind == "peer":
-            status, failure = "unavailable", f"{cell.system} failed to start or run here: {type(exc).__name__}: {exc}"
-        else:
-            raise
-    flush()
-    if status == "ok" and result["failures"]:
-        status, failure = "failed", "; ".join(result["failures"][:5])
-    finished = time.time()
-    return {
-        "record_version": plan.RECORD_VERSION,
-        "study": "dispatch",
-        "profile": cfg["profile"],
-        "run_id": run_id(),
-        "cell": {"system": cell.system, "kind": cell.kind, "rep": cell.rep, "experiment": cell.experiment or plan.MAIN},
-        "parameters": plan.cell_parameters(cfg, cell),
-        "status": status,
-        "failure": failure,
-        "runs": result["runs"],
-        "tasks": columnar(result["tasks"]),
-        "depth": columnar(result["depth"]),
-        "clock_anchor": anchor,
-        "versions": versions(),
-        "started_unix": started,
-        "finished_unix": finished,
-        "elapsed_sec": finished - started,
-        "provenance": provenance.collect(cfg, Path.cwd()),
-    }
+    return runner.measured_record(DispatchCells(), cfg, cell)
 
 
 def repetitions_of(cfg: dict, cell: DispatchCell) -> int:
@@ -153,9 +174,9 @@ def repetitions_of(cfg: dict, cell: DispatchCell) -> int:
     return dc["anomaly"]["repetitions"] if cell.experiment else dc["repetitions"]
 
 
-
 def main(args) -> int:
     from parbench import config as pbconfig
+    from parbench import runner
 
     cell = DispatchCell.parse(args.system, args.rep)
     check_choice("dispatch-cell", "system", cell.system, plan.SYSTEMS)
@@ -175,28 +196,10 @@ def main(args) -> int:
             redis_server_path()
         except MissingRedis as exc:
             raise SystemExit(f"parbench dispatch-cell: {exc}") from None
-    out = Path(args.out or cell.record(cfg["profile"]))
-    done = cell_life.run("dispatch", cell, cfg, lambda: measure(cfg, cell), lambda r: write_json(out, r, compact=True),
-                         interrupted="everything it started is stopped, no output written")
-    if done is None:
-        return 130
-    record, _ = done
-    runs = [r for r in record["runs"] if r.get("phase") == "saturation" and r.get("status") == "ok"]
-    best = {}
-    for r in runs:
-        best[r["submission"]] = max(best.get(r["submission"], 0), r["throughput_tasks_per_sec"] or 0)
-    head = f"  {cell.key:<12}"
-    rep = rep_suffix(cell, repetitions_of(cfg, cell))
-    if record["status"] == "unavailable":
-        print(f"{head} not measured: {record['failure']}{rep}{progress_suffix()}")
-    elif record["status"] == "failed":
-        print(f"{head} FAILED: {record['failure'][:300]}{rep}{progress_suffix()}")
-    else:
-        sat = ", ".join(f"{k} {v:,.0f} tasks/s" for k, v in best.items())
-        print(f"{head} done in {record['elapsed_sec']:.1f} s" + (f"; saturation peak {sat}" if sat else "")
-              + rep + progress_suffix())
-    sys.stdout.flush()
-    return 0
+    if args.out and not args.out.endswith(".json"):
+        raise SystemExit(f"parbench dispatch-cell: --out {args.out!r} must be the record's path, ending in .json")
+    return runner.run_cell(DispatchCells(), cfg, cell, args.out[: -len(".json")] if args.out else None,
+                           command="dispatch-cell")
 
 
 def add_commands(sub) -> None:

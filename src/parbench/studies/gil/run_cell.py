@@ -285,7 +285,7 @@ class GilCells(Benchmark):
         bad = next((p for p in result["points"] if p["status"] == "failed"), None)
         return [f"{bad['execution']} x{bad['workers']}: {bad['failure']}"] if bad else []
 
-    def lines(self, cfg: dict, record: dict) -> list[str]:
+    def lines(self, cfg: dict, cell, record: dict) -> list[str]:
         for warning in record.get("warnings", []):
             print(f"  warning: {warning}", file=sys.stderr)
         return [console_line(record, cfg["gil"]["repetitions"])]

@@ -139,7 +139,7 @@ class KemCells(Benchmark):
         doc = result["result"]
         return [doc["failure"] or "the binary says its checks failed"] if doc["status"] != "ok" else []
 
-    def lines(self, cfg: dict, record: dict) -> list[str]:
+    def lines(self, cfg: dict, cell, record: dict) -> list[str]:
         return [progress_line(record, cfg["kem"]["repetitions"])]
 
 

@@ -76,7 +76,7 @@ class SchedCells(Benchmark):
         console = record.get("console", [])
         return {"console": "\n".join(console) + ("\n" if console else "")}
 
-    def lines(self, cfg: dict, record: dict) -> list[str]:
+    def lines(self, cfg: dict, cell, record: dict) -> list[str]:
         return console_lines(record, cfg["sched"]["repetitions"])
 
 
