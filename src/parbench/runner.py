@@ -8,6 +8,11 @@ its cells; this module does the rest alike for all of them.
   finds any, and one progress line.
 - `aggregate`: the records into the study's tables plus its `<study>_load` table, each
   written whole as `<study>_<name>.parquet` (`parbench.processed`).
+
+`run_cell` is that life cycle for one cell. The cell commands of the paper's studies
+(`parbench sched-cell`, `kem-cell`, `kem-throughput`, `gil-cell`, `dispatch-cell`) call it
+with a Benchmark that measures and checks their cells, so that their rules, command lines
+and record paths stay as they were and no cell measured before is measured again.
 """
 
 from __future__ import annotations
