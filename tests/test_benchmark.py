@@ -149,6 +149,12 @@ def test_a_cell_this_machine_cannot_measure_is_unavailable_not_failed(monkeypatc
     assert record["command"] == ["driver", "--scheduler", "tbb"]
     assert runner.measured_record(Peers(), CFG, Peers.Cell("ws"))["status"] == "ok"
 
+    class Reasonless(Peers):
+        def measure(self, cfg, cell):
+            raise Unavailable(None)
+
+    assert runner.measured_record(Reasonless(), CFG, Peers.Cell("ws"))["failure"] is None
+
 
 def test_a_measurement_may_not_write_the_runners_fields(monkeypatch):
     monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {})

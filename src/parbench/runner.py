@@ -47,9 +47,9 @@ def measured_record(benchmark, cfg: dict, cell) -> dict:
     try:
         result = benchmark.measure(cfg, cell)
     except Unavailable as exc:
-        result, status, problems = exc.result, "unavailable", [str(exc)]
+        result, status, problems = exc.result, "unavailable", [exc.reason] if exc.reason else []
     except Exception as exc:  # the measured system failed: a failed cell, not a crashed run (Ctrl+C passes)
-        status, problems = "failed", [f"{type(exc).__name__}: {exc}"]
+        result, status, problems = benchmark.empty_result(cfg, cell), "failed", [f"{type(exc).__name__}: {exc}"]
     finished = time.time()
     clash = sorted(set(result) & set(RECORD_FIELDS))
     if clash:  # a bug of the study, not of the system it measures

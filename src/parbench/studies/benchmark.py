@@ -54,8 +54,9 @@ class Unavailable(Exception):
     with the reason, neither a result nor a failure, with `result` (what was found out on
     the way, e.g. the command that said so) beside it."""
 
-    def __init__(self, reason: str, result: dict | None = None) -> None:
+    def __init__(self, reason: str | None, result: dict | None = None) -> None:
         super().__init__(reason)
+        self.reason = reason or None
         self.result = dict(result or {})
 
 
@@ -158,8 +159,9 @@ class Benchmark:
         raise NotImplementedError
 
     def tables(self, records: list[dict]) -> dict:
-        """The records (`record["result"]` is what `measure` returned, `record["cell"]` the
-        cell's fields) as tidy tables: {name in TABLES: DataFrame}."""
+        """The records (each the runner's fields, `RECORD_FIELDS`, beside what `measure`
+        returned, or `empty_result` when it raised) as tidy tables: {name in TABLES:
+        DataFrame}."""
         raise NotImplementedError
 
     def facts(self, f, tables: dict) -> dict:
@@ -177,6 +179,11 @@ class Benchmark:
     def cell_seconds(self, cfg: dict, cell) -> float:
         """Seconds one cell takes, for the run's time estimate."""
         return 1.0
+
+    def empty_result(self, cfg: dict, cell) -> dict:
+        """The study's fields of a record whose `measure` raised (a failed cell): what the
+        study's readers (its tables, its printed lines) read of every record, empty."""
+        return {}
 
     def cell_fields(self, cell) -> dict:
         """The cell as its record's `cell` names it: its fields."""

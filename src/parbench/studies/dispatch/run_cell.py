@@ -135,12 +135,16 @@ class DispatchCells(Benchmark):
                 raise
             unavailable = f"{cell.system} failed to start or run here: {type(exc).__name__}: {exc}"
         flush()
-        result = {"record_version": plan.RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell),
-                  "runs": swept["runs"], "tasks": columnar(swept["tasks"]), "depth": columnar(swept["depth"]),
-                  "failures": swept["failures"], "clock_anchor": anchor, "versions": versions()}
+        result = {**self.empty_result(cfg, cell), "runs": swept["runs"], "tasks": columnar(swept["tasks"]),
+                  "depth": columnar(swept["depth"]), "failures": swept["failures"], "clock_anchor": anchor,
+                  "versions": versions()}
         if unavailable:
             raise Unavailable(unavailable, result)
         return result
+
+    def empty_result(self, cfg: dict, cell: DispatchCell) -> dict:
+        return {"record_version": plan.RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell), "runs": [],
+                "tasks": columnar([]), "depth": columnar([]), "failures": [], "clock_anchor": None, "versions": {}}
 
     def check(self, cfg: dict, cell: DispatchCell, result: dict) -> list[str]:
         """Every run's own checks (each task completed once with the expected value, no

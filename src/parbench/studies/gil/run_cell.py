@@ -43,6 +43,9 @@ from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import GilCell
 
 RECORD_VERSION = 1
+# what the record keeps of the worker's own description
+WORKER_FIELDS = ("worker_version", "wall_clock", "cpu_clock", "jit_clock", "cpu_clock_resolution_sec",
+                 "children_cpu_resolution_sec", "warmup_rounds", "jit_quiet", "start_method")
 STDERR_LINES = 8
 
 
@@ -256,9 +259,7 @@ class GilCells(Benchmark):
             "runtime_env": resolution.env,
             "startup_sec": run.get("startup_sec"),
             "stderr_tail": run["stderr"],
-            "worker": {k: (output or {}).get(k) for k in ("worker_version", "wall_clock", "cpu_clock", "jit_clock",
-                                                          "cpu_clock_resolution_sec", "children_cpu_resolution_sec",
-                                                          "warmup_rounds", "jit_quiet", "start_method")},
+            "worker": {k: (output or {}).get(k) for k in WORKER_FIELDS},
             "expected_chunk": expected,
             "points": [] if (output or {}).get("partial") else points,
         }
@@ -270,6 +271,16 @@ class GilCells(Benchmark):
             raise Unavailable(f"{' '.join(argv)} could not run the worker script (exit code {run['exit_code']}): "
                               f"{run['stderr'] or 'no message'}", result)
         return result
+
+    def empty_result(self, cfg: dict, cell: GilCell) -> dict:
+        gc = cfg["gil"]
+        spec = self.spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
+        resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
+        return {"record_version": RECORD_VERSION, "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
+                "warnings": [], "runtime": runtime_facts(resolution, None, build_of(resolution)[0]), "command": None,
+                "exit_code": None, "timed_out": False, "partial": False, "runtime_mismatch": None,
+                "runtime_env": resolution.env, "startup_sec": None, "stderr_tail": None,
+                "worker": {k: None for k in WORKER_FIELDS}, "expected_chunk": None, "points": []}
 
     def check(self, cfg: dict, cell: GilCell, result: dict) -> list[str]:
         """Every chunk result right (checked per point against this CPython's), the

@@ -128,12 +128,14 @@ class KemCells(Benchmark):
             doc = run_binary(cmd, plan.binary_environment(cfg))
         except BinaryError as exc:  # a bug of the pipeline or a counter it cannot have: stop, not a result
             raise SystemExit(f"parbench {self.command}: {cell.label}: {exc}") from None
-        kind = "cycles" if isinstance(cell, CyclesCell) else "throughput"
-        result = {"record_version": RECORD_VERSION, "kind": kind, "parameters": plan.cell_parameters(cfg, cell),
-                  "command": cmd, "result": doc}
+        result = {**self.empty_result(cfg, cell), "command": cmd, "result": doc}
         if doc["status"] == "unavailable":  # AVX2 on arm64, a liboqs without the level
             raise Unavailable(doc["failure"], result)
         return result
+
+    def empty_result(self, cfg: dict, cell) -> dict:
+        return {"record_version": RECORD_VERSION, "kind": "cycles" if isinstance(cell, CyclesCell) else "throughput",
+                "parameters": plan.cell_parameters(cfg, cell), "command": None, "result": {}}
 
     def check(self, cfg: dict, cell, result: dict) -> list[str]:
         doc = result["result"]

@@ -56,12 +56,15 @@ class SchedCells(Benchmark):
         stderr_tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         if proc.returncode == 2:  # a bug of the pipeline, not a result: stop the cell
             raise SystemExit(f"parbench sched-cell: the driver refused its arguments ({' '.join(cmd)}):\n{stderr_tail}")
-        result = {"record_version": RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell), "command": cmd,
-                  "exit_code": proc.returncode, "stderr_tail": stderr_tail, "driver": driver_doc,
-                  "console": proc.stdout.splitlines()}
+        result = {**self.empty_result(cfg, cell), "command": cmd, "exit_code": proc.returncode,
+                  "stderr_tail": stderr_tail, "driver": driver_doc, "console": proc.stdout.splitlines()}
         if proc.returncode == 3:  # a peer not built on this machine
             raise Unavailable(stderr_tail, result)
         return result
+
+    def empty_result(self, cfg: dict, cell: SchedCell) -> dict:
+        return {"record_version": RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell), "command": None,
+                "exit_code": None, "stderr_tail": None, "driver": None, "console": []}
 
     def check(self, cfg: dict, cell: SchedCell, result: dict) -> list[str]:
         """The driver's own verification: the sorted output sorted and a permutation of the
