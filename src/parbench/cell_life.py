@@ -33,8 +33,10 @@ def interrupt_on_sigterm() -> None:
 
 
 def write_json(path: str | Path, record: dict, compact: bool = False) -> list[Path]:
-    """The record as JSON at `path`, written atomically; the files written."""
-    text = json.dumps(record, separators=(",", ":")) if compact else json.dumps(record, indent=1)
+    """The record as JSON at `path`, written atomically; the files written. A value JSON
+    has no type for (a path) is written as its text."""
+    text = (json.dumps(record, separators=(",", ":"), default=str) if compact
+            else json.dumps(record, indent=1, default=str))
     write_atomic(Path(path), text + "\n")
     return [Path(path)]
 

@@ -10,7 +10,8 @@ its cells; this module does the rest alike for all of them.
   written whole as `<study>_<name>.parquet` (`parbench.processed`).
 
 `run_cell` is that life cycle for one cell. The cell commands of the paper's studies
-(`parbench sched-cell`, `kem-cell`, `kem-throughput`, `gil-cell`, `dispatch-cell`) call it
+(`parbench sigpar-cell`, `sched-cell`, `kem-cell`, `kem-throughput`, `gil-cell`,
+`dispatch-cell`) call it
 with a Benchmark that measures and checks their cells, so that their rules, command lines
 and record paths stay as they were and no cell measured before is measured again.
 """
@@ -66,8 +67,9 @@ def measured_record(benchmark, cfg: dict, cell) -> dict:
             "elapsed_sec": finished - started, "provenance": provenance.collect(cfg, Path.cwd())}
 
 
-def write_cell(benchmark, record: dict, stem: str) -> dict[str, str]:
-    """The cell's side files, then its record (each written whole): {name: path}."""
+def write_cell(benchmark, record: dict, stem: str, record_suffix: str = ".json") -> dict[str, str]:
+    """The cell's side files, then its record `<stem><record_suffix>` (each written whole;
+    the record last, so that its presence means the cell is complete): {name: path}."""
     from parbench import cell_life
     from parbench.records import write_atomic
 
@@ -79,29 +81,37 @@ def write_cell(benchmark, record: dict, stem: str) -> dict[str, str]:
     for name, text in files.items():
         out[name] = f"{stem}{benchmark.SIDE_FILES[name]}"
         write_atomic(Path(out[name]), text)
-    out["record"] = f"{stem}.json"
+    out["record"] = f"{stem}{record_suffix}"
     cell_life.write_json(Path(out["record"]), record, compact=benchmark.COMPACT_RECORD)
     return out
 
 
-def run_cell(benchmark, cfg: dict, cell, stem: str | None = None, command: str | None = None) -> int:
-    """Measure `cell` through the life cycle (`cell_life.run`), write it (at `stem`, default
-    the pipeline's path) and print its lines; the command's exit code."""
+def run_cell(benchmark, cfg: dict, cell, stem: str | None = None, command: str | None = None,
+             ready: dict | None = None) -> dict | None:
+    """Measure `cell` through the life cycle (`cell_life.run`; `ready`: a record known
+    without measuring, e.g. a cell skipped, written as it is), write it (at `stem`, default
+    the pipeline's path) and print its lines; the record, None when it was interrupted
+    (the command then exits 130: `exit_code`)."""
     from parbench import cell_life
     from parbench.progress import progress_suffix
 
     stem = stem or cell.stem(cfg["profile"])
     done = cell_life.run(benchmark.name, cell, cfg, lambda: measured_record(benchmark, cfg, cell),
-                         lambda record: write_cell(benchmark, record, stem),
-                         command=command or f"cell {benchmark.name}", interrupted=benchmark.INTERRUPTED)
+                         lambda record: write_cell(benchmark, record, stem, cell.RECORD_SUFFIX),
+                         command=command or f"cell {benchmark.name}", interrupted=benchmark.INTERRUPTED, ready=ready)
     if done is None:
-        return 130
+        return None
     record, _ = done
     lines = benchmark.lines(cfg, cell, record)
     for i, line in enumerate(lines):
         print(line + (progress_suffix() if i == len(lines) - 1 else ""))
     sys.stdout.flush()
-    return 0
+    return record
+
+
+def exit_code(record: dict | None) -> int:
+    """A cell command's exit code: 0 once its record is written, 130 when interrupted."""
+    return 0 if record is not None else 130
 
 
 def cell_main(args) -> int:
@@ -115,7 +125,7 @@ def cell_main(args) -> int:
                          f"{cfg['profile']}; allowed: {', '.join(benchmark.keys(cfg))}")
     if args.out and not args.out.endswith(".json"):
         raise SystemExit(f"parbench cell {args.study}: --out {args.out!r} must be the record's path, ending in .json")
-    return run_cell(benchmark, cfg, cell, args.out[: -len(".json")] if args.out else None)
+    return exit_code(run_cell(benchmark, cfg, cell, args.out[: -len(".json")] if args.out else None))
 
 
 def aggregate_main(args) -> int:

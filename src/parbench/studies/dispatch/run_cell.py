@@ -202,8 +202,8 @@ def main(args) -> int:
             raise SystemExit(f"parbench dispatch-cell: {exc}") from None
     if args.out and not args.out.endswith(".json"):
         raise SystemExit(f"parbench dispatch-cell: --out {args.out!r} must be the record's path, ending in .json")
-    return runner.run_cell(DispatchCells(), cfg, cell, args.out[: -len(".json")] if args.out else None,
-                           command="dispatch-cell")
+    return runner.exit_code(runner.run_cell(DispatchCells(), cfg, cell, args.out[: -len(".json")] if args.out else None,
+                                            command="dispatch-cell"))
 
 
 def add_commands(sub) -> None:

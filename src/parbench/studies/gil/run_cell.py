@@ -324,7 +324,7 @@ def main(args) -> int:
     if args.rep < 0:
         raise SystemExit(f"parbench gil-cell: --rep must be >= 0 (got {args.rep})")
     cell = GilCell(args.runtime, args.workload, args.rep)
-    return runner.run_cell(GilCells(), cfg, cell, args.out_stem, command="gil-cell")
+    return runner.exit_code(runner.run_cell(GilCells(), cfg, cell, args.out_stem, command="gil-cell"))
 
 
 def add_commands(sub) -> None:

@@ -176,8 +176,8 @@ def _run(command: str, args, cell) -> int:
                          f"(the pipeline's liboqs build: `snakemake -c1 liboqs`)")
     if args.out and not args.out.endswith(".json"):
         raise SystemExit(f"parbench {command}: --out {args.out!r} must be the record's path, ending in .json")
-    return runner.run_cell(KemCells(command, args.binary, args.liboqs), cfg, cell,
-                           args.out[: -len(".json")] if args.out else None, command=command)
+    return runner.exit_code(runner.run_cell(KemCells(command, args.binary, args.liboqs), cfg, cell,
+                                            args.out[: -len(".json")] if args.out else None, command=command))
 
 
 def cell_main(args) -> int:

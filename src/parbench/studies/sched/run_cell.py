@@ -112,7 +112,7 @@ def main(args) -> int:
                          f"`snakemake -c1 sched_build` (or make -C native/sched)")
     cfg = pbconfig.load_for_command("sched-cell", args.profile, args.overrides)
     cell = SchedCell(args.workload, args.scheduler, args.threads, args.rep)
-    return runner.run_cell(SchedCells(args.driver), cfg, cell, args.out_stem, command="sched-cell")
+    return runner.exit_code(runner.run_cell(SchedCells(args.driver), cfg, cell, args.out_stem, command="sched-cell"))
 
 
 def add_commands(sub) -> None:

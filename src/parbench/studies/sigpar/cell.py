@@ -47,7 +47,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from parbench import stats
-from parbench.records import write_atomic
 from parbench.studies.sigpar import algorithms, keys as keycache, shim, signers
 from parbench.studies.sigpar.harness import Schedule, WorkerRun, run_worker, sample_latencies
 from parbench.studies.sigpar.plan import Cell
@@ -328,23 +327,12 @@ def correctness_verdict(workers: list[dict]) -> str | None:
     return "; ".join(problems) or None
 
 
-def unavailable_record(cfg: dict, cell: Cell, reason: str) -> dict:
-    """The record of a cell this machine cannot measure (its backend is not built)."""
-    now = time.time()
-    return {"record_version": RECORD_VERSION, "study": "sigpar", "profile": cfg["profile"], "cell": asdict(cell),
-            "algorithm": algorithm_record(algorithms.get(cell.algorithm), None),
-            "backend": {"name": cell.backend, "version": None},
-            "status": "unavailable", "failure": reason, "started_unix": now, "finished_unix": now,
-            "elapsed_sec": 0.0, "result": {}, "workers": [], "cpu_samples": [], "power": {}, "warnings": [],
-            "provenance": {}}
-
-
 def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush=True),
             shim_dir: str | None = None) -> dict:
-    """Run the cell and return its record (see module doc); raises nothing on a failed
-    check: the record says status "failed". `shim_dir` is the crypto shim's build, for
-    the openssl-cffi backend and the native-threads mode."""
-    from parbench import provenance
+    """Run the cell and return what it measured (the record's own fields, beside the
+    runner's; see module doc); the workers' correctness is checked by
+    `correctness_verdict`. `shim_dir` is the crypto shim's build, for the openssl-cffi
+    backend and the native-threads mode."""
     from parbench.telemetry.affinity import plan_affinity
     from parbench.telemetry.cpu import CpuSampler, mean_avg
     from parbench.telemetry.energy import EnergyMeter
@@ -352,7 +340,6 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
     sp, tel = cfg["sigpar"], cfg["telemetry"]
     algo = algorithms.get(cell.algorithm)
     schedule = Schedule(sp["warmup_sec"], sp["duration_sec"], sp["analysis_window_sec"], tel["sample_interval_sec"])
-    started = time.time()
     warnings: list[str] = []
     keys = keycache.load_or_create(algo, sp["cache_dir"], sp["message_bytes"],
                                    warn=lambda m: (warnings.append(m), log(m)))
@@ -386,7 +373,6 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
     finally:
         cpu_samples = sampler.stop() if sampler else []
         power = energy.stop()
-    finished = time.time()
 
     summary = summarise_cell(workers, schedule.analysis_window_sec, sp["measurement"])
     window_bounds = (window_wall[1], window_wall[1] + schedule.analysis_window_sec) if window_wall else (None, None)
@@ -397,15 +383,11 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
     summary["energy_per_op_j"] = (power["energy_joules"] / summary["analysis_ops"]
                                   if power.get("energy_joules") is not None and summary["analysis_ops"] else None)
     summary["energy_source"] = power.get("source")
-    failure = correctness_verdict(workers)
     # Why a worker could not be pinned (macOS, a core this machine lacks): recorded with
     # the cell; the run's header already said it once.
     affinity_notes = sorted({w.get("pin_note") for w in workers if w.get("pin_note")})
     return {
         "record_version": RECORD_VERSION,
-        "study": "sigpar",
-        "profile": cfg["profile"],
-        "cell": asdict(cell),
         "algorithm": algorithm_record(algo, signers.library_version(algo)),
         "backend": {"name": cell.backend, "version": backend_version(algo, cell.backend, shim_dir)},
         "parameters": {"warmup_sec": sp["warmup_sec"], "duration_sec": sp["duration_sec"],
@@ -414,11 +396,6 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
                        "max_latency_samples": sp["max_latency_samples"], "message_bytes": sp["message_bytes"],
                        "sample_interval_sec": tel["sample_interval_sec"], "affinity_plan": plan,
                        "measurement": sp["measurement"]},
-        "status": "failed" if failure else "ok",
-        "failure": failure,
-        "started_unix": started,
-        "finished_unix": finished,
-        "elapsed_sec": finished - started,
         "start_wall": window_wall[0] if window_wall else None,
         "result": summary,
         "workers": sorted(workers, key=lambda w: w["worker_id"]),
@@ -426,13 +403,19 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
         "power": power,
         "warnings": warnings,
         "affinity_notes": affinity_notes,
-        "provenance": provenance.collect(cfg, Path.cwd()),
     }
 
 
-def write_outputs(record: dict, stem: str) -> dict[str, str]:
-    """Write the three output files of a cell atomically; returns their paths."""
-    out = {"record": f"{stem}_cell.json", "csv": f"{stem}.csv", "system": f"{stem}_system.json"}
+def empty_result(cell: Cell) -> dict:
+    """The cell's own fields when nothing was measured (a cell skipped, unavailable here, or
+    whose measurement raised)."""
+    return {"record_version": RECORD_VERSION, "algorithm": algorithm_record(algorithms.get(cell.algorithm), None),
+            "backend": {"name": cell.backend, "version": None}, "result": {}, "workers": [], "cpu_samples": [],
+            "power": {}, "warnings": []}
+
+
+def side_files(record: dict) -> dict[str, str]:
+    """The seed's per-worker CSV and the system samples, beside the cell's record."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -443,8 +426,4 @@ def write_outputs(record: dict, stem: str) -> dict[str, str]:
                         "avg_temperature_c": power.get("avg_temperature_c"), "log_path": power.get("log_path"),
                         "sample_count": power.get("sample_count"), "source": power.get("source"),
                         "reason": power.get("reason")}}
-    write_atomic(Path(out["csv"]), buf.getvalue())
-    write_atomic(Path(out["system"]), json.dumps(system, indent=1) + "\n")
-    # the cell record last: its presence means the cell is complete
-    write_atomic(Path(out["record"]), json.dumps(record, indent=1, default=str) + "\n")
-    return out
+    return {"csv": buf.getvalue(), "system": json.dumps(system, indent=1) + "\n"}

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.cli import check_choice
-from parbench import cell_life
-from parbench.progress import progress_suffix, run_id as current_run_id
+from parbench.progress import run_id as current_run_id
 from parbench.records import write_atomic
+from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.sigpar import algorithms, plan, shim
 from parbench.studies.sigpar.plan import Cell
 
@@ -85,12 +85,61 @@ def console_line(record: dict, repetitions: int = 1) -> str:
         return f"{head} {record['status'].upper()}: {record['failure']}{rep}"
     p99 = r.get("p99_latency_ms")
     p99_text = f"{p99:.2f} ms" if p99 is not None else "N/A (too few ops)"
-    return f"{head} {r['ops_per_sec']:>12.1f} ops/sec | p99: {p99_text}{rep}{progress_suffix()}"
+    return f"{head} {r['ops_per_sec']:>12.1f} ops/sec | p99: {p99_text}{rep}"
+
+
+class SigparCells(Benchmark):
+    """How a sigpar cell is measured and checked (`cell.measure`, `cell.correctness_verdict`);
+    parbench's runner (`parbench.runner`) does the rest: the life cycle, the record and the
+    seed's CSV and system samples beside it, the history, the statuses, the ERROR line."""
+
+    name = "sigpar"
+    title = "Signature throughput across workers"
+    summary = "signing and verifying across threads, processes and native threads"
+    Cell = Cell
+    SIDE_FILES = {"csv": ".csv", "system": "_system.json"}
+
+    def __init__(self, shim_dir: str | None = None) -> None:
+        self.shim_dir = shim_dir
+
+    def cells(self, cfg: dict) -> list[Cell]:
+        return plan.cells(cfg)
+
+    def measure(self, cfg: dict, cell: Cell) -> dict:
+        from parbench.studies.sigpar import cell as cellmod
+
+        unavailable = shim_unavailable(cell, self.shim_dir)
+        if unavailable:
+            raise Unavailable(unavailable, cellmod.empty_result(cell))
+        return cellmod.measure(cfg, cell, shim_dir=self.shim_dir)
+
+    def check(self, cfg: dict, cell: Cell, result: dict) -> list[str]:
+        """Every worker's own checks: the signatures it kept verify (or its verifications
+        succeeded), a tampered signature is rejected, and something was kept to check."""
+        from parbench.studies.sigpar import cell as cellmod
+
+        verdict = cellmod.correctness_verdict(result["workers"])
+        return [verdict] if verdict else []
+
+    def empty_result(self, cfg: dict, cell: Cell) -> dict:
+        from parbench.studies.sigpar import cell as cellmod
+
+        return cellmod.empty_result(cell)
+
+    def side_files(self, record: dict) -> dict[str, str]:
+        from parbench.studies.sigpar import cell as cellmod
+
+        return cellmod.side_files(record)
+
+    def lines(self, cfg: dict, cell: Cell, record: dict) -> list[str]:
+        for warning in record.get("warnings", []):
+            print(f"  warning: {warning}", file=sys.stderr)
+        return [console_line(record, cfg["sigpar"]["repetitions"])]
 
 
 def main(args) -> int:
     from parbench import config as pbconfig
-    from parbench.studies.sigpar import cell as cellmod
+    from parbench import runner
 
     check_choice("sigpar-cell", "algorithm", args.algorithm, list(algorithms.CATALOG))
     check_choice("sigpar-cell", "operation", args.operation, OPERATIONS)
@@ -102,7 +151,6 @@ def main(args) -> int:
         raise SystemExit(f"parbench sigpar-cell: --rep must be >= 0 (got {args.rep})")
     cell = Cell.of(args.algorithm, args.operation, args.mode, args.workers, args.backend, args.rep)
     check_choice("sigpar-cell", "backend", cell.backend, plan.possible_backends(cell.algorithm, cell.mode))
-    stem = args.out_stem or cell.stem(cfg["profile"])
     cfg["_log_dir"] = str(Path(paths.LOGS.format(profile=cfg["profile"])) / "power")
     Path(cfg["_log_dir"]).mkdir(parents=True, exist_ok=True)
 
@@ -114,35 +162,26 @@ def main(args) -> int:
             load_oqs(args.liboqs)
         except LiboqsMissing as exc:
             raise SystemExit(f"parbench sigpar-cell: {exc}") from None
+    if cell.needs_shim and not args.shim:
+        raise SystemExit(f"parbench sigpar-cell: backend {cell.backend} needs the crypto shim: pass --shim "
+                         f"{plan.SHIM_BUILD}/<liboqs build> (built by the pipeline's sigpar_shim rule)")
 
     run_id = current_run_id()
     earlier = earlier_failure(cfg["profile"], cell.algorithm, run_id)
-    unavailable = shim_unavailable(cell, args.shim)
-    ready = (skipped_record(cfg, cell, earlier) if earlier else
-             cellmod.unavailable_record(cfg, cell, unavailable) if unavailable else None)
-    done = cell_life.run("sigpar", cell, cfg, lambda: cellmod.measure(cfg, cell, shim_dir=args.shim),
-                         lambda r: cellmod.write_outputs(r, stem), ready=ready)
-    if done is None:
-        return 130
-    record, _ = done
-    if record["status"] == "failed":
+    record = runner.run_cell(SigparCells(args.shim), cfg, cell, args.out_stem, command="sigpar-cell",
+                             ready=skipped_record(cfg, cell, earlier) if earlier else None)
+    if record is not None and record["status"] == "failed":
         where = record_failure(cfg["profile"], cell, record["failure"], run_id)
         print(f"  The failure is noted in {where}: the remaining cells of {cell.algorithm} in this run are\n"
               f"  skipped. After fixing, rerun the algorithm with:\n"
               f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
-    for warning in record["warnings"]:
-        print(f"  warning: {warning}", file=sys.stderr)
-    print(console_line(record, cfg["sigpar"]["repetitions"]), flush=True)
-    return 0
+    return runner.exit_code(record)
 
 
 def shim_unavailable(cell: Cell, shim_dir: str | None) -> str | None:
     """Why this machine cannot measure the cell's backend, or None."""
-    if not cell.needs_shim:
+    if not cell.needs_shim or not shim_dir:
         return None
-    if not shim_dir:
-        raise SystemExit(f"parbench sigpar-cell: backend {cell.backend} needs the crypto shim: pass --shim "
-                         f"{plan.SHIM_BUILD}/<liboqs build> (built by the pipeline's sigpar_shim rule)")
     try:
         shim.descriptor(shim_dir)
     except shim.ShimUnavailable as exc:
