@@ -1,4 +1,4 @@
-"""The paper's studies whose cells parbench's runner measures (parbench.runner.run_cell):
+"""The paper's studies, whose cells parbench's runner measures (parbench.runner.run_cell):
 a cell whose measurement raised is recorded as failed with the error, keeps every field
 its study reads of a record, is printed as FAILED, and its study's tables are still made
 (one broken cell never stops a study's aggregate)."""
@@ -63,7 +63,16 @@ def dispatch(monkeypatch, cfg):
     return run_cell.DispatchCells(), cell, tables
 
 
-@pytest.mark.parametrize("study", [sched, kem, gil, dispatch], ids=lambda s: s.__name__)
+def sigpar(monkeypatch, cfg):
+    from parbench.studies.sigpar import aggregate, plan, run_cell
+    from parbench.studies.sigpar import cell as cellmod
+
+    monkeypatch.setattr(cellmod, "measure", broken)
+    cell = next(c for c in plan.cells(cfg) if not c.needs_shim)
+    return run_cell.SigparCells(), cell, lambda records: aggregate.study_tables(records)
+
+
+@pytest.mark.parametrize("study", [sigpar, sched, kem, gil, dispatch], ids=lambda s: s.__name__)
 def test_a_cell_whose_measurement_raised_is_failed_and_its_study_still_aggregates(study, monkeypatch):
     monkeypatch.setattr("parbench.provenance.collect", lambda cfg, where: {"hostname": "h"})
     cfg = pbconfig.load("smoke")
