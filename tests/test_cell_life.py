@@ -130,3 +130,13 @@ def _smoke():
 
     return config.load("smoke")
 
+
+
+def test_a_record_writes_a_path_as_text_and_refuses_what_json_cannot_store(tmp_path):
+    import pytest
+
+    cell_life.write_json(tmp_path / "r.json", {"log": tmp_path / "power.log"})
+    assert json.loads((tmp_path / "r.json").read_text()) == {"log": str(tmp_path / "power.log")}
+    with pytest.raises(TypeError, match=r"a record holds \{1\} \(set\)"):
+        cell_life.write_json(tmp_path / "s.json", {"cores": {1}})
+    assert not (tmp_path / "s.json").exists()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Callable, Mapping
 
 from parbench.disturbance import measure_undisturbed
@@ -32,11 +32,17 @@ def interrupt_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
 
+def _path_text(value):
+    if isinstance(value, PurePath):
+        return str(value)
+    raise TypeError(f"a record holds {value!r} ({type(value).__name__}), which JSON cannot store")
+
+
 def write_json(path: str | Path, record: dict, compact: bool = False) -> list[Path]:
-    """The record as JSON at `path`, written atomically; the files written. A value JSON
-    has no type for (a path) is written as its text."""
-    text = (json.dumps(record, separators=(",", ":"), default=str) if compact
-            else json.dumps(record, indent=1, default=str))
+    """The record as JSON at `path`, written atomically; the files written. A path is
+    written as its text; any other value JSON has no type for is an error."""
+    text = (json.dumps(record, separators=(",", ":"), default=_path_text) if compact
+            else json.dumps(record, indent=1, default=_path_text))
     write_atomic(Path(path), text + "\n")
     return [Path(path)]
 

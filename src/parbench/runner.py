@@ -102,6 +102,7 @@ def run_cell(benchmark, cfg: dict, cell, stem: str | None = None, command: str |
     if done is None:
         return None
     record, _ = done
+    benchmark.written(cfg, cell, record)
     lines = benchmark.lines(cfg, cell, record)
     for i, line in enumerate(lines):
         print(line + (progress_suffix() if i == len(lines) - 1 else ""))

@@ -193,6 +193,10 @@ class Benchmark:
         """The text of each of `SIDE_FILES` for a record (written before the record)."""
         return {}
 
+    def written(self, cfg: dict, cell, record: dict) -> None:
+        """What the study does once a measured cell's record is written, before its lines
+        are printed (sigpar notes a failed algorithm, so the rest of the run skips it)."""
+
     def lines(self, cfg: dict, cell, record: dict) -> list[str]:
         """What a measured cell prints (the run's progress follows the last line)."""
         return [f"{cell.label}: {record['status']} in {record['elapsed_sec']:.3g} s"]

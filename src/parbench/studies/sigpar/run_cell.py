@@ -131,6 +131,15 @@ class SigparCells(Benchmark):
 
         return cellmod.side_files(record)
 
+    def written(self, cfg: dict, cell: Cell, record: dict) -> None:
+        """A failed cell stops its algorithm for the rest of the run: noted before anything is
+        printed, so that no later cell of it is measured."""
+        if record["status"] == "failed":
+            where = record_failure(cfg["profile"], cell, record["failure"], current_run_id())
+            print(f"  The failure is noted in {where}: the remaining cells of {cell.algorithm} in this run are\n"
+                  f"  skipped. After fixing, rerun the algorithm with:\n"
+                  f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
+
     def lines(self, cfg: dict, cell: Cell, record: dict) -> list[str]:
         for warning in record.get("warnings", []):
             print(f"  warning: {warning}", file=sys.stderr)
@@ -168,14 +177,8 @@ def main(args) -> int:
 
     run_id = current_run_id()
     earlier = earlier_failure(cfg["profile"], cell.algorithm, run_id)
-    record = runner.run_cell(SigparCells(args.shim), cfg, cell, args.out_stem, command="sigpar-cell",
-                             ready=skipped_record(cfg, cell, earlier) if earlier else None)
-    if record is not None and record["status"] == "failed":
-        where = record_failure(cfg["profile"], cell, record["failure"], run_id)
-        print(f"  The failure is noted in {where}: the remaining cells of {cell.algorithm} in this run are\n"
-              f"  skipped. After fixing, rerun the algorithm with:\n"
-              f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
-    return runner.exit_code(record)
+    return runner.exit_code(runner.run_cell(SigparCells(args.shim), cfg, cell, args.out_stem, command="sigpar-cell",
+                                            ready=skipped_record(cfg, cell, earlier) if earlier else None))
 
 
 def shim_unavailable(cell: Cell, shim_dir: str | None) -> str | None:
