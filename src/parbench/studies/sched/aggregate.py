@@ -59,8 +59,7 @@ def _sum_or_none(workers: list[dict], field: str):
 
 def run_rows(record: dict) -> list[dict]:
     doc = record.get("driver") or {}
-    # a cell whose measurement raised has no parameters (its driver never ran)
-    params = record.get("parameters") or {}
+    params = record["parameters"]
     base = {**_key(record), "rep": _rep(record), "status": record["status"], "failure": record["failure"],
             "size": params.get("size"), "cutoff": params.get("cutoff"), "width": params.get("width"),
             "height": params.get("height"), "max_iter": params.get("max_iter"),
@@ -246,11 +245,11 @@ def load_group(record: dict) -> str:
 def console_blocks(summary: pd.DataFrame, records: list[dict]) -> str:
     """The seed's console output, per workload and scheduler: one `[NN] Time taken`
     line per thread count (the median repetition) and the minimum."""
-    params = {r["cell"]["workload"]: r["parameters"] for r in records if r.get("parameters")}
+    params = {(r["cell"]["workload"]): r["parameters"] for r in records}
     blocks = []
     for (workload, scheduler), f in summary.groupby(["workload", "scheduler"], sort=False):
         p = params.get(workload, {})
-        size = f"-n {p.get('size')}" if workload == "quicksort" else f"{p.get('width')}x{p.get('height')}"
+        size = f"-n {p['size']}" if workload == "quicksort" else f"{p.get('width')}x{p.get('height')}"
         lines = [f"Running benchmarks for parbench-sched {workload} --scheduler {scheduler} -t num_threads {size}"]
         ok = f[f["status"] == "ok"]
         for r in f.itertuples():
