@@ -11,6 +11,8 @@ from parbench import config as pbconfig
 from parbench.figures import ppm
 from parbench.studies.sched import aggregate, figures, fracsteal_tables, paper, plan
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -505,3 +507,23 @@ def test_one_thread_failures_and_missing_peers_are_said_and_checked():
     assert "there is no headline to set beside the seed's" in parts["headline"]
     assert "single thread count" in parts["speedup"] and "sched_mandelbrot_frames" not in parts["mandelbrot"]
     assert "failed its check" in parts["fracsteal"] and "{#fig-sched-fracsteal" not in parts["fracsteal"]
+
+
+def test_frame_times_over_a_narrow_range_are_numbered_along_the_padded_axis():
+    """A SLURM smoke run measured frame times from 0.0354 to 0.0417 s: the axis, padded
+    by 1.15 each side, had numbers from 0.034 to 0.042 only, 48% of its length, and the
+    paper check refused the figure."""
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+
+    times = {("sequential", 1): 0.041691, ("lifo", 1): 0.0417, ("lifo", 2): 0.03545,
+             ("ws", 1): 0.0416, ("ws", 2): 0.0360, ("ws_sync", 1): 0.0415, ("ws_sync", 2): 0.0362}
+    s = pd.read_parquet(FIXTURES / "paper_tables" / "local" / "sched_summary.parquet")
+    s = s[s["workload"] == "mandelbrot"].copy()
+    for (scheduler, threads), t in times.items():
+        row = (s["scheduler"] == scheduler) & (s["threads"] == threads)
+        s.loc[row, ["median_time_s", "median_time_s_ci_low", "median_time_s_ci_high"]] = [t, t, t]
+    runs = pd.read_parquet(FIXTURES / "paper_tables" / "local" / "sched_runs.parquet")
+    svg = vlc.vegalite_to_svg(figures.mandelbrot_frames(s, runs, {}).to_json())
+    assert figure_check.unlabelled_ticks(svg, "sched_mandelbrot_frames") == []

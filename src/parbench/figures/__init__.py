@@ -45,10 +45,12 @@ def _panel_ticks(values) -> list[float]:
     if hi >= 10 * lo:  # a decade or more: a few mantissas per decade
         ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
                  for m in LOG_MANTISSAS]
-    else:  # less: evenly spaced round numbers, about six over the values
-        raw = (hi - lo) / 6 or lo / 6
+    else:  # less: evenly spaced round numbers, at least five steps over the values, so
+        # the numbers inside them span most of the range (a step of up to a third of it
+        # left 0.034 and 0.042 alone on an axis from 0.031 to 0.048)
+        raw = (hi - lo) / 5 or lo / 5
         magnitude = 10.0 ** math.floor(math.log10(raw))
-        step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+        step = max(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude <= raw * (1 + 1e-9))
         ticks = [k * step for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
     return [float(f"{t:.6g}") for t in ticks if lo / 1.25 <= t <= hi * 1.25 and t > 0]
 
@@ -63,14 +65,17 @@ def log_ticks(panels) -> list[float]:
     return sorted({t for values in panels for t in _panel_ticks(values)})
 
 
-def log_axis(panels=None, number_format: str = "~g", **options) -> alt.Axis:
+def log_axis(panels=None, number_format: str = "~g", domain=None, **options) -> alt.Axis:
     """An axis for a log scale with a number on every tick that fits: a log scale's own
     label format skips every tick whose mantissa is not among the first few (1, 2, 5), so
     an axis spanning less than a decade showed stretches of data with no number. Each
     label is formatted here instead, at `log_ticks(panels)` when the drawn values are
-    given, and labels that would overlap are dropped greedily."""
+    given, and labels that would overlap are dropped greedily. A scale whose `domain` is
+    set wider than the values (padded) gives it here too: the ticks then span the axis,
+    not only the data in its middle (Vega draws no tick outside the domain)."""
     if panels is not None:
-        options["values"] = log_ticks(panels)
+        ends = [float(v) for v in domain] if domain is not None else []
+        options["values"] = log_ticks([[*values, *ends] for values in panels])
     return alt.Axis(labelExpr=f"format(datum.value, '{number_format}')", labelOverlap="greedy", **options)
 
 

@@ -74,7 +74,7 @@ def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: s
     domain = [float(values.min()) / 1.15, float(values.max()) * 1.15] if len(values) else None
     y = alt.Y("median_time_s:Q", title=f"{y_title} (log scale)",
               scale=alt.Scale(type="log", nice=False, **({"domain": domain} if domain else {})),
-              axis=log_axis([values]))
+              axis=log_axis([values.tolist()], domain=domain))
     line = alt.Chart(parallel).mark_line(point=True).encode(
         x=_thread_axis(parallel), y=y, color=scheduler_color(parallel, LINE_LEGEND),
         strokeDash=scheduler_dash(parallel), **host_encoding(s),
