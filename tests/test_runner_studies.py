@@ -18,7 +18,7 @@ def sched(monkeypatch, cfg):
 
     monkeypatch.setattr(plan, "driver_command", broken)
     cell = plan.cells(cfg)[0]
-    return run_cell.SchedCells(), cell, lambda records: aggregate.console_blocks(
+    return run_cell.Sched(), cell, lambda records: aggregate.console_blocks(
         aggregate.study_tables(records)["summary"], records)
 
 

@@ -275,7 +275,7 @@ def test_a_failed_repetition_fails_its_cell_and_says_which(reps_records):
 
 
 def test_each_repetition_prints_the_seeds_line_and_which_it_is(reps_records):
-    from parbench.studies.sched.run_cell import console_lines
+    from parbench.studies.sched.study import console_lines
 
     rec = dict(reps_records[6], console=["[02] Time taken: 4.000000 seconds"])
     assert console_lines(rec, 3) == ["  quicksort  ws         [02] Time taken: 4.000000 seconds [rep 1/3]"]

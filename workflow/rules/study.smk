@@ -5,7 +5,7 @@
 # builds, its cells and its aggregate; a study that is a Benchmark
 # (parbench.studies.benchmark) gets those two here as well, `<study>_cell` and
 # `<study>_aggregate`, run by `parbench cell` and `parbench aggregate`, and needs a rules
-# file only for native code of its own.
+# file only for native code of its own (unless it keeps its own: Benchmark.RUNNER_RULES).
 
 import re
 
@@ -64,7 +64,7 @@ def figure_caption(study):
     return lambda wc: bench.figure(wc.figure).caption
 
 
-for _study in (s for s in STUDIES if s.benchmark is not None):
+for _study in (s for s in STUDIES if s.benchmark is not None and s.benchmark.RUNNER_RULES):
 
     rule:
         # One cell of a Benchmark study; it claims every core, so cells run one at a time.

@@ -31,6 +31,7 @@ which the rest of parbench knows the study (the registry makes it from `STUDY`).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import re
 from dataclasses import dataclass
@@ -64,13 +65,22 @@ class Unavailable(Exception):
 class Figure:
     """One figure: `function(*tables, machine)` draws it (an Altair chart) from `inputs`,
     processed table names; the paper shows it as `label` (`fig-...`) with `caption`, which
-    is also the chart's description and its caption in Snakemake's report."""
+    is also the chart's description and its caption in Snakemake's report. `function` may
+    be named as "module:function", imported when the figure is drawn (so the registry does
+    not import Altair)."""
 
     name: str
-    function: Callable
+    function: Callable | str
     inputs: tuple[str, ...]
     caption: str
     label: str
+
+    def draw(self, *args):
+        function = self.function
+        if isinstance(function, str):
+            module, _, attr = function.partition(":")
+            function = getattr(importlib.import_module(module), attr)
+        return function(*args)
 
 
 @dataclass(frozen=True)
@@ -136,6 +146,16 @@ class Benchmark:
     COMPACT_RECORD: ClassVar[bool] = False
     # what an interrupted cell says it left behind (after "interrupted; ")
     INTERRUPTED: ClassVar[str] = "no output written"
+    # `parbench` subcommands of the study's own -> the module whose add_commands(subparsers)
+    # registers them (`parbench cell` and `parbench aggregate` serve every study)
+    COMMANDS: ClassVar[dict[str, str]] = {}
+    # packages of the operating system it needs beyond the README's toolchain
+    # (parbench.studies.base.SystemPackage)
+    SYSTEM_PACKAGES: ClassVar[tuple] = ()
+    # True: workflow/rules/study.smk makes its `<study>_cell` and `<study>_aggregate` rules,
+    # run by `parbench cell` and `parbench aggregate`, its cells `SweepCell`s. False: its own
+    # rules file has them (a study whose files keep the paths they had before the runner).
+    RUNNER_RULES: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -205,6 +225,15 @@ class Benchmark:
         """Problems spanning keys of the study's config (its schema checks the rest)."""
         return []
 
+    def figure_files(self, profile: str) -> dict[str, str]:
+        """Figure inputs that are not processed tables: {input name: path}."""
+        return {}
+
+    def job_seconds(self) -> dict:
+        """Rule name -> seconds one of its jobs takes, from (cfg, the job's wildcards), for
+        the run's estimate: the cell rule, and any rule of its own that builds or measures."""
+        return {self.cell_rule: lambda cfg, wc: self.cell_seconds(cfg, self.cell_of(cfg, wc["cell"]))}
+
     def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         """The study's lines in the run's header: its title and the cells to measure."""
         from parbench.progress import cells_to_measure
@@ -265,15 +294,15 @@ class Benchmark:
         """The record the registry holds."""
         return Study(
             name=self.name, title=self.title, summary=self.summary, cells=self.cells,
-            job_seconds={self.cell_rule: lambda cfg, wc: self.cell_seconds(cfg, self.cell_of(cfg, wc["cell"]))},
-            cell_rule=self.cell_rule, header=self.header, config_errors=self.config_errors,
-            failures=self.failures, benchmark=self)
+            job_seconds=self.job_seconds(), cell_rule=self.cell_rule, header=self.header,
+            commands=dict(self.COMMANDS), figure_files=self.figure_files, config_errors=self.config_errors,
+            failures=self.failures, system_packages=tuple(self.SYSTEM_PACKAGES), benchmark=self)
 
 
 def _described(fig: Figure) -> Callable:
     """The figure's function, its chart described by the figure's caption."""
     def draw(*args):
-        return fig.function(*args).properties(description=fig.caption)
+        return fig.draw(*args).properties(description=fig.caption)
 
     return draw
 

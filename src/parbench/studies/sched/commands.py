@@ -9,11 +9,11 @@ from pathlib import Path
 def study(args) -> int:
     from parbench.processed import write_tables
     from parbench.records import read_records, write_atomic
-    from parbench.studies.sched import aggregate
+    from parbench.studies.sched import STUDY, aggregate
 
     out = Path(args.out_dir)
     records = read_records(args.cells)
-    tables = aggregate.study_tables(records)
+    tables = STUDY.tables(records)
     write_tables("sched", tables, out)
     console = aggregate.console_blocks(tables["summary"], records)
     write_atomic(out / "sched_console.txt", console)

@@ -5,7 +5,8 @@ Only cells with status "ok" are drawn. A point is the median over the cell's rep
 its bar or band, the 95% bootstrap interval (none with a single repetition). The
 explorer's zoom is replayed once per repetition and drawn frame by frame, with intervals
 from its rounds. Cells from several machines (SLURM nodes) are told apart by host
-(parbench.hosts): point shape and a line each, or panels of their own."""
+(parbench.hosts): point shape and a line each, or panels of their own. The study's
+FIGURES (`study.Sched`) name each figure's function, inputs, caption and label."""
 
 from __future__ import annotations
 
@@ -327,15 +328,3 @@ def fracsteal_times(frames: pd.DataFrame, machine: dict) -> alt.Chart:
     return alt.vconcat(times, alt.layer(ratio, ratio_bars, one).properties(
         width=520, height=110, title="Each frame's sequential time over its parallel time (dashed: equal times)"))
 
-
-# name -> (function, the tables it draws from)
-FIGURES = {
-    "sched_time": (time, ["sched_summary", "sched_runs"]),
-    "sched_speedup": (speedup, ["sched_summary"]),
-    "sched_steals": (steals, ["sched_summary"]),
-    "sched_tasks": (tasks, ["sched_summary", "sched_workers", "sched_runs"]),
-    "sched_mandelbrot_frames": (mandelbrot_frames, ["sched_summary", "sched_runs"]),
-    "sched_mandelbrot_image": (mandelbrot_image, ["sched_image"]),
-    "sched_fracsteal_strip": (fracsteal_strip, ["sched_fracsteal_frames", "sched_fracsteal_strip"]),
-    "sched_fracsteal_times": (fracsteal_times, ["sched_fracsteal_frames"]),
-}

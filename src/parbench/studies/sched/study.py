@@ -1,0 +1,206 @@
+"""The sched study as a class (`parbench.studies.benchmark.Benchmark`): what it is, how a
+cell is measured and checked, its tables and figures. parbench's runner does the rest of a
+cell's life (`parbench.runner`). The study keeps its own rules (`workflow/rules/sched.smk`)
+and its paper module (`paper.py`): its cells' files have the paths they had before the
+runner, so no cell is measured again because of it."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+from parbench.studies.base import Command, Header, SystemPackage
+from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.sched import fracsteal, plan
+from parbench.studies.sched.plan import SchedCell
+
+RECORD_VERSION = 1
+
+FIGURES_MODULE = "parbench.studies.sched.figures"
+# Said of every figure in Snakemake's report: how its cells were measured.
+MEASURED = ("Measured by the sched study: each cell is one workload, scheduler and thread count, measured "
+            "sched.repetitions times, interleaved with the other cells in a shuffled order (run_order_seed), each "
+            "repetition one run of the parbench-sched driver (native/sched); every sorted array is checked to be "
+            "sorted and a permutation of the input, every frame against the sequential render. Cells that failed, "
+            "and peers not built on the machine, are not drawn.")
+
+
+def _figure(name: str, function: str, inputs: tuple[str, ...], caption: str, label: str) -> Figure:
+    return Figure(name, f"{FIGURES_MODULE}:{function}", inputs, f"{caption} {MEASURED}", label)
+
+
+class Sched(Benchmark):
+    """Native C schedulers (LIFO, work stealing, synchronizing work stealing) and their peers
+    (OpenMP tasks, TBB) on parallel quicksort and Mandelbrot rendering (seed 004), and the
+    seed's fractal explorer (fracsteal) replaying a zoom on ws_sync."""
+
+    name = "sched"
+    title = "Native schedulers"
+    summary = ("native C schedulers against OpenMP tasks and TBB on parallel quicksort and Mandelbrot "
+               "rendering, across thread counts, and the seed's fractal explorer zooming on ws_sync")
+    Cell = SchedCell
+    SIDE_FILES = {"console": ".txt"}
+    TABLES = ("summary", "runs", "workers")
+    RUNNER_RULES = False
+    COMMANDS = {
+        "sched-cell": "parbench.studies.sched.run_cell",
+        "sched-aggregate": "parbench.studies.sched.commands",
+        "sched-fracsteal": "parbench.studies.sched.fracsteal_cell",
+        "sched-fracsteal-aggregate": "parbench.studies.sched.commands",
+    }
+    SYSTEM_PACKAGES = (
+        SystemPackage("libtbb-dev", Header("tbb/parallel_sort.h", cxx=True),
+                      "the TBB peers (the quicksort on a task_group, tbb::parallel_sort); without it they are "
+                      "recorded as unavailable", required=False, brew="tbb"),
+        # OpenMP comes with gcc on Linux; Apple clang has no runtime: Homebrew's libomp
+        SystemPackage(None, Header("omp.h"), "the OpenMP peer (Apple clang with -Xpreprocessor -fopenmp -lomp); "
+                      "without it OpenMP is recorded as unavailable", required=False, brew="libomp"),
+        # the fracsteal explorer: its window and the test that drives it (the scripted
+        # mode, which the pipeline runs, needs none of them)
+        SystemPackage("libsdl2-dev", Header("SDL2/SDL.h"),
+                      "the fracsteal explorer's window (make -C native/sched/fracsteal); without it only "
+                      "the scripted mode builds", required=False, brew="sdl2"),
+        # the window's test drives an X display: Linux only (no brew name)
+        SystemPackage("xvfb", Command("Xvfb"), "a virtual X display for the test that drives the fracsteal "
+                      "window; without it that test is skipped", required=False),
+        SystemPackage("xdotool", Command("xdotool"), "sends keys and mouse moves to the fracsteal window in its "
+                      "test", required=False),
+        SystemPackage("imagemagick", Command("import"), "screenshots of the fracsteal window in its test (import)",
+                      required=False),
+    )
+    FIGURES = (
+        _figure("sched_time", "time", ("sched_summary", "sched_runs"),
+                "Quicksort time against threads (log scale): the median of the cell's interleaved repetitions "
+                "with its 95% percentile-bootstrap interval as bars, per scheduler; the dashed line is the "
+                "sequential sort of the same input, its band the sequential interval; dotted grey, "
+                "tbb_parallel_sort: another algorithm, a reference only. An open red diamond marks a cell with a "
+                "repetition that stayed disturbed.", "fig-sched-time"),
+        _figure("sched_speedup", "speedup", ("sched_summary",),
+                "Speedup against the sequential code (left) and against the same scheduler on one thread "
+                "(right), per workload: medians of the repetitions, the band a 95% bootstrap interval resampling "
+                "the repetitions of both cells compared; the dashed diagonal is linear speedup; red diamonds: "
+                "cells with a disturbed repetition.", "fig-sched-speedup"),
+        _figure("sched_steals", "steals", ("sched_summary",),
+                "Steal attempts per run of the work-stealing schedulers: successes, failures on an empty victim "
+                "and lost races (a thief lost the last task to the owner or another thief), from the per-thread "
+                "counters each scheduler keeps on its own cache line: the median over the cell's repetitions, "
+                "bars its 95% bootstrap interval; red diamonds: cells with a disturbed repetition.",
+                "fig-sched-steals"),
+        _figure("sched_tasks", "tasks", ("sched_summary", "sched_workers", "sched_runs"),
+                "Task distribution: tasks executed by each thread at the highest thread count: every timed run's "
+                "count as a tick (the split of one run; red: a run of a repetition that stayed disturbed) and "
+                "their median per thread as a bar (its 95% bootstrap interval in the tooltip).",
+                "fig-sched-tasks"),
+        _figure("sched_mandelbrot_frames", "mandelbrot_frames", ("sched_summary", "sched_runs"),
+                "Mandelbrot frame time against threads (log scale): the median over the cell's repetitions (each "
+                "the median of its frames) with its 95% bootstrap interval as bars; the dashed line is the "
+                "sequential render, its band the sequential interval; red diamonds: cells with a disturbed "
+                "repetition.", "fig-sched-frames"),
+        _figure("sched_mandelbrot_image", "mandelbrot_image", ("sched_image",),
+                "The rendered frame (synchronizing work stealing, most threads), checked byte for byte against "
+                "the sequential render before it was written.", "fig-sched-image"),
+        _figure("sched_fracsteal_strip", "fracsteal_strip", ("sched_fracsteal_frames", "sched_fracsteal_strip"),
+                "The explorer's zoom: frames of the fracsteal explorer's scripted zoom (spread evenly, first and "
+                "last included), each rendered by synchronizing work stealing (one persistent scheduler, one wait "
+                "per frame) and checked byte for byte against the sequential render; under each, its "
+                "magnification and both frame times (medians over the zoom's rounds).", "fig-sched-fracsteal-strip"),
+        _figure("sched_fracsteal_times", "fracsteal_times", ("sched_fracsteal_frames",),
+                "The explorer's frame times: every frame of the zoom rendered in parallel (ws_sync, the run's most "
+                "threads) and sequentially, and below, the sequential time over the parallel time per frame "
+                "(dashed: equal times). The zoom is replayed once per repetition, round after round; points are "
+                "medians over the rounds, bars their 95% bootstrap intervals.", "fig-sched-fracsteal-times"),
+    )
+
+    def __init__(self, driver: str = plan.DRIVER) -> None:
+        self.driver = driver
+
+    # --- the sweep and its plan -----------------------------------------------------------------
+
+    def cells(self, cfg: dict) -> list[SchedCell]:
+        return plan.cells(cfg)
+
+    def job_seconds(self) -> dict:
+        return plan.job_seconds()
+
+    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        return plan.header(cfg, jobs)
+
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        return plan.failures(cfg, run_id)
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        return plan.config_errors(cfg)
+
+    def cell_parameters(self, cfg: dict, cell: SchedCell) -> dict:
+        return plan.cell_parameters(cfg, cell)
+
+    # --- one cell ---------------------------------------------------------------------------------
+
+    def measure(self, cfg: dict, cell: SchedCell) -> dict:
+        with tempfile.TemporaryDirectory(prefix="parbench-sched-") as tmp:
+            json_path = Path(tmp) / "driver.json"
+            cmd = plan.driver_command(cfg, cell, self.driver, str(json_path))
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            driver_doc = json.loads(json_path.read_text()) if json_path.exists() else None
+        stderr_tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+        if proc.returncode == 2:  # a bug of the pipeline, not a result: stop the cell
+            raise SystemExit(f"parbench sched-cell: the driver refused its arguments ({' '.join(cmd)}):\n{stderr_tail}")
+        result = {**self.empty_result(cfg, cell), "command": cmd, "exit_code": proc.returncode,
+                  "stderr_tail": stderr_tail, "driver": driver_doc, "console": proc.stdout.splitlines()}
+        if proc.returncode == 3:  # a peer not built on this machine
+            raise Unavailable(stderr_tail, result)
+        return result
+
+    def empty_result(self, cfg: dict, cell: SchedCell) -> dict:
+        return {"record_version": RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell), "command": None,
+                "exit_code": None, "stderr_tail": None, "driver": None, "console": []}
+
+    def check(self, cfg: dict, cell: SchedCell, result: dict) -> list[str]:
+        """The driver's own verification: the sorted output sorted and a permutation of the
+        input, every frame equal to the sequential render."""
+        if result["exit_code"] != 0:
+            return [f"exit {result['exit_code']}: {result['stderr_tail']}"]
+        if not (result["driver"] and result["driver"].get("verified")):
+            return ["the driver reported success but its JSON does not say verified"]
+        return []
+
+    def side_files(self, record: dict) -> dict[str, str]:
+        console = record.get("console", [])
+        return {"console": "\n".join(console) + ("\n" if console else "")}
+
+    def lines(self, cfg: dict, cell, record: dict) -> list[str]:
+        return console_lines(record, cfg["sched"]["repetitions"])
+
+    # --- tables, figures, paper -------------------------------------------------------------------
+
+    def tables(self, records: list[dict]) -> dict:
+        """summary, runs and workers, and the load table (`sched-aggregate` writes them all)."""
+        from parbench.studies.sched import aggregate
+
+        return aggregate.study_tables(records)
+
+    def figure_files(self, profile: str) -> dict[str, str]:
+        return {"sched_image": plan.IMAGE.format(profile=profile),
+                "sched_fracsteal_strip": fracsteal.STRIP.format(profile=profile)}
+
+    def paper(self):
+        """The section's facts and context: `paper.py`, its words the templates of
+        paper/sections/sched/."""
+        return importlib.import_module("parbench.studies.sched.paper")
+
+
+def console_lines(record: dict, repetitions: int = 1) -> list[str]:
+    """The seed's lines of one repetition of a cell, as printed: the driver's `[NN] Time
+    taken` lines (which repetition, when there are several, after the seed's fields), or
+    why the cell was not measured."""
+    c = record["cell"]
+    head = f"  {c['workload']:<10} {c['scheduler']:<10}"
+    rep = f" [rep {c.get('rep', 0) + 1}/{repetitions}]" if repetitions > 1 else ""
+    if record["status"] == "ok":
+        return [f"{head} {line}{rep}" for line in record["console"]]
+    if record["status"] == "unavailable":
+        return [f"{head} [{c['threads']:02d}] not measured: {record['failure']}{rep}"]
+    return [f"{head} [{c['threads']:02d}] FAILED: {record['failure']}{rep}"]
