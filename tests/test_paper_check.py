@@ -292,6 +292,8 @@ def test_log_ticks_give_each_panel_numbers_over_its_own_values():
     assert [t for t in ticks if 0.3 <= t <= 0.5] == [0.36, 0.37, 0.38, 0.39, 0.4, 0.41]
     assert {200, 300, 500, 1000, 2000, 5000} <= set(ticks)
     assert log_ticks([[]]) == []
+    # 3 to 10 times: numbers in the bottom third too (even steps of 0.25 began at 0.5)
+    assert [t for t in log_ticks([[0.27, 2.6]]) if 0.27 <= t <= 2.6] == [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1, 1.5, 2]
 
 
 def test_labels_hidden_for_overlap_leave_the_saved_svg():

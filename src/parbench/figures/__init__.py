@@ -31,8 +31,11 @@ def wrap_title(chart: alt.TopLevelMixin, width: int = TITLE_CHARS) -> alt.TopLev
     return chart
 
 
-# The mantissas a log axis spanning a decade or more puts a tick at, in each decade.
+# The mantissas a log axis spanning a decade or more puts a tick at, in each decade; and
+# those of an axis spanning 3 to 10 times its bottom value, where even steps would leave
+# its bottom third without a number (0.27 to 2.6 s stepped by 0.25 had none below 0.5).
 LOG_MANTISSAS = (1, 2, 3, 5, 7)
+FINE_LOG_MANTISSAS = (1, 1.5, 2, 3, 4, 5, 6, 7, 8)
 
 
 def _panel_ticks(values) -> list[float]:
@@ -42,9 +45,10 @@ def _panel_ticks(values) -> list[float]:
     if not clean:
         return []
     lo, hi = min(clean), max(clean)
-    if hi >= 10 * lo:  # a decade or more: a few mantissas per decade
+    if hi >= 3 * lo:  # a third of a decade or more: mantissas in each decade
+        mantissas = LOG_MANTISSAS if hi >= 10 * lo else FINE_LOG_MANTISSAS
         ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-                 for m in LOG_MANTISSAS]
+                 for m in mantissas]
     else:  # less: evenly spaced round numbers, at least five steps over the values, so
         # the numbers inside them span most of the range (a step of up to a third of it
         # left 0.034 and 0.042 alone on an axis from 0.031 to 0.048)
