@@ -87,13 +87,20 @@ def test_the_section_includes_every_generated_part_in_order(study):
 
 def test_every_figure_has_a_caption_in_the_report(study):
     if study.benchmark is not None:  # its one caption, declared with the figure
+        templates = "".join(p.read_text() for p in (REPO / paths.PAPER_SECTIONS / study.name).glob("*.md"))
         for figure in study.benchmark.FIGURES:
             assert figure.caption and figure.label.startswith(f"fig-{study.name}-"), figure.name
-        tables = [(study.name, f"{t}.parquet") for t in study.benchmark.table_names()]
+            # a template that names the figure's label names the declared one
+            for label in re.findall(rf'figure\("{figure.name}", "([^"]+)"', templates):
+                assert label == figure.label, (figure.name, label)
+        assert not (REPO / "workflow/report" / study.name / "figures.rst").exists()
     else:
         captions = (REPO / "workflow/report" / study.name / "figures.rst").read_text()
         for figure in study.figures():
             assert f'figure == "{figure}"' in captions, figure
+    if study.benchmark is not None and study.benchmark.RUNNER_RULES:
+        tables = [(study.name, f"{t}.parquet") for t in study.benchmark.table_names()]
+    else:
         rules = own_rules(study)
         assert "report(" not in rules.replace("table_report(", "")  # registered through table_report only
         tables = re.findall(r'table_report\("(\w+)", f?"([^"]+)"', rules)

@@ -61,7 +61,7 @@ def benchmark_tables(study):
 def figure_caption(study):
     """Params: a Benchmark figure's one caption, shown by workflow/report/figure.rst."""
     bench = studies.get(study).benchmark
-    return lambda wc: bench.figure(wc.figure).caption
+    return lambda wc: bench.report_caption(wc.figure)
 
 
 for _study in (s for s in STUDIES if s.benchmark is not None and s.benchmark.RUNNER_RULES):

@@ -144,6 +144,9 @@ class Benchmark:
     SIDE_FILES: ClassVar[dict[str, str]] = {}
     # the record as one line of JSON (records of many thousand rows), else indented
     COMPACT_RECORD: ClassVar[bool] = False
+    # how its cells were measured and checked, said under each of its figures in
+    # Snakemake's report (after the figure's caption)
+    MEASURED: ClassVar[str] = ""
     # what an interrupted cell says it left behind (after "interrupted; ")
     INTERRUPTED: ClassVar[str] = "no output written"
     # `parbench` subcommands of the study's own -> the module whose add_commands(subparsers)
@@ -286,6 +289,11 @@ class Benchmark:
 
     def figure(self, name: str) -> Figure:
         return next(fig for fig in self.FIGURES if fig.name == name)
+
+    def report_caption(self, name: str) -> str:
+        """A figure's caption in Snakemake's report: its caption, then how the study's cells
+        were measured (`MEASURED`)."""
+        return "\n\n".join(text for text in (self.figure(name).caption, self.MEASURED) if text)
 
     def paper(self) -> "BenchmarkPaper":
         return BenchmarkPaper(self)

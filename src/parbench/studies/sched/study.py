@@ -20,16 +20,10 @@ from parbench.studies.sched.plan import SchedCell
 RECORD_VERSION = 1
 
 FIGURES_MODULE = "parbench.studies.sched.figures"
-# Said of every figure in Snakemake's report: how its cells were measured.
-MEASURED = ("Measured by the sched study: each cell is one workload, scheduler and thread count, measured "
-            "sched.repetitions times, interleaved with the other cells in a shuffled order (run_order_seed), each "
-            "repetition one run of the parbench-sched driver (native/sched); every sorted array is checked to be "
-            "sorted and a permutation of the input, every frame against the sequential render. Cells that failed, "
-            "and peers not built on the machine, are not drawn.")
 
 
 def _figure(name: str, function: str, inputs: tuple[str, ...], caption: str, label: str) -> Figure:
-    return Figure(name, f"{FIGURES_MODULE}:{function}", inputs, f"{caption} {MEASURED}", label)
+    return Figure(name, f"{FIGURES_MODULE}:{function}", inputs, caption, label)
 
 
 class Sched(Benchmark):
@@ -43,6 +37,11 @@ class Sched(Benchmark):
                "rendering, across thread counts, and the seed's fractal explorer zooming on ws_sync")
     Cell = SchedCell
     SIDE_FILES = {"console": ".txt"}
+    MEASURED = ("Measured by the sched study: each cell is one workload, scheduler and thread count, measured "
+                "sched.repetitions times, interleaved with the other cells in a shuffled order (run_order_seed), each "
+                "repetition one run of the parbench-sched driver (native/sched); every sorted array is checked to be "
+                "sorted and a permutation of the input, every frame against the sequential render. Cells that failed, "
+                "and peers not built on the machine, are not drawn.")
     TABLES = ("summary", "runs", "workers")
     RUNNER_RULES = False
     COMMANDS = {
