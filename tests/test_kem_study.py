@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
-from parbench.studies.kem import aggregate, figures, paper, plan, run_cell, seed_format
+from parbench.studies.kem import aggregate, figures, paper, plan, seed_format, study
+from parbench.studies.kem import STUDY
 
 # The seed's README block, verbatim.
 README_BLOCK = """ML-KEM-512 Benchmark Results
@@ -405,7 +406,7 @@ def test_the_kem_section_holds_against_its_tables(records):
     section = templates.sections_dir()
     assert prose_problems((section / "kem.qmd").read_text(), facts, "kem.qmd") == []
     assert [p for t in sorted((section / "kem").glob("*.md")) for p in templates.lint(t)] == []
-    for name, (fn, inputs) in figures.FIGURES.items():
+    for name, (fn, inputs) in STUDY.figures().items():
         svg = vlc.vegalite_to_svg(fn(*(tables[i] for i in inputs), MACHINE).to_json())
         units = {u for i in inputs for u in tables[i].get("counter_unit", pd.Series(dtype=str)).dropna()}
         assert figure_check.problems(svg, name) == [], name
@@ -483,12 +484,12 @@ def test_a_part_without_data_says_so_instead_of_drawing(records):
 
 def test_every_figure_draws_from_canned_tables(records):
     tables = paper_tables(records)
-    for name, (fn, inputs) in figures.FIGURES.items():
+    for name, (fn, inputs) in STUDY.figures().items():
         chart = fn(*(tables[i] for i in inputs), MACHINE)
         spec = chart.to_dict()
         assert spec, name
     empty = {k: v.iloc[0:0] for k, v in tables.items()}
-    for name, (fn, inputs) in figures.FIGURES.items():
+    for name, (fn, inputs) in STUDY.figures().items():
         assert "no " in str(fn(*(empty[i] for i in inputs), MACHINE).to_dict()), name
     assert "TSC ticks" in str(figures.cycles(tables["kem_cycles"], tables["kem_percentiles"], MACHINE).to_dict())
 
@@ -578,8 +579,8 @@ def test_the_console_line_names_the_repetition():
     record = throughput_record("liboqs", "decaps", 2, [100, 100])
     record["kind"] = "throughput"
     record["cell"]["rep"] = 1
-    assert run_cell.progress_line(record, 3).endswith("ops/s [rep 2/3]")
-    assert run_cell.progress_line(record, 1).endswith("ops/s")
+    assert study.progress_line(record, 3).endswith("ops/s [rep 2/3]")
+    assert study.progress_line(record, 1).endswith("ops/s")
 
 
 def test_a_wrapped_panel_titled_with_another_panels_name_is_caught(records):

@@ -23,11 +23,11 @@ def sched(monkeypatch, cfg):
 
 
 def kem(monkeypatch, cfg):
-    from parbench.studies.kem import aggregate, plan, run_cell
+    from parbench.studies.kem import aggregate, plan, study
 
-    monkeypatch.setattr(run_cell, "run_binary", broken)
+    monkeypatch.setattr(study, "run_binary", broken)
     cycles, throughput = plan.cycles_cells(cfg)[0], plan.throughput_cells(cfg)[0]
-    bench = run_cell.KemCells("kem-cell", "parbench-kem", None)
+    bench = study.Kem("kem-cell", "parbench-kem", None)
     counters = {"selected": {"name": "TIMER", "unit": "ns", "core_cycles": False}, "counters": []}
 
     def tables(records):

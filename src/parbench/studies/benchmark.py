@@ -232,6 +232,15 @@ class Benchmark:
         """Figure inputs that are not processed tables: {input name: path}."""
         return {}
 
+    def liboqs_ids(self, cfg: dict) -> list[str]:
+        """liboqs build ids (OQS_MINIMAL_BUILD entries) the configured cells need."""
+        return []
+
+    def liboqs_names(self) -> dict[str, str]:
+        """{liboqs build id: the name liboqs knows the algorithm by}, for every id the study
+        can ask for."""
+        return {}
+
     def job_seconds(self) -> dict:
         """Rule name -> seconds one of its jobs takes, from (cfg, the job's wildcards), for
         the run's estimate: the cell rule, and any rule of its own that builds or measures."""
@@ -304,7 +313,8 @@ class Benchmark:
             name=self.name, title=self.title, summary=self.summary, cells=self.cells,
             job_seconds=self.job_seconds(), cell_rule=self.cell_rule, header=self.header,
             commands=dict(self.COMMANDS), figure_files=self.figure_files, config_errors=self.config_errors,
-            failures=self.failures, system_packages=tuple(self.SYSTEM_PACKAGES), benchmark=self)
+            failures=self.failures, system_packages=tuple(self.SYSTEM_PACKAGES), liboqs_ids=self.liboqs_ids,
+            liboqs_names=self.liboqs_names, benchmark=self)
 
 
 def _described(fig: Figure) -> Callable:

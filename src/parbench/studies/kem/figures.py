@@ -167,11 +167,3 @@ def _operations(data: pd.DataFrame) -> str:
     ops = [OPERATION_NOUNS.get(o, o) for o in ("keypair", "encaps", "decaps") if o in set(data["operation"])]
     text = ops[0] if len(ops) == 1 else ", ".join(ops[:-1]) + " and " + ops[-1]
     return text[:1].upper() + text[1:]
-
-
-# name -> (function, the tables it draws from)
-FIGURES = {
-    "kem_cycles": (cycles, ["kem_cycles", "kem_percentiles"]),
-    "kem_distribution": (distribution, ["kem_percentiles"]),
-    "kem_throughput": (throughput, ["kem_throughput"]),
-}

@@ -28,38 +28,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from parbench.cli import check_choice
 from parbench.records import write_atomic
 from parbench.progress import run_id
-from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.kem import plan
 from parbench.studies.kem.plan import CyclesCell, ThroughputCell
-
-RECORD_VERSION = 1
-# The binary's exit statuses.
-EXIT_USAGE, EXIT_COUNTER = 2, 4
-
-
-class BinaryError(RuntimeError):
-    """The binary refused its arguments or could not select a counter."""
-
-
-def run_binary(cmd: list[str], env: dict) -> dict:
-    """Run `parbench-kem` with `--json PATH` last in `cmd` replaced by a temporary file;
-    return the record it wrote."""
-    with tempfile.TemporaryDirectory(prefix="parbench-kem-") as tmp:
-        out = Path(tmp) / "record.json"
-        cmd = [*cmd[:-1], str(out)] if cmd[-2:-1] == ["--json"] else [*cmd, "--json", str(out)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if proc.returncode in (EXIT_USAGE, EXIT_COUNTER):
-            raise BinaryError(proc.stderr.strip() or f"exit {proc.returncode}")
-        if proc.returncode != 0 or not out.exists():
-            raise BinaryError(f"`{' '.join(cmd)}` exited with {proc.returncode}: {proc.stderr.strip()[-2000:]}")
-        return json.loads(out.read_text())
-
+from parbench.studies.kem.study import EXIT_COUNTER, RECORD_VERSION, Kem
 
 def _check_binary(command: str, binary: str) -> None:
     if not Path(binary).exists():
@@ -104,67 +80,6 @@ def counters(args) -> int:
 
 # --- cells -----------------------------------------------------------------------------------
 
-class KemCells(Benchmark):
-    """How a kem cell (cycles or thread sweep) is measured and checked; parbench's runner
-    (`parbench.runner`) does the rest: the life cycle, the record, the history, the failed
-    and unavailable statuses, the ERROR line. The binary checks every call itself (secrets
-    that match, a tampered ciphertext that does not decapsulate to the original secret) and
-    says so in its JSON, `result`."""
-
-    name = "kem"
-    title = "ML-KEM key exchange"
-    summary = "ML-KEM and X25519 cost per call and throughput across threads"
-    Cell = CyclesCell
-
-    def __init__(self, command: str, binary: str, liboqs: str | None) -> None:
-        self.command, self.binary, self.liboqs = command, binary, liboqs
-
-    def cells(self, cfg: dict) -> list:
-        return plan.cells(cfg)
-
-    def measure(self, cfg: dict, cell) -> dict:
-        cmd = plan.binary_command(cfg, cell, self.binary, "-", self.liboqs)
-        try:
-            doc = run_binary(cmd, plan.binary_environment(cfg))
-        except BinaryError as exc:  # a bug of the pipeline or a counter it cannot have: stop, not a result
-            raise SystemExit(f"parbench {self.command}: {cell.label}: {exc}") from None
-        result = {**self.empty_result(cfg, cell), "command": cmd, "result": doc}
-        if doc["status"] == "unavailable":  # AVX2 on arm64, a liboqs without the level
-            raise Unavailable(doc["failure"], result)
-        return result
-
-    def empty_result(self, cfg: dict, cell) -> dict:
-        return {"record_version": RECORD_VERSION, "kind": "cycles" if isinstance(cell, CyclesCell) else "throughput",
-                "parameters": plan.cell_parameters(cfg, cell), "command": None, "result": {}}
-
-    def check(self, cfg: dict, cell, result: dict) -> list[str]:
-        doc = result["result"]
-        return [doc["failure"] or "the binary says its checks failed"] if doc["status"] != "ok" else []
-
-    def lines(self, cfg: dict, cell, record: dict) -> list[str]:
-        return [progress_line(record, cfg["kem"]["repetitions"])]
-
-
-def progress_line(record: dict, repetitions: int = 1) -> str:
-    """One console line per cell, in the seed's words (`encaps cycles = 38331`); a
-    throughput cell's line names its repetition after the seed's fields when there are
-    several."""
-    cell, result = record["cell"], record["result"]
-    rep = f" [rep {cell.get('rep', 0) + 1}/{repetitions}]" if record["kind"] == "throughput" and repetitions > 1 else ""
-    head = f"  {cell['implementation']:<17} {cell['parameter_set']:<11}"
-    if record["status"] == "unavailable":
-        return f"{head} {cell['operation']}: not measured: {record['failure']}{rep}"
-    if record["status"] == "failed":
-        return f"{head} {cell['operation']}: FAILED: {record['failure']}{rep}"
-    if record["kind"] == "cycles":
-        unit = result["counter"]["unit"]
-        note = "" if unit == "cycles" else f" ({unit}, {result['counter']['name']})"
-        return f"{head} {cell['operation']} cycles = {result['median']}{note}"
-    threads = result["per_thread"]
-    rate = sum(t["ops_in_window"] / t["window_sec"] for t in threads if t["window_sec"] > 0)
-    return f"{head} {cell['operation']} [{cell['threads']:02d}] {rate:,.0f} ops/s{rep}"
-
-
 def _run(command: str, args, cell) -> int:
     from parbench import config as pbconfig
     from parbench import runner
@@ -176,7 +91,7 @@ def _run(command: str, args, cell) -> int:
                          f"(the pipeline's liboqs build: `snakemake -c1 liboqs`)")
     if args.out and not args.out.endswith(".json"):
         raise SystemExit(f"parbench {command}: --out {args.out!r} must be the record's path, ending in .json")
-    return runner.exit_code(runner.run_cell(KemCells(command, args.binary, args.liboqs), cfg, cell,
+    return runner.exit_code(runner.run_cell(Kem(command, args.binary, args.liboqs), cfg, cell,
                                             args.out[: -len(".json")] if args.out else None, command=command))
 
 
