@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
-from parbench.studies.gil import aggregate, paper, plan, report
+from parbench.studies.gil import STUDY, aggregate, paper, plan, report
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.run_cell import check_point, console_line
@@ -727,7 +727,7 @@ def test_every_drawn_gil_figure_passes_the_figure_check(records):
             rec["worker"] = dict(rec["worker"], cpu_clock_resolution_sec=0.05)
     s = tables(recs)["summary"]
     assert s.loc[s["runtime"] == "jython", "cpu_null_reason"].notna().any()
-    for name, (draw, _) in figures.FIGURES.items():
+    for name, (draw, _) in STUDY.figures().items():
         svg = vlc.vegalite_to_svg(draw(s, {}).to_json())
         assert figure_check.problems(svg, name) == [], name
         assert DISTURBED_COLOR in svg, name

@@ -41,13 +41,13 @@ def kem(monkeypatch, cfg):
 
 
 def gil(monkeypatch, cfg):
-    from parbench.studies.gil import aggregate, plan, run_cell
+    from parbench.studies.gil import aggregate, plan, study
     from parbench.studies.gil import runtimes as rt
 
-    monkeypatch.setattr(run_cell, "run_worker", broken)
+    monkeypatch.setattr(study, "run_worker", broken)
     cell = next(c for c in plan.cells(cfg) if c.runtime == "cpython")
     resolutions = [r.summary() for r in rt.resolve_all(cfg)]
-    return run_cell.GilCells(), cell, lambda records: aggregate.study_tables(records, resolutions, 0.95, "cpython")
+    return study.Gil(), cell, lambda records: aggregate.study_tables(records, resolutions, 0.95, "cpython")
 
 
 def dispatch(monkeypatch, cfg):

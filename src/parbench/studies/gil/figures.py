@@ -198,11 +198,3 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
             .properties(title=f"CPU use of {executions} at {top} workers (1 = one core busy; dashed: all {top} "
                               f"busy; bars: 95% interval over the launches"
                               + ("; red diamonds: a launch that stayed disturbed)" if marks else ")")))
-
-
-# name -> (function, the tables it draws from)
-FIGURES = {
-    "gil_wall_time": (wall_time, ["gil_summary"]),
-    "gil_thread_speedup": (thread_speedup, ["gil_summary"]),
-    "gil_cpu_utilization": (cpu_utilization, ["gil_summary"]),
-}

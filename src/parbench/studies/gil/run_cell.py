@@ -31,12 +31,10 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.gil import plan
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
@@ -208,110 +206,18 @@ def console_line(record: dict, repetitions: int = 1) -> str:
     return line + rep
 
 
-class GilCells(Benchmark):
-    """How a gil cell is measured and checked; parbench's runner (`parbench.runner`) does the
-    rest: the life cycle, the record, the history, the statuses, the ERROR line."""
-
-    name = "gil"
-    title = "The GIL across Python runtimes"
-    summary = "the same CPU-bound Python work, sequential, in threads and in processes, on several interpreters"
-    Cell = GilCell
-
-    def __init__(self, spec: dict | None = None) -> None:
-        self.spec = spec
-
-    def cells(self, cfg: dict) -> list[GilCell]:
-        return plan.cells(cfg)
-
-    def measure(self, cfg: dict, cell: GilCell) -> dict:
-        """Run the worker under the runtime's interpreter; Unavailable when the runtime is not
-        here or cannot run the worker at all."""
-        gc = cfg["gil"]
-        spec = self.spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
-        resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
-        build, unbuilt = build_of(resolution)
-        argv = [build["python"]] if build else list(resolution.argv or [])
-        expected = wl.expected_chunk(cell.workload, spec["params"])
-        run = {"exit_code": None, "output": None, "stderr": None, "timed_out": False, "command": None}
-        if resolution.found and not unbuilt:
-            run = run_worker(argv, spec, gc["timeout_sec"], resolution.env)
-        output = run["output"]
-        points = [check_point(p, spec, expected) for p in (output or {}).get("configs", [])]
-        facts = runtime_facts(resolution, (output or {}).get("runtime"), build)
-        warnings = []
-        if facts["gil_enabled"] is not None and resolution.gil_declared is not None \
-                and facts["gil_enabled"] != resolution.gil_declared:
-            warnings.append(f"gil.runtimes.{cell.runtime}.gil declares {resolution.gil_declared}, but the "
-                            f"interpreter says its GIL is {'enabled' if facts['gil_enabled'] else 'disabled'}; "
-                            f"recorded as it says")
-        result = {
-            "record_version": RECORD_VERSION,
-            "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
-            "warnings": warnings,
-            "runtime": facts,
-            "command": run["command"],
-            "exit_code": run["exit_code"],
-            "timed_out": run["timed_out"],
-            "partial": bool((output or {}).get("partial")),
-            # the interpreter is not what the runtime promises (a free-threaded build that
-            # runs with its GIL, a default build where a free-threaded one was asked for)
-            "runtime_mismatch": rt.check_required(resolution.require, output.get("runtime")) if output else None,
-            "runtime_env": resolution.env,
-            "startup_sec": run.get("startup_sec"),
-            "stderr_tail": run["stderr"],
-            "worker": {k: (output or {}).get(k) for k in WORKER_FIELDS},
-            "expected_chunk": expected,
-            "points": [] if (output or {}).get("partial") else points,
-        }
-        if not resolution.found:
-            raise Unavailable(resolution.reason, result)
-        if unbuilt:
-            raise Unavailable(unbuilt, result)
-        if output is None and not run["timed_out"]:
-            raise Unavailable(f"{' '.join(argv)} could not run the worker script (exit code {run['exit_code']}): "
-                              f"{run['stderr'] or 'no message'}", result)
-        return result
-
-    def empty_result(self, cfg: dict, cell: GilCell) -> dict:
-        gc = cfg["gil"]
-        spec = self.spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
-        resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
-        return {"record_version": RECORD_VERSION, "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
-                "warnings": [], "runtime": runtime_facts(resolution, None, build_of(resolution)[0]), "command": None,
-                "exit_code": None, "timed_out": False, "partial": False, "runtime_mismatch": None,
-                "runtime_env": resolution.env, "startup_sec": None, "stderr_tail": None,
-                "worker": {k: None for k in WORKER_FIELDS}, "expected_chunk": None, "points": []}
-
-    def check(self, cfg: dict, cell: GilCell, result: dict) -> list[str]:
-        """Every chunk result right (checked per point against this CPython's), the
-        interpreter alive to the end and in time, and the runtime it promised to be."""
-        if result["timed_out"]:
-            return [f"timed out after {cfg['gil']['timeout_sec']} s (gil.timeout_sec)"]
-        if result["partial"] or result["exit_code"] != 0:
-            return [f"the interpreter exited with code {result['exit_code']} while measuring: "
-                    f"{result['stderr_tail'] or 'no message'}"]
-        if result["runtime_mismatch"]:
-            return [f"{result['runtime_mismatch']} (gil.runtimes.{cell.runtime}.require; environment "
-                    f"{result['runtime_env'] or 'none set'})"]
-        bad = next((p for p in result["points"] if p["status"] == "failed"), None)
-        return [f"{bad['execution']} x{bad['workers']}: {bad['failure']}"] if bad else []
-
-    def lines(self, cfg: dict, cell, record: dict) -> list[str]:
-        for warning in record.get("warnings", []):
-            print(f"  warning: {warning}", file=sys.stderr)
-        return [console_line(record, cfg["gil"]["repetitions"])]
-
-
 def measure(cfg: dict, cell: GilCell, spec: dict | None = None) -> dict:
     """One measurement of the cell as its record, as the runner makes it (nothing written)."""
     from parbench import runner
+    from parbench.studies.gil.study import Gil
 
-    return runner.measured_record(GilCells(spec), cfg, cell)
+    return runner.measured_record(Gil(spec), cfg, cell)
 
 
 def main(args) -> int:
     from parbench import config as pbconfig
     from parbench import runner
+    from parbench.studies.gil.study import Gil
 
     cfg = pbconfig.load_for_command("gil-cell", args.profile, args.overrides)
     gc = cfg["gil"]
@@ -324,7 +230,7 @@ def main(args) -> int:
     if args.rep < 0:
         raise SystemExit(f"parbench gil-cell: --rep must be >= 0 (got {args.rep})")
     cell = GilCell(args.runtime, args.workload, args.rep)
-    return runner.exit_code(runner.run_cell(GilCells(), cfg, cell, args.out_stem, command="gil-cell"))
+    return runner.exit_code(runner.run_cell(Gil(), cfg, cell, args.out_stem, command="gil-cell"))
 
 
 def add_commands(sub) -> None:

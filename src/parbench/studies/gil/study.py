@@ -1,0 +1,191 @@
+"""The gil study as a class (`parbench.studies.benchmark.Benchmark`): what it is, how a
+cell is measured and checked, its figures. parbench's runner does the rest of a cell's life
+(`parbench.runner`). The study keeps its own rules (`workflow/rules/gil.smk`), commands
+(`run_cell.py`, `commands.py`, `cpython.py`) and paper module (`paper.py`): its cells'
+files have the paths they had before the runner, so no cell is measured again because of
+it."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from parbench.studies.base import Command, SystemPackage
+from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.gil import plan
+from parbench.studies.gil import runtimes as rt
+from parbench.studies.gil import workloads as wl
+from parbench.studies.gil.plan import GilCell
+from parbench.studies.gil.run_cell import (RECORD_VERSION, WORKER_FIELDS, build_of, check_point, console_line,
+                                           run_worker, runtime_facts)
+
+
+def _figure(name: str, function: str, caption: str, label: str) -> Figure:
+    return Figure(name, f"parbench.studies.gil.figures:{function}", ("gil_summary",), caption, label)
+
+
+class Gil(Benchmark):
+    """The same CPU-bound Python work run sequentially, in threads and in processes, on
+    several Python runtimes (CPython, CPython's default and free-threaded builds made from
+    source here when the machine has none, PyPy, Jython, the seed's protoPython) beside a
+    native control: what the GIL costs and what a GIL-free runtime gains (seed 001). A
+    cell is one launch of a runtime's interpreter running the worker script
+    (`run_cell.run_worker`), every chunk's result checked against CPython's."""
+
+    name = "gil"
+    title = "The GIL across Python runtimes"
+    summary = ("the same CPU-bound Python work sequential, in threads and in processes on CPython, PyPy, Jython "
+               "and other interpreters: what the GIL costs and what a GIL-free runtime gains")
+    Cell = GilCell
+    MEASURED = ("Measured by the gil study: each cell is one runtime and one workload, measured gil.repetitions "
+                "times, interleaved with the other cells in a shuffled order (run_order_seed); each repetition is "
+                "one launch of the interpreter running the worker script for every execution and worker count, "
+                "warm-up runs first, then gil.runs_per_cell timed runs round-robin. Every chunk's result is "
+                "checked against the value computed under CPython; points that failed, and runtimes or "
+                "executions not available on the machine, are not drawn. A point with a launch that stayed "
+                "disturbed (more of the machine busy elsewhere than disturbance.max_other_cores after every "
+                "attempt) carries an open red diamond. Legends list only what is drawn.")
+    RUNNER_RULES = False
+    COMMANDS = {
+        "gil-cell": "parbench.studies.gil.run_cell",
+        "gil-aggregate": "parbench.studies.gil.commands",
+        "gil-cpython-source": "parbench.studies.gil.cpython",
+        "gil-cpython-build": "parbench.studies.gil.cpython",
+    }
+    SYSTEM_PACKAGES = (
+        SystemPackage("pypy3", Command("pypy3"), "the PyPy runtime (a GIL and a JIT); without it PyPy is listed "
+                      "as not measured", required=False, brew="pypy3"),
+        SystemPackage("jython", Command("jython"), "the Jython runtime (JVM threads, no GIL); without it Jython "
+                      "is listed as not measured", required=False, brew="jython"),
+        SystemPackage("build-essential", Command("make"), "gcc and make: the study builds CPython from source (its "
+                      "default and free-threaded builds) and its native control; without them those runtimes are "
+                      "listed as not measured", required=False),
+    )
+    FIGURES = (
+        _figure("gil_wall_time", "wall_time",
+                "Wall time by runtime and execution: per workload, each runtime's median wall time sequentially "
+                "and in threads and processes at the most workers: the median over the cell's interleaved "
+                "launches (each the median of its timed runs), with its 95% percentile-bootstrap interval as "
+                "whiskers. The native control's work is scaled, so its times are not drawn.", "fig-gil-wall-time"),
+        _figure("gil_thread_speedup", "thread_speedup",
+                "Speedup against sequential: per workload and runtime, the median sequential time divided by the "
+                "median time in threads (solid) and in processes (dashed) at each worker count, with a 95% "
+                "bootstrap interval resampling the launches of both points; dotted: linear speedup. The native "
+                "control (named \"machine ceiling\" in the legend) shows what two threads gain on this machine "
+                "with no interpreter at all.", "fig-gil-speedup"),
+        _figure("gil_cpu_utilization", "cpu_utilization",
+                "CPU use: CPU seconds per wall second of threads and processes at the most workers (median over "
+                "all timed runs of all launches; bars: the 95% bootstrap interval from each launch's median). "
+                "Near 1 one thread ran at a time (a GIL); near the worker count all ran at once. On the JVM it "
+                "includes the JIT compiler and garbage collector. A reading that cannot be right (a CPU clock "
+                "that steps by more than a tenth of the run, or more CPU seconds per wall second than the cores "
+                "available) is recorded null and not drawn.", "fig-gil-cpu"),
+    )
+
+    def __init__(self, spec: dict | None = None) -> None:
+        self.spec = spec
+
+    # --- the sweep and its plan -----------------------------------------------------------------
+
+    def cells(self, cfg: dict) -> list[GilCell]:
+        return plan.cells(cfg)
+
+    def job_seconds(self) -> dict:
+        return plan.job_seconds()
+
+    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        return plan.header(cfg, jobs)
+
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        return plan.failures(cfg, run_id)
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        return plan.config_errors(cfg)
+
+    def related_tables(self, cfg: dict, processed: str) -> list[str]:
+        return plan.related_tables(cfg, processed)
+
+    def paper(self):
+        """The section's facts and context: `paper.py`, its words the templates of
+        paper/sections/gil/."""
+        return importlib.import_module("parbench.studies.gil.paper")
+
+    # --- one cell ---------------------------------------------------------------------------------
+
+    def measure(self, cfg: dict, cell: GilCell) -> dict:
+        """Run the worker under the runtime's interpreter; Unavailable when the runtime is not
+        here or cannot run the worker at all."""
+        gc = cfg["gil"]
+        spec = self.spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
+        resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
+        build, unbuilt = build_of(resolution)
+        argv = [build["python"]] if build else list(resolution.argv or [])
+        expected = wl.expected_chunk(cell.workload, spec["params"])
+        run = {"exit_code": None, "output": None, "stderr": None, "timed_out": False, "command": None}
+        if resolution.found and not unbuilt:
+            run = run_worker(argv, spec, gc["timeout_sec"], resolution.env)
+        output = run["output"]
+        points = [check_point(p, spec, expected) for p in (output or {}).get("configs", [])]
+        facts = runtime_facts(resolution, (output or {}).get("runtime"), build)
+        warnings = []
+        if facts["gil_enabled"] is not None and resolution.gil_declared is not None \
+                and facts["gil_enabled"] != resolution.gil_declared:
+            warnings.append(f"gil.runtimes.{cell.runtime}.gil declares {resolution.gil_declared}, but the "
+                            f"interpreter says its GIL is {'enabled' if facts['gil_enabled'] else 'disabled'}; "
+                            f"recorded as it says")
+        result = {
+            "record_version": RECORD_VERSION,
+            "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
+            "warnings": warnings,
+            "runtime": facts,
+            "command": run["command"],
+            "exit_code": run["exit_code"],
+            "timed_out": run["timed_out"],
+            "partial": bool((output or {}).get("partial")),
+            # the interpreter is not what the runtime promises (a free-threaded build that
+            # runs with its GIL, a default build where a free-threaded one was asked for)
+            "runtime_mismatch": rt.check_required(resolution.require, output.get("runtime")) if output else None,
+            "runtime_env": resolution.env,
+            "startup_sec": run.get("startup_sec"),
+            "stderr_tail": run["stderr"],
+            "worker": {k: (output or {}).get(k) for k in WORKER_FIELDS},
+            "expected_chunk": expected,
+            "points": [] if (output or {}).get("partial") else points,
+        }
+        if not resolution.found:
+            raise Unavailable(resolution.reason, result)
+        if unbuilt:
+            raise Unavailable(unbuilt, result)
+        if output is None and not run["timed_out"]:
+            raise Unavailable(f"{' '.join(argv)} could not run the worker script (exit code {run['exit_code']}): "
+                              f"{run['stderr'] or 'no message'}", result)
+        return result
+
+    def empty_result(self, cfg: dict, cell: GilCell) -> dict:
+        gc = cfg["gil"]
+        spec = self.spec or plan.worker_spec(cfg, cell.runtime, cell.workload)
+        resolution = rt.resolve(cell.runtime, gc["runtimes"][cell.runtime], cpython_cfg=gc["cpython"])
+        return {"record_version": RECORD_VERSION, "parameters": {**plan.cell_parameters(cfg, cell), "spec": spec},
+                "warnings": [], "runtime": runtime_facts(resolution, None, build_of(resolution)[0]), "command": None,
+                "exit_code": None, "timed_out": False, "partial": False, "runtime_mismatch": None,
+                "runtime_env": resolution.env, "startup_sec": None, "stderr_tail": None,
+                "worker": {k: None for k in WORKER_FIELDS}, "expected_chunk": None, "points": []}
+
+    def check(self, cfg: dict, cell: GilCell, result: dict) -> list[str]:
+        """Every chunk result right (checked per point against this CPython's), the
+        interpreter alive to the end and in time, and the runtime it promised to be."""
+        if result["timed_out"]:
+            return [f"timed out after {cfg['gil']['timeout_sec']} s (gil.timeout_sec)"]
+        if result["partial"] or result["exit_code"] != 0:
+            return [f"the interpreter exited with code {result['exit_code']} while measuring: "
+                    f"{result['stderr_tail'] or 'no message'}"]
+        if result["runtime_mismatch"]:
+            return [f"{result['runtime_mismatch']} (gil.runtimes.{cell.runtime}.require; environment "
+                    f"{result['runtime_env'] or 'none set'})"]
+        bad = next((p for p in result["points"] if p["status"] == "failed"), None)
+        return [f"{bad['execution']} x{bad['workers']}: {bad['failure']}"] if bad else []
+
+    def lines(self, cfg: dict, cell, record: dict) -> list[str]:
+        for warning in record.get("warnings", []):
+            print(f"  warning: {warning}", file=sys.stderr)
+        return [console_line(record, cfg["gil"]["repetitions"])]
