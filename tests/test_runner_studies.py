@@ -64,12 +64,12 @@ def dispatch(monkeypatch, cfg):
 
 
 def sigpar(monkeypatch, cfg):
-    from parbench.studies.sigpar import aggregate, plan, run_cell
+    from parbench.studies.sigpar import aggregate, plan, study
     from parbench.studies.sigpar import cell as cellmod
 
     monkeypatch.setattr(cellmod, "measure", broken)
     cell = next(c for c in plan.cells(cfg) if not c.needs_shim)
-    return run_cell.SigparCells(), cell, lambda records: aggregate.study_tables(records)
+    return study.Sigpar(), cell, lambda records: aggregate.study_tables(records)
 
 
 @pytest.mark.parametrize("study", [sigpar, sched, kem, gil, dispatch], ids=lambda s: s.__name__)

@@ -159,6 +159,8 @@ class Benchmark:
     # run by `parbench cell` and `parbench aggregate`, its cells `SweepCell`s. False: its own
     # rules file has them (a study whose files keep the paths they had before the runner).
     RUNNER_RULES: ClassVar[bool] = True
+    # Hydra override aliases kept for users: {"algorithms": "sigpar/algorithms"}
+    OVERRIDE_ALIASES: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -228,9 +230,27 @@ class Benchmark:
         """Problems spanning keys of the study's config (its schema checks the rest)."""
         return []
 
+    def related_tables(self, cfg: dict, processed: str) -> list[str]:
+        """Tables of other studies of the run its paper also reads (paths in `processed`)."""
+        return []
+
     def figure_files(self, profile: str) -> dict[str, str]:
         """Figure inputs that are not processed tables: {input name: path}."""
         return {}
+
+    def complete_schema(self, schema: dict) -> dict:
+        """The study's config schema with what only the code knows filled in (e.g. the
+        catalog of names a key may take)."""
+        return schema
+
+    def rerun_tokens(self, cfg: dict, name: str) -> list[str]:
+        """The sweep tokens whose forcing measures `name` (e.g. an algorithm) again with
+        `parbench rerun`; empty when the study does not know the name."""
+        return []
+
+    def rerun_names(self, cfg: dict) -> list[str]:
+        """The names `rerun_tokens` knows, for the error message."""
+        return []
 
     def liboqs_ids(self, cfg: dict) -> list[str]:
         """liboqs build ids (OQS_MINIMAL_BUILD entries) the configured cells need."""
@@ -314,7 +334,9 @@ class Benchmark:
             job_seconds=self.job_seconds(), cell_rule=self.cell_rule, header=self.header,
             commands=dict(self.COMMANDS), figure_files=self.figure_files, config_errors=self.config_errors,
             failures=self.failures, system_packages=tuple(self.SYSTEM_PACKAGES), liboqs_ids=self.liboqs_ids,
-            liboqs_names=self.liboqs_names, benchmark=self)
+            liboqs_names=self.liboqs_names, related_tables=self.related_tables,
+            complete_schema=self.complete_schema, override_aliases=dict(self.OVERRIDE_ALIASES),
+            rerun_tokens=self.rerun_tokens, rerun_names=self.rerun_names, benchmark=self)
 
 
 def _described(fig: Figure) -> Callable:

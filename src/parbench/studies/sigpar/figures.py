@@ -258,14 +258,3 @@ def energy(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     data = data.assign(energy_per_op_mj=data["energy_per_op_j"] * 1e3)
     return _family_grid(data, "energy_per_op_mj", "energy per operation, mJ (log)",
                         "Energy per operation against workers")
-
-
-# name -> (function, the tables it draws from)
-FIGURES = {
-    "sigpar_scaling": (scaling, ["sigpar_cells"]),
-    "sigpar_efficiency": (efficiency, ["sigpar_cells"]),
-    "sigpar_latency": (latency, ["sigpar_cells"]),
-    "sigpar_gil_ratio": (gil_ratio, ["sigpar_cells"]),
-    "sigpar_python_cost": (python_cost, ["sigpar_cells"]),
-    "sigpar_energy": (energy, ["sigpar_cells"]),
-}

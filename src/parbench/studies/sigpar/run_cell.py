@@ -20,7 +20,6 @@ so a cell run by hand measures what the pipeline would. Around the measurement:
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -28,7 +27,6 @@ from parbench import paths
 from parbench.cli import check_choice
 from parbench.progress import run_id as current_run_id
 from parbench.records import write_atomic
-from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.sigpar import algorithms, plan, shim
 from parbench.studies.sigpar.plan import Cell
 
@@ -88,67 +86,10 @@ def console_line(record: dict, repetitions: int = 1) -> str:
     return f"{head} {r['ops_per_sec']:>12.1f} ops/sec | p99: {p99_text}{rep}"
 
 
-class SigparCells(Benchmark):
-    """How a sigpar cell is measured and checked (`cell.measure`, `cell.correctness_verdict`);
-    parbench's runner (`parbench.runner`) does the rest: the life cycle, the record and the
-    seed's CSV and system samples beside it, the history, the statuses, the ERROR line."""
-
-    name = "sigpar"
-    title = "Signature throughput across workers"
-    summary = "signing and verifying across threads, processes and native threads"
-    Cell = Cell
-    SIDE_FILES = {"csv": ".csv", "system": "_system.json"}
-
-    def __init__(self, shim_dir: str | None = None) -> None:
-        self.shim_dir = shim_dir
-
-    def cells(self, cfg: dict) -> list[Cell]:
-        return plan.cells(cfg)
-
-    def measure(self, cfg: dict, cell: Cell) -> dict:
-        from parbench.studies.sigpar import cell as cellmod
-
-        unavailable = shim_unavailable(cell, self.shim_dir)
-        if unavailable:
-            raise Unavailable(unavailable, cellmod.empty_result(cell))
-        return cellmod.measure(cfg, cell, shim_dir=self.shim_dir)
-
-    def check(self, cfg: dict, cell: Cell, result: dict) -> list[str]:
-        """Every worker's own checks: the signatures it kept verify (or its verifications
-        succeeded), a tampered signature is rejected, and something was kept to check."""
-        from parbench.studies.sigpar import cell as cellmod
-
-        verdict = cellmod.correctness_verdict(result["workers"])
-        return [verdict] if verdict else []
-
-    def empty_result(self, cfg: dict, cell: Cell) -> dict:
-        from parbench.studies.sigpar import cell as cellmod
-
-        return cellmod.empty_result(cell)
-
-    def side_files(self, record: dict) -> dict[str, str]:
-        from parbench.studies.sigpar import cell as cellmod
-
-        return cellmod.side_files(record)
-
-    def written(self, cfg: dict, cell: Cell, record: dict) -> None:
-        """A failed cell stops its algorithm for the rest of the run: noted before anything is
-        printed, so that no later cell of it is measured."""
-        if record["status"] == "failed":
-            where = record_failure(cfg["profile"], cell, record["failure"], current_run_id())
-            print(f"  The failure is noted in {where}: the remaining cells of {cell.algorithm} in this run are\n"
-                  f"  skipped. After fixing, rerun the algorithm with:\n"
-                  f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
-
-    def lines(self, cfg: dict, cell: Cell, record: dict) -> list[str]:
-        for warning in record.get("warnings", []):
-            print(f"  warning: {warning}", file=sys.stderr)
-        return [console_line(record, cfg["sigpar"]["repetitions"])]
-
-
 def main(args) -> int:
     from parbench import config as pbconfig
     from parbench import runner
+    from parbench.studies.sigpar.study import Sigpar
 
     check_choice("sigpar-cell", "algorithm", args.algorithm, list(algorithms.CATALOG))
     check_choice("sigpar-cell", "operation", args.operation, OPERATIONS)
@@ -177,7 +118,7 @@ def main(args) -> int:
 
     run_id = current_run_id()
     earlier = earlier_failure(cfg["profile"], cell.algorithm, run_id)
-    return runner.exit_code(runner.run_cell(SigparCells(args.shim), cfg, cell, args.out_stem, command="sigpar-cell",
+    return runner.exit_code(runner.run_cell(Sigpar(args.shim), cfg, cell, args.out_stem, command="sigpar-cell",
                                             ready=skipped_record(cfg, cell, earlier) if earlier else None))
 
 

@@ -1,0 +1,165 @@
+"""The sigpar study as a class (`parbench.studies.benchmark.Benchmark`): what it is, how a
+cell is measured and checked, its figures. parbench's runner does the rest of a cell's life
+(`parbench.runner`). The study keeps its own rules (`workflow/rules/sigpar.smk`), commands
+(`run_cell.py`, `commands.py`) and paper module (`paper.py`): its cells' files have the
+paths they had before the runner, so no cell is measured again because of it."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from parbench.progress import run_id as current_run_id
+from parbench.studies.base import Header, SystemPackage
+from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.sigpar import algorithms, plan
+from parbench.studies.sigpar.plan import Cell
+from parbench.studies.sigpar.run_cell import console_line, record_failure, shim_unavailable
+
+
+def _figure(name: str, function: str, caption: str, label: str) -> Figure:
+    return Figure(name, f"parbench.studies.sigpar.figures:{function}", ("sigpar_cells",), caption, label)
+
+
+class Sigpar(Benchmark):
+    """Sign and verify throughput of classical and post-quantum signatures across worker
+    counts, threading against multiprocessing (seed 000), per backend, beside a native
+    runner. A cell is measured by `cell.measure` and checked by
+    `cell.correctness_verdict`; the seed's CSV and system samples are written beside its
+    record."""
+
+    name = "sigpar"
+    title = "Signature throughput across workers"
+    summary = ("sign/verify throughput of classical and post-quantum signatures across worker counts, "
+               "threads against processes against native threads, per backend")
+    Cell = Cell
+    SIDE_FILES = {"csv": ".csv", "system": "_system.json"}
+    MEASURED = ("Measured by the sigpar study: each cell is one algorithm, operation (sign, verify), mode "
+                "(threading, multiprocess, native-threads), backend and worker count; workers start together on a "
+                "barrier, and every cell verifies its own signatures and checks that a tampered one is rejected. "
+                "Cells that failed those checks are not drawn.")
+    RUNNER_RULES = False
+    COMMANDS = {
+        "sigpar-cell": "parbench.studies.sigpar.run_cell",
+        "sigpar-sweep-token": "parbench.studies.sigpar.commands",
+        "sigpar-algorithm": "parbench.studies.sigpar.commands",
+        "sigpar-aggregate": "parbench.studies.sigpar.commands",
+    }
+    OVERRIDE_ALIASES = {"algorithms": "sigpar/algorithms"}
+    SYSTEM_PACKAGES = (
+        SystemPackage("libssl-dev", Header("openssl/evp.h"),
+                      "the crypto shim of the openssl-cffi backend and the native-threads mode; without it those "
+                      "cells are recorded as unavailable", required=False, brew="openssl@3"),
+    )
+    FIGURES = (
+        _figure("sigpar_scaling", "scaling",
+                "Throughput against worker count. Operations per second that completed inside each cell's "
+                "analysis window (the middle of the measured run, after a warm-up), divided by the window; one "
+                "panel per family and operation, one line per algorithm and variant (mode and backend: threading "
+                "solid, multiprocess dashed, the openssl-cffi backend dotted, the native runner long-dashed), log "
+                "scale.", "fig-sigpar-scaling"),
+        _figure("sigpar_efficiency", "efficiency",
+                "Scaling efficiency ops(N) / (N x ops(1)) of every cell: 1.0 means each added worker added a "
+                "whole single worker's throughput. Computed from the same cell's mode and operation with one "
+                "worker.", "fig-sigpar-efficiency"),
+        _figure("sigpar_latency", "latency",
+                "p99 latency against worker count. Each worker times up to max_latency_samples operations drawn "
+                "uniformly from the window; a cell with fewer than 100 samples reports no p99 (null) rather than "
+                "its maximum.", "fig-sigpar-latency"),
+        _figure("sigpar_gil_ratio", "gil_ratio",
+                "What threads cost against processes. Threading throughput divided by multiprocess throughput at "
+                "the same algorithm, operation and worker count: 1.0 means threads of one Python process lose "
+                "nothing to separate processes.", "fig-sigpar-gil"),
+        _figure("sigpar_python_cost", "python_cost",
+                "What Python costs per operation. With one worker in threading mode, each Python backend's "
+                "throughput (pyca/cryptography, openssl-cffi, liboqs-python) as a fraction of the native runner's "
+                "on the same algorithm and operation; the tooltip gives the time per operation above the native "
+                "runner in microseconds.", "fig-sigpar-python-cost"),
+        _figure("sigpar_energy", "energy",
+                "Energy per operation, from RAPL (Linux) or powermetrics (macOS) over the analysis window, divided "
+                "by the operations counted in it; on a machine without an energy counter the figure says so and "
+                "the data holds null.", "fig-sigpar-energy"),
+    )
+
+    def __init__(self, shim_dir: str | None = None) -> None:
+        self.shim_dir = shim_dir
+
+    # --- the sweep and its plan -----------------------------------------------------------------
+
+    def cells(self, cfg: dict) -> list[Cell]:
+        return plan.cells(cfg)
+
+    def job_seconds(self) -> dict:
+        return plan.job_seconds()
+
+    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        return plan.header(cfg, jobs)
+
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        return plan.failures(cfg, run_id)
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        return plan.config_errors(cfg)
+
+    def complete_schema(self, schema: dict) -> dict:
+        schema["$defs"]["sigpar_algorithm"]["enum"] = list(algorithms.CATALOG)
+        return schema
+
+    def rerun_tokens(self, cfg: dict, name: str) -> list[str]:
+        return plan.rerun_tokens(cfg, name)
+
+    def rerun_names(self, cfg: dict) -> list[str]:
+        return plan.rerun_names(cfg)
+
+    def liboqs_ids(self, cfg: dict) -> list[str]:
+        return algorithms.liboqs_cmake_ids(cfg["sigpar"]["algorithms"])
+
+    def liboqs_names(self) -> dict:
+        return {a.oqs_cmake_id: a.oqs_name for a in algorithms.CATALOG.values() if a.oqs_cmake_id}
+
+    def paper(self):
+        """The section's facts and context: `paper.py`, its words the templates of
+        paper/sections/sigpar/."""
+        return importlib.import_module("parbench.studies.sigpar.paper")
+
+    # --- one cell ---------------------------------------------------------------------------------
+
+    def measure(self, cfg: dict, cell: Cell) -> dict:
+        from parbench.studies.sigpar import cell as cellmod
+
+        unavailable = shim_unavailable(cell, self.shim_dir)
+        if unavailable:
+            raise Unavailable(unavailable, cellmod.empty_result(cell))
+        return cellmod.measure(cfg, cell, shim_dir=self.shim_dir)
+
+    def check(self, cfg: dict, cell: Cell, result: dict) -> list[str]:
+        """Every worker's own checks: the signatures it kept verify (or its verifications
+        succeeded), a tampered signature is rejected, and something was kept to check."""
+        from parbench.studies.sigpar import cell as cellmod
+
+        verdict = cellmod.correctness_verdict(result["workers"])
+        return [verdict] if verdict else []
+
+    def empty_result(self, cfg: dict, cell: Cell) -> dict:
+        from parbench.studies.sigpar import cell as cellmod
+
+        return cellmod.empty_result(cell)
+
+    def side_files(self, record: dict) -> dict[str, str]:
+        from parbench.studies.sigpar import cell as cellmod
+
+        return cellmod.side_files(record)
+
+    def written(self, cfg: dict, cell: Cell, record: dict) -> None:
+        """A failed cell stops its algorithm for the rest of the run: noted before anything is
+        printed, so that no later cell of it is measured."""
+        if record["status"] == "failed":
+            where = record_failure(cfg["profile"], cell, record["failure"], current_run_id())
+            print(f"  The failure is noted in {where}: the remaining cells of {cell.algorithm} in this run are\n"
+                  f"  skipped. After fixing, rerun the algorithm with:\n"
+                  f"    make rerun ALG={cell.algorithm} PROFILE={cfg['profile']}\n", file=sys.stderr, flush=True)
+
+    def lines(self, cfg: dict, cell: Cell, record: dict) -> list[str]:
+        for warning in record.get("warnings", []):
+            print(f"  warning: {warning}", file=sys.stderr)
+        return [console_line(record, cfg["sigpar"]["repetitions"])]
