@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from parbench.studies.dispatch import aggregate, figures, paper
+from parbench.studies.dispatch import STUDY, aggregate, paper
 
 pytestmark = pytest.mark.integration
 
@@ -85,7 +85,7 @@ def test_every_record_has_its_load_row(tables):
 def test_the_seed_report_and_the_figures(smoke_checkout, tables):
     report = (smoke_checkout / PROCESSED / "dispatch_report.md").read_text()
     assert "### push mode" in report and "**Key Metrics**:" in report and "- 2 workers:" in report
-    for name in figures.FIGURES:
+    for name in STUDY.figures():
         for ext in ("svg", "png", "html"):
             path = smoke_checkout / "figures" / PROFILE / f"{name}.{ext}"
             assert path.exists() and path.stat().st_size > 1000, path

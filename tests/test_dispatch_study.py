@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
-from parbench.studies.dispatch import aggregate, metrics, paper, plan, run_cell, sweep, workloads
+from parbench.studies.dispatch import STUDY, aggregate, metrics, paper, plan, run_cell, sweep, workloads
 from parbench.studies.dispatch.platform import executor, protocol, serialization, store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -561,7 +561,7 @@ def test_every_drawn_dispatch_figure_passes_the_figure_check(repeated):
     main = paper_tables(_loaded(repeated, ("push", 1)))
     experiments = paper_tables(_loaded(_experiments(), ("push-naive", 1)))
     m = machine()
-    for name, (draw, inputs) in figures.FIGURES.items():
+    for name, (draw, inputs) in STUDY.figures().items():
         tables = experiments if name in ("dispatch_dose_response", "dispatch_order") else main
         svg = vlc.vegalite_to_svg(draw(*(tables[i] for i in inputs), m).to_json())
         assert figure_check.problems(svg, name) == [], name
@@ -678,7 +678,7 @@ def test_every_figure_draws_repetitions_and_a_single_one(repeated, records):
 
     for canned in (repeated, records):
         tables = {f"dispatch_{k}": v for k, v in aggregate.study_tables(canned).items()}
-        for name, (fn, inputs) in figures.FIGURES.items():
+        for name, (fn, inputs) in STUDY.figures().items():
             spec = fn(*(tables[i] for i in inputs), {"profile": "test"}).to_dict()
             assert spec, name
     spec = str(figures.throughput(aggregate.study_tables(repeated)["summary"], {}).to_dict())

@@ -51,16 +51,16 @@ def gil(monkeypatch, cfg):
 
 
 def dispatch(monkeypatch, cfg):
-    from parbench.studies.dispatch import aggregate, plan, run_cell
+    from parbench.studies.dispatch import aggregate, plan, study
 
-    monkeypatch.setattr(run_cell, "make_runner", broken)
+    monkeypatch.setattr(study, "make_runner", broken)
     cell = next(c for c in plan.cells(cfg) if c.kind == "platform")
 
     def tables(records):
         made = aggregate.study_tables(records)
         return aggregate.seed_report(made["summary"], made["cells"])
 
-    return run_cell.DispatchCells(), cell, tables
+    return study.Dispatch(), cell, tables
 
 
 def sigpar(monkeypatch, cfg):

@@ -441,15 +441,3 @@ def order_figure(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     return (alt.layer(bars, dots, *marked).properties(width=200, height=240)
             .facet(column=alt.Column("order:N", title="workloads in the order", sort=orders))
             .properties(title=f"push-naive, {r['change'].iloc[0]}: the stall of each workload's run, in each order"))
-
-
-# name -> (function, the tables it draws from)
-FIGURES = {
-    "dispatch_throughput": (throughput, ["dispatch_summary"]),
-    "dispatch_latency": (latency, ["dispatch_tasks"]),
-    "dispatch_weak_scaling": (weak_scaling, ["dispatch_runs"]),
-    "dispatch_anomaly": (anomaly, ["dispatch_tasks", "dispatch_depth", "dispatch_runs"]),
-    "dispatch_dose_response": (dose_response, ["dispatch_runs"]),
-    "dispatch_order": (order_figure, ["dispatch_runs"]),
-    "dispatch_saturation": (saturation, ["dispatch_summary"]),
-}

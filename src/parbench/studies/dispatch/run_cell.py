@@ -22,7 +22,6 @@ import shutil
 import subprocess
 
 from parbench.cli import check_choice
-from parbench.studies.benchmark import Benchmark, Unavailable
 from parbench.studies.dispatch import plan
 from parbench.studies.dispatch.plan import DispatchCell
 
@@ -80,97 +79,12 @@ def console_line(row: dict) -> str:
             else f"{row['workload']} -{mark}")
 
 
-class DispatchCells(Benchmark):
-    """How a dispatch cell (one repetition of one system's protocol) is measured and
-    checked; parbench's runner (`parbench.runner`) does the rest: the life cycle, the
-    record, the history, the statuses, the ERROR line."""
-
-    name = "dispatch"
-    title = "Function dispatch"
-    summary = "the seed's platform in every mode against its peers, one repetition of a system per cell"
-    Cell = DispatchCell
-    # a cell's record holds every task's row
-    COMPACT_RECORD = True
-    INTERRUPTED = "everything it started is stopped, no output written"
-
-    def cells(self, cfg: dict) -> list[DispatchCell]:
-        return plan.cells(cfg)
-
-    def cell_fields(self, cell: DispatchCell) -> dict:
-        return {"system": cell.system, "kind": cell.kind, "rep": cell.rep, "experiment": cell.experiment or plan.MAIN}
-
-    def measure(self, cfg: dict, cell: DispatchCell) -> dict:
-        """Start the system, run the seed's protocol on it (its progress printed as it
-        goes), stop everything; Unavailable for a peer that cannot start or run here."""
-        from parbench.studies.dispatch import peers, sweep
-
-        params = plan.protocol(cfg, cell)
-        anchor = sweep.wall_clock_anchor()
-        line: list[str] = []
-        current = {"workers": None}
-        rep = rep_suffix(cell, repetitions_of(cfg, cell))
-
-        def progress(row: dict) -> None:
-            if row["phase"] != "weak_scaling" or row["repetition"] != 0:
-                return
-            if current["workers"] != row["workers"]:
-                flush()
-                current["workers"] = row["workers"]
-            line.append(console_line(row))
-
-        def flush() -> None:
-            if line:
-                print(f"  {cell.key:<12} workers {current['workers']}: " + "  ".join(line) + rep, flush=True)
-                line.clear()
-
-        unavailable, swept = None, {"runs": [], "tasks": [], "depth": [], "failures": []}
-        try:
-            swept = sweep.sweep(make_runner(cell, params), params, progress)
-        except peers.PeerUnavailable as exc:
-            unavailable = str(exc)
-        except ImportError as exc:
-            unavailable = f"a package it needs is missing ({exc})"
-        except Exception as exc:
-            if cell.kind != "peer":
-                raise
-            unavailable = f"{cell.system} failed to start or run here: {type(exc).__name__}: {exc}"
-        flush()
-        result = {**self.empty_result(cfg, cell), "runs": swept["runs"], "tasks": columnar(swept["tasks"]),
-                  "depth": columnar(swept["depth"]), "failures": swept["failures"], "clock_anchor": anchor,
-                  "versions": versions()}
-        if unavailable:
-            raise Unavailable(unavailable, result)
-        return result
-
-    def empty_result(self, cfg: dict, cell: DispatchCell) -> dict:
-        return {"record_version": plan.RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell), "runs": [],
-                "tasks": columnar([]), "depth": columnar([]), "failures": [], "clock_anchor": None, "versions": {}}
-
-    def check(self, cfg: dict, cell: DispatchCell, result: dict) -> list[str]:
-        """Every run's own checks (each task completed once with the expected value, no
-        run timed out), as the sweep collected them."""
-        return ["; ".join(result["failures"][:5])] if result["failures"] else []
-
-    def lines(self, cfg: dict, cell: DispatchCell, record: dict) -> list[str]:
-        head = f"  {cell.key:<12}"
-        rep = rep_suffix(cell, repetitions_of(cfg, cell))
-        if record["status"] == "unavailable":
-            return [f"{head} not measured: {record['failure']}{rep}"]
-        if record["status"] == "failed":
-            return [f"{head} FAILED: {record['failure'][:300]}{rep}"]
-        best: dict = {}
-        for r in record["runs"]:
-            if r.get("phase") == "saturation" and r.get("status") == "ok":
-                best[r["submission"]] = max(best.get(r["submission"], 0), r["throughput_tasks_per_sec"] or 0)
-        sat = ", ".join(f"{k} {v:,.0f} tasks/s" for k, v in best.items())
-        return [f"{head} done in {record['elapsed_sec']:.1f} s" + (f"; saturation peak {sat}" if sat else "") + rep]
-
-
 def measure(cfg: dict, cell: DispatchCell) -> dict:
     """One measurement of the cell as its record, as the runner makes it (nothing written)."""
     from parbench import runner
+    from parbench.studies.dispatch.study import Dispatch
 
-    return runner.measured_record(DispatchCells(), cfg, cell)
+    return runner.measured_record(Dispatch(), cfg, cell)
 
 
 def repetitions_of(cfg: dict, cell: DispatchCell) -> int:
@@ -202,7 +116,9 @@ def main(args) -> int:
             raise SystemExit(f"parbench dispatch-cell: {exc}") from None
     if args.out and not args.out.endswith(".json"):
         raise SystemExit(f"parbench dispatch-cell: --out {args.out!r} must be the record's path, ending in .json")
-    return runner.exit_code(runner.run_cell(DispatchCells(), cfg, cell, args.out[: -len(".json")] if args.out else None,
+    from parbench.studies.dispatch.study import Dispatch
+
+    return runner.exit_code(runner.run_cell(Dispatch(), cfg, cell, args.out[: -len(".json")] if args.out else None,
                                             command="dispatch-cell"))
 
 

@@ -1,0 +1,180 @@
+"""The dispatch study as a class (`parbench.studies.benchmark.Benchmark`): what it is, how
+a cell is measured and checked, its figures. parbench's runner does the rest of a cell's
+life (`parbench.runner`). The study keeps its own rules (`workflow/rules/dispatch.smk`),
+commands (`run_cell.py`, `commands.py`) and paper module (`paper.py`): its cells' files
+have the paths they had before the runner, so no cell is measured again because of it."""
+
+from __future__ import annotations
+
+import importlib
+
+from parbench.studies.base import Command, SystemPackage
+from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.dispatch import plan
+from parbench.studies.dispatch.plan import DispatchCell
+from parbench.studies.dispatch.run_cell import (columnar, console_line, make_runner, rep_suffix, repetitions_of,
+                                                versions)
+
+
+def _figure(name: str, function: str, inputs: tuple[str, ...], caption: str, label: str) -> Figure:
+    return Figure(name, f"parbench.studies.dispatch.figures:{function}", inputs, caption, label)
+
+
+class Dispatch(Benchmark):
+    """The seed's function-as-a-service platform (HTTP gateway, Redis, ZeroMQ workers) in
+    local, pull and push modes, the seed's push design (push-naive) with its anomaly
+    explained, against ProcessPoolExecutor, Dask, Celery and Ray. A cell is one repetition
+    of one system's run through the seed's protocol; every task's result is checked."""
+
+    name = "dispatch"
+    title = "Function dispatch"
+    summary = ("a function-as-a-service platform (HTTP gateway, Redis, ZeroMQ workers) in local, pull and push "
+               "modes against ProcessPoolExecutor, Dask, Celery and Ray on no-op, CPU and I/O tasks")
+    Cell = DispatchCell
+    # a cell's record holds every task's row
+    COMPACT_RECORD = True
+    INTERRUPTED = "everything it started is stopped, no output written"
+    MEASURED = ("Measured by the dispatch study: each cell is one platform mode (measured through its HTTP "
+                "gateway) or one peer (through its own API), run through the seed's protocol (workers 1, 2, 4, 8 "
+                "in turn; no-op, CPU and I/O tasks; saturation runs), dispatch.repetitions times, the repetitions "
+                "interleaved across the systems in a shuffled order kept with its seed. Every task's result is "
+                "checked against the expected value; runs that failed a check, and peers that could not run on "
+                "the machine, are not drawn, and legends list only the systems drawn. A point or run of a "
+                "repetition that stayed disturbed (the machine busy elsewhere after every attempt, "
+                "dispatch_load) carries a red diamond. Log axes are labelled at powers of ten.")
+    RUNNER_RULES = False
+    COMMANDS = {
+        "dispatch-cell": "parbench.studies.dispatch.run_cell",
+        "dispatch-aggregate": "parbench.studies.dispatch.commands",
+    }
+    SYSTEM_PACKAGES = (
+        SystemPackage("redis-server", Command("redis-server"),
+                      "the platform's state store and the Celery peer's broker (started per cell on a "
+                      "loopback port, no persistence)", brew="redis"),
+    )
+    FIGURES = (
+        _figure("dispatch_throughput", "throughput", ("dispatch_summary",),
+                "Weak-scaling throughput of each platform mode and peer against workers, per workload (no-op, "
+                "CPU, I/O): the median of the repetitions with its 95% bootstrap interval as bars (none with a "
+                "single repetition), log scales.", "fig-dispatch-throughput"),
+        _figure("dispatch_latency", "latency", ("dispatch_tasks",),
+                "Latency ECDF: every task's latency, from its submission to the moment the client saw its "
+                "result, at the largest worker count, per workload.", "fig-dispatch-latency"),
+        _figure("dispatch_weak_scaling", "weak_scaling", ("dispatch_runs",),
+                "Weak scaling: the completion time of every run of every repetition against workers (same tasks "
+                "per worker: ideally flat); the line joins the medians, diamonds mark the first run after the "
+                "workers changed, where push-naive's anomaly lives.", "fig-dispatch-weak-scaling"),
+        _figure("dispatch_anomaly", "anomaly", ("dispatch_tasks", "dispatch_depth", "dispatch_runs"),
+                "The push anomaly, task by task: for push-naive and push, the first no-op run after the change "
+                "to the most workers, in the repetition whose run took the median time; each task's stages "
+                "(waiting to be dispatched, sent to a worker that is gone, in transit, running, on its way back "
+                "to the client) from the times the platform stored for it, and the tasks each worker held over "
+                "the run.", "fig-dispatch-anomaly"),
+        _figure("dispatch_dose_response", "dose_response", ("dispatch_runs",),
+                "The anomaly's dose-response: left, push-naive's first run after each change of workers against "
+                "the heartbeat expiry (interval x liveness), every repetition, the line joining the medians; "
+                "right, each such run's measured stall (the longest a task waited from its first dispatch to its "
+                "last) against the stall the explanation predicts for it (when the last stale worker's heartbeats "
+                "lapse), with the diagonal and the band of the dispatcher's check.", "fig-dispatch-dose"),
+        _figure("dispatch_order", "order_figure", ("dispatch_runs",),
+                "The anomaly's order experiment: the stall of each workload's run after the first change of "
+                "workers, push-naive, in the main order and with the workloads in another order (the paper says, "
+                "from the intervals, whether the stall follows whichever workload runs first).",
+                "fig-dispatch-order"),
+        _figure("dispatch_saturation", "saturation", ("dispatch_summary",),
+                "Saturation: peak throughput on many no-op tasks per system, one request (or call) per task and "
+                "batched, the median of the repetitions with its 95% bootstrap interval.", "fig-dispatch-saturation"),
+    )
+
+    # --- the sweep and its plan -----------------------------------------------------------------
+
+    def cells(self, cfg: dict) -> list[DispatchCell]:
+        return plan.cells(cfg)
+
+    def job_seconds(self) -> dict:
+        return plan.job_seconds()
+
+    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        return plan.header(cfg, jobs)
+
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        return plan.failures(cfg, run_id)
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        return plan.config_errors(cfg)
+
+    def paper(self):
+        """The section's facts and context: `paper.py`, its words the templates of
+        paper/sections/dispatch/."""
+        return importlib.import_module("parbench.studies.dispatch.paper")
+
+    # --- one cell ---------------------------------------------------------------------------------
+
+    def cell_fields(self, cell: DispatchCell) -> dict:
+        return {"system": cell.system, "kind": cell.kind, "rep": cell.rep, "experiment": cell.experiment or plan.MAIN}
+
+    def measure(self, cfg: dict, cell: DispatchCell) -> dict:
+        """Start the system, run the seed's protocol on it (its progress printed as it
+        goes), stop everything; Unavailable for a peer that cannot start or run here."""
+        from parbench.studies.dispatch import peers, sweep
+
+        params = plan.protocol(cfg, cell)
+        anchor = sweep.wall_clock_anchor()
+        line: list[str] = []
+        current = {"workers": None}
+        rep = rep_suffix(cell, repetitions_of(cfg, cell))
+
+        def progress(row: dict) -> None:
+            if row["phase"] != "weak_scaling" or row["repetition"] != 0:
+                return
+            if current["workers"] != row["workers"]:
+                flush()
+                current["workers"] = row["workers"]
+            line.append(console_line(row))
+
+        def flush() -> None:
+            if line:
+                print(f"  {cell.key:<12} workers {current['workers']}: " + "  ".join(line) + rep, flush=True)
+                line.clear()
+
+        unavailable, swept = None, {"runs": [], "tasks": [], "depth": [], "failures": []}
+        try:
+            swept = sweep.sweep(make_runner(cell, params), params, progress)
+        except peers.PeerUnavailable as exc:
+            unavailable = str(exc)
+        except ImportError as exc:
+            unavailable = f"a package it needs is missing ({exc})"
+        except Exception as exc:
+            if cell.kind != "peer":
+                raise
+            unavailable = f"{cell.system} failed to start or run here: {type(exc).__name__}: {exc}"
+        flush()
+        result = {**self.empty_result(cfg, cell), "runs": swept["runs"], "tasks": columnar(swept["tasks"]),
+                  "depth": columnar(swept["depth"]), "failures": swept["failures"], "clock_anchor": anchor,
+                  "versions": versions()}
+        if unavailable:
+            raise Unavailable(unavailable, result)
+        return result
+
+    def empty_result(self, cfg: dict, cell: DispatchCell) -> dict:
+        return {"record_version": plan.RECORD_VERSION, "parameters": plan.cell_parameters(cfg, cell), "runs": [],
+                "tasks": columnar([]), "depth": columnar([]), "failures": [], "clock_anchor": None, "versions": {}}
+
+    def check(self, cfg: dict, cell: DispatchCell, result: dict) -> list[str]:
+        """Every run's own checks (each task completed once with the expected value, no
+        run timed out), as the sweep collected them."""
+        return ["; ".join(result["failures"][:5])] if result["failures"] else []
+
+    def lines(self, cfg: dict, cell: DispatchCell, record: dict) -> list[str]:
+        head = f"  {cell.key:<12}"
+        rep = rep_suffix(cell, repetitions_of(cfg, cell))
+        if record["status"] == "unavailable":
+            return [f"{head} not measured: {record['failure']}{rep}"]
+        if record["status"] == "failed":
+            return [f"{head} FAILED: {record['failure'][:300]}{rep}"]
+        best: dict = {}
+        for r in record["runs"]:
+            if r.get("phase") == "saturation" and r.get("status") == "ok":
+                best[r["submission"]] = max(best.get(r["submission"], 0), r["throughput_tasks_per_sec"] or 0)
+        sat = ", ".join(f"{k} {v:,.0f} tasks/s" for k, v in best.items())
+        return [f"{head} done in {record['elapsed_sec']:.1f} s" + (f"; saturation peak {sat}" if sat else "") + rep]
