@@ -39,23 +39,23 @@ def test_the_registry_lists_each_study_once_and_in_paper_order():
 
 
 def own_rules(study) -> str:
-    """The study's rules file; a Benchmark study may have none (study.smk makes its rules)."""
+    """The study's rules file; a study on the runner's rules may have none (study.smk makes
+    its rules)."""
     path = REPO / "workflow/rules" / f"{study.name}.smk"
-    return path.read_text() if path.is_file() or study.benchmark is None else ""
+    return path.read_text() if path.is_file() or not study.benchmark.RUNNER_RULES else ""
 
 
 def test_each_study_has_its_places(study):
     name = study.name
     assert (REPO / "src/parbench/studies" / name / "__init__.py").is_file()
     assert (REPO / "src/parbench/studies" / name / "config.schema.yaml").is_file()
-    # a Benchmark study: a default and the smoke test's cells (docs/adding-a-study.md)
-    options = ("default", "smoke") if study.benchmark else ("default", "local", "m4", "smoke")
+    # a study on the runner's rules: a default and the smoke test's cells (docs/adding-a-study.md)
+    options = ("default", "smoke") if study.benchmark.RUNNER_RULES else ("default", "local", "m4", "smoke")
     for option in options:
         assert (REPO / "conf" / name / f"{option}.yaml").is_file(), option
     assert (REPO / paths.paper_section(name)).is_file()
-    if study.benchmark is None:
+    if not study.benchmark.RUNNER_RULES:
         assert (REPO / "workflow/rules" / f"{name}.smk").is_file()
-        assert (REPO / "workflow/report" / name / "figures.rst").is_file()
     assert study.title and study.summary
 
 
@@ -67,7 +67,7 @@ def test_names_are_prefixed_with_the_study(study):
     rules = own_rules(study)
     for rule in re.findall(r"^rule (\w+):", rules, re.M):
         assert rule.startswith(prefix), rule
-    if study.benchmark is None:
+    if not study.benchmark.RUNNER_RULES:
         assert f"rule {study.cell_rule}:" in rules
 
 
@@ -80,25 +80,21 @@ def test_the_section_includes_every_generated_part_in_order(study):
     assert included == [f for f in module.FRAGMENTS if f not in SHARED_PARTS]
     assert set(SHARED_PARTS) <= set(module.FRAGMENTS)
     assert set(module.TABLES) and f"{study.name}_load" in module.TABLES
-    assert set(module.REPORT_TABLES) or study.benchmark is not None  # a Benchmark's paper tables are optional
+    assert set(module.REPORT_TABLES) or study.benchmark.RUNNER_RULES  # optional on the runner's rules
     for part in module.FRAGMENTS:  # every generated part is a template beside the section
         assert (REPO / paths.PAPER_SECTIONS / study.name / f"{part}.md").is_file(), part
 
 
 def test_every_figure_has_a_caption_in_the_report(study):
-    if study.benchmark is not None:  # its one caption, declared with the figure
-        templates = "".join(p.read_text() for p in (REPO / paths.PAPER_SECTIONS / study.name).glob("*.md"))
-        for figure in study.benchmark.FIGURES:
-            assert figure.caption and figure.label.startswith(f"fig-{study.name}-"), figure.name
-            # a template that names the figure's label names the declared one
-            for label in re.findall(rf'figure\("{figure.name}", "([^"]+)"', templates):
-                assert label == figure.label, (figure.name, label)
-        assert not (REPO / "workflow/report" / study.name / "figures.rst").exists()
-    else:
-        captions = (REPO / "workflow/report" / study.name / "figures.rst").read_text()
-        for figure in study.figures():
-            assert f'figure == "{figure}"' in captions, figure
-    if study.benchmark is not None and study.benchmark.RUNNER_RULES:
+    # its one caption, declared with the figure
+    templates = "".join(p.read_text() for p in (REPO / paths.PAPER_SECTIONS / study.name).glob("*.md"))
+    for figure in study.benchmark.FIGURES:
+        assert figure.caption and figure.label.startswith(f"fig-{study.name}-"), figure.name
+        # a template that names the figure's label names the declared one
+        for label in re.findall(rf'figure\("{figure.name}", "([^"]+)"', templates):
+            assert label == figure.label, (figure.name, label)
+    assert not (REPO / "workflow/report" / study.name / "figures.rst").exists()
+    if study.benchmark.RUNNER_RULES:
         tables = [(study.name, f"{t}.parquet") for t in study.benchmark.table_names()]
     else:
         rules = own_rules(study)

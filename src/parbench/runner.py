@@ -29,8 +29,8 @@ def _benchmark(command: str, name: str):
     if name not in studies.names():
         raise SystemExit(f"parbench {command}: unknown study {name!r}; allowed: {', '.join(studies.names())}")
     study = studies.get(name)
-    if study.benchmark is None or not study.benchmark.RUNNER_RULES:
-        allowed = [s.name for s in studies.registered() if s.benchmark is not None and s.benchmark.RUNNER_RULES]
+    if not study.benchmark.RUNNER_RULES:
+        allowed = [s.name for s in studies.registered() if s.benchmark.RUNNER_RULES]
         raise SystemExit(f"parbench {command}: the study {name!r} has commands of its own (parbench {name}-...); "
                          f"this runner measures {', '.join(allowed) or 'no registered study'}")
     return study.benchmark

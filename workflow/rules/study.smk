@@ -1,11 +1,10 @@
 # The rules every study has alike, written once and made for each study of the run:
 # `<study>_figure` (one figure: SVG for the paper, PNG and interactive HTML for the
 # report) and `<study>_paper` (the generated parts of paper/sections/<study>.qmd, its
-# facts, and its tables for the report). A study's own rules file holds only its native
-# builds, its cells and its aggregate; a study that is a Benchmark
-# (parbench.studies.benchmark) gets those two here as well, `<study>_cell` and
-# `<study>_aggregate`, run by `parbench cell` and `parbench aggregate`, and needs a rules
-# file only for native code of its own (unless it keeps its own: Benchmark.RUNNER_RULES).
+# facts, and its tables for the report). A study whose Benchmark asks for the runner's
+# rules (Benchmark.RUNNER_RULES) gets its `<study>_cell` and `<study>_aggregate` here as
+# well, run by `parbench cell` and `parbench aggregate`, and needs a rules file only for
+# native code of its own; the others keep their cells and aggregate in their rules file.
 
 import re
 
@@ -59,12 +58,12 @@ def benchmark_tables(study):
 
 
 def figure_caption(study):
-    """Params: a Benchmark figure's one caption, shown by workflow/report/figure.rst."""
+    """Params: a figure's one caption, shown by workflow/report/figure.rst."""
     bench = studies.get(study).benchmark
     return lambda wc: bench.report_caption(wc.figure)
 
 
-for _study in (s for s in STUDIES if s.benchmark is not None and s.benchmark.RUNNER_RULES):
+for _study in (s for s in STUDIES if s.benchmark.RUNNER_RULES):
 
     rule:
         # One cell of a Benchmark study; it claims every core, so cells run one at a time.
@@ -116,7 +115,6 @@ for _study in (s for s in STUDIES if s.benchmark is not None and s.benchmark.RUN
 
 
 for _study in STUDIES:
-    _benchmark = _study.benchmark is not None
 
     rule:
         # One figure: SVG (in the paper), PNG and interactive HTML, both shown in the report.
@@ -128,7 +126,7 @@ for _study in STUDIES:
         output:
             svg=report(
                 f"{FIGURES}/{{figure}}.svg",
-                caption="../report/figure.rst" if _benchmark else f"../report/{_study.name}/figures.rst",
+                caption="../report/figure.rst",
                 category=report_category(_study.name),
                 subcategory="Figures",
                 labels={"figure": "{figure}", "format": "SVG"},
@@ -136,7 +134,7 @@ for _study in STUDIES:
             png=f"{FIGURES}/{{figure}}.png",
             html=report(
                 f"{FIGURES}/{{figure}}.html",
-                caption="../report/figure.rst" if _benchmark else f"../report/{_study.name}/figures.rst",
+                caption="../report/figure.rst",
                 category=report_category(_study.name),
                 subcategory="Interactive figures",
                 labels={"figure": "{figure}", "format": "HTML"},
@@ -146,8 +144,8 @@ for _study in STUDIES:
         params:
             stem=lambda wc: f"{FIGURES}/{wc.figure}",
             parbench=PARBENCH,
-            # a Benchmark figure's caption (its report caption shows it)
-            **({"caption": figure_caption(_study.name)} if _benchmark else {}),
+            # the figure's caption (workflow/report/figure.rst shows it)
+            caption=figure_caption(_study.name),
         wildcard_constraints:
             figure=figure_constraint(_study.name),
         conda:

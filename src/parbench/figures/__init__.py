@@ -33,7 +33,7 @@ def wrap_title(chart: alt.TopLevelMixin, width: int = TITLE_CHARS) -> alt.TopLev
 
 # The mantissas a log axis spanning a decade or more puts a tick at, in each decade; and
 # those of an axis spanning 3 to 10 times its bottom value, where even steps would leave
-# its bottom third without a number (0.27 to 2.6 s stepped by 0.25 had none below 0.5).
+# its bottom third without a number (0.27 to 2.6 s stepped by 0.5 had none below 0.5).
 LOG_MANTISSAS = (1, 2, 3, 5, 7)
 FINE_LOG_MANTISSAS = (1, 1.5, 2, 3, 4, 5, 6, 7, 8)
 
@@ -49,14 +49,31 @@ def _panel_ticks(values) -> list[float]:
         mantissas = LOG_MANTISSAS if hi >= 10 * lo else FINE_LOG_MANTISSAS
         ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
                  for m in mantissas]
-    else:  # less: evenly spaced round numbers, at least five steps over the values, so
-        # the numbers inside them span most of the range (a step of up to a third of it
-        # left 0.034 and 0.042 alone on an axis from 0.031 to 0.048)
-        raw = (hi - lo) / 5 or lo / 5
-        magnitude = 10.0 ** math.floor(math.log10(raw))
-        step = max(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude <= raw * (1 + 1e-9))
-        ticks = [k * step for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
+    else:  # less: evenly spaced round numbers, about six over the values
+        ticks = _even_ticks(lo, hi)
     return [float(f"{t:.6g}") for t in ticks if lo / 1.25 <= t <= hi * 1.25 and t > 0]
+
+
+# The least share of a sub-decade axis's log length its evenly spaced numbers span: the
+# coarsest round step that reaches it is used (0.035, 0.040 and 0.045 alone spanned 57%
+# of an axis from 0.031 to 0.048; steps of 0.0025 span 86%).
+EVEN_TICKS_SPAN = 0.6
+
+
+def _even_ticks(lo: float, hi: float) -> list[float]:
+    import math
+
+    raw = (hi - lo) / 6 or lo / 6
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    steps = sorted((m * magnitude * scale for m in (1, 2, 2.5, 5) for scale in (0.1, 1, 10)), reverse=True)
+    first = min(s for s in steps if s >= raw * (1 - 1e-9))
+    ticks: list[float] = []
+    for step in (s for s in steps if s <= first):
+        ticks = [k * step for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
+        inside = [t for t in ticks if lo <= t <= hi and t > 0]
+        if hi == lo or (len(inside) >= 2 and math.log(inside[-1] / inside[0]) >= EVEN_TICKS_SPAN * math.log(hi / lo)):
+            break
+    return ticks
 
 
 def log_ticks(panels) -> list[float]:

@@ -2,9 +2,9 @@
 knows them.
 
 A study is a plug-in: a package `parbench.studies.<name>` whose `__init__.py` defines
-`STUDY`, a `parbench.studies.base.Study` (its plan, commands, figures, paper text and
-hooks) or a `parbench.studies.benchmark.Benchmark` (a study parbench's own runner
-measures, which gives that record), plus its own rules file (`workflow/rules/<name>.smk`), config group
+`STUDY`, a `parbench.studies.benchmark.Benchmark` (its cells, measurement, checks,
+figures, paper and hooks; the registry holds the `parbench.studies.base.Study` record it
+gives), plus its own rules file (`workflow/rules/<name>.smk`), config group
 (`conf/<name>/`), paper section (`paper/sections/<name>.qmd`) and report captions
 (`workflow/report/<name>/`). Nothing outside those places names a study; the shared
 machinery asks this registry. `docs/adding-a-study.md` lists the files to create.
@@ -39,9 +39,11 @@ def get(name: str) -> Study:
     """The study called `name`; a KeyError names the registered ones."""
     if name not in REGISTRY:
         raise KeyError(f"unknown study {name!r}; registered: {', '.join(REGISTRY)}")
-    study = importlib.import_module(f"parbench.studies.{name}").STUDY
-    if isinstance(study, Benchmark):
-        study = study.study()
+    benchmark = importlib.import_module(f"parbench.studies.{name}").STUDY
+    if not isinstance(benchmark, Benchmark):
+        raise RuntimeError(f"parbench.studies.{name}.STUDY is a {type(benchmark).__name__}; a study is a "
+                           f"parbench.studies.benchmark.Benchmark")
+    study = benchmark.study()
     if study.name != name:
         raise RuntimeError(f"parbench.studies.{name} defines the study {study.name!r}; "
                            f"a study's name must be its package's")

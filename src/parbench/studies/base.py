@@ -1,18 +1,17 @@
-"""What a study gives the shared machinery: the `Study` record every study package
-exports as `STUDY`.
+"""What a study gives the shared machinery: the `Study` record the registry makes from
+the `Benchmark` every study package exports as `STUDY` (`Benchmark.study()`).
 
 The shared parts (config composition and validation, the Snakemake header and time
 estimate, the command line, figures, the paper, the liboqs build, `parbench rerun`)
-call these fields and nothing else of a study. Fields that name a module are imported
-only when used, so loading the registry stays cheap (a measured cell never imports
-pandas or altair because of it).
+call these fields and nothing else of a study. A study's figure functions and paper
+module are imported only when used, so loading the registry stays cheap (a measured cell
+never imports pandas or altair because of it).
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -111,16 +110,10 @@ class Study:
     header: Callable[[dict, list], list[str]]
     # `parbench` subcommand -> the module whose add_commands(subparsers) registers it.
     commands: Mapping[str, str] = field(default_factory=dict)
-    # Module whose FIGURES maps figure name -> (function, [input names]); an input name is
-    # a table `data/processed/<profile>/<name>.parquet` or a key of `figure_files`.
-    figures_module: str | None = None
     # profile -> {input name: path} for figure inputs that are not processed tables.
     figure_files: Callable[[str], dict] = field(default=lambda profile: {})
     # (cfg, processed dir) -> tables of other studies of the run its paper also reads.
     related_tables: Callable[[dict, str], list[str]] = _none
-    # Module with FRAGMENTS (names of the generated parts of the paper section), TABLES
-    # (the processed tables they read) and fragments(tables, machine) -> {name: markdown}.
-    paper_module: str | None = None
     # cfg -> problems that span keys of the study's config (the schema checks the rest).
     config_errors: Callable[[dict], list[str]] = _none
     # schema -> schema: fills in what only the code knows (e.g. a catalog of names).
@@ -142,9 +135,9 @@ class Study:
     rerun_names: Callable[[dict], list[str]] = _none
     # Packages of the operating system it needs beyond the toolchain in the README.
     system_packages: tuple[SystemPackage, ...] = ()
-    # The `parbench.studies.benchmark.Benchmark` the study is, when parbench's runner
-    # measures it: its figures and paper come from it, and study.smk makes its cell and
-    # aggregate rules.
+    # The `parbench.studies.benchmark.Benchmark` the study is: its figures and paper come
+    # from it, and study.smk makes its cell and aggregate rules when it asks for them
+    # (RUNNER_RULES).
     benchmark: Any = None
 
     @property
@@ -160,12 +153,10 @@ class Study:
         return self.complete_schema(copy.deepcopy(_load_yaml(self.folder / "config.schema.yaml")))
 
     def figures(self) -> dict:
-        """Figure name -> (function, [input names]), in the order the paper shows them."""
-        if self.benchmark is not None:
-            return self.benchmark.figures()
-        if not self.figures_module:
-            return {}
-        return importlib.import_module(self.figures_module).FIGURES
+        """Figure name -> (function, [input names]), in the order the paper shows them; an
+        input name is a table `data/processed/<profile>/<name>.parquet` or a key of
+        `figure_files`."""
+        return self.benchmark.figures()
 
     def figure_inputs(self, name: str, profile: str, processed: str) -> list[str]:
         files = self.figure_files(profile)
@@ -173,9 +164,10 @@ class Study:
         return [files.get(i, f"{processed}/{i}.parquet") for i in inputs]
 
     def paper(self) -> Any:
-        if self.benchmark is not None:
-            return self.benchmark.paper()
-        return importlib.import_module(self.paper_module) if self.paper_module else None
+        """What the paper's machinery reads of the study: TABLES, FRAGMENTS, REPORT_TABLES,
+        KEYS, `context(tables, machine)`, `report_tables(tables)` (a paper module of the
+        study's own, or the Benchmark's generic one)."""
+        return self.benchmark.paper()
 
 
 @functools.cache
