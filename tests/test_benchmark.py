@@ -230,3 +230,47 @@ def test_aggregate_writes_the_tables_and_the_load(tmp_path, monkeypatch):
     assert pd.read_parquet(tmp_path / "sample_rows.parquet").to_dict("records") == [{"size": 3, "rep": 0}]
     load = pd.read_parquet(tmp_path / "sample_load.parquet")
     assert list(load["cell"]) == ["sample size=3 rep=0"] and list(load["load_other_cores"]) == [0.1]
+
+
+def test_a_figure_function_may_be_named_and_is_imported_only_when_drawn():
+    frame = pd.DataFrame({"size": [1, 2]})
+    here = Figure("sample_rows", f"{__name__}:draw", ("sample_rows",), "Rows by size.", "fig-sample-rows")
+    assert here.draw(frame, {}).to_dict()["mark"]["type"] == "point"
+
+    class Named(Sample):
+        FIGURES = (Figure("sample_rows", "draw", ("sample_rows",), "Rows by size.", "fig-sample-rows"),)
+
+        @property
+        def FIGURES_MODULE(self):
+            return __name__
+
+    function, inputs = Named().figures()["sample_rows"]
+    chart = function(frame, {})
+    assert inputs == ["sample_rows"] and chart.description == "Rows by size."
+    with pytest.raises(AttributeError):  # a name its figures module lacks
+        Figure("sample_rows", "nosuch", ("sample_rows",), "c", "fig-sample-rows").draw(frame, {}, module=__name__)
+
+
+def test_a_study_with_its_own_rules_reads_its_plan_and_paper_module():
+    import types
+
+    from parbench.studies.benchmark import StudyWithOwnRules
+
+    seen = []
+    plan = types.SimpleNamespace(
+        cells=lambda cfg: [Cell(1, 0)], job_seconds=lambda: {"own_cell": lambda cfg, wc: 2.0, "own_build": None},
+        header=lambda cfg, jobs: ["OWN"], failures=lambda cfg, run_id: [f"failed in {run_id}"],
+        config_errors=lambda cfg: ["bad"], cell_parameters=lambda cfg, cell: seen.append(cell) or {"size": cell.size})
+
+    class Own(StudyWithOwnRules):
+        name = "sched"  # its paper module is sched's
+        title, summary, Cell, PLAN = "Own", "its own rules", Cell, plan
+
+    own = Own()
+    study = own.study()
+    assert not own.RUNNER_RULES and study.cells({}) == [Cell(1, 0)] and set(study.job_seconds) == {"own_cell", "own_build"}
+    assert study.header({}, []) == ["OWN"] and study.failures({}, "r1") == ["failed in r1"]
+    assert study.config_errors({}) == ["bad"] and own.cell_parameters({}, Cell(3, 0)) == {"size": 3} and seen
+    assert study.paper().__name__ == "parbench.studies.sched.paper"
+    with pytest.raises(SystemExit, match="this runner measures"):  # `parbench cell` is not its command
+        runner._benchmark("cell", "sched")

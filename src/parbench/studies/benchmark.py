@@ -66,7 +66,8 @@ class Figure:
     """One figure: `function(*tables, machine)` draws it (an Altair chart) from `inputs`,
     processed table names; the paper shows it as `label` (`fig-...`) with `caption`, which
     is also the chart's description and its caption in Snakemake's report. `function` may
-    be named as "module:function", imported when the figure is drawn (so the registry does
+    be named as "module:function", or by its name alone in the study's figures module
+    (`Benchmark.FIGURES_MODULE`), imported when the figure is drawn (so the registry does
     not import Altair)."""
 
     name: str
@@ -75,11 +76,13 @@ class Figure:
     caption: str
     label: str
 
-    def draw(self, *args):
+    def draw(self, *args, module: str | None = None):
+        """The chart; a function named by a bare name is looked up in `module` (the study's
+        figures module)."""
         function = self.function
         if isinstance(function, str):
-            module, _, attr = function.partition(":")
-            function = getattr(importlib.import_module(module), attr)
+            where, _, attr = function.rpartition(":")
+            function = getattr(importlib.import_module(where or module), attr)
         return function(*args)
 
 
@@ -312,9 +315,14 @@ class Benchmark:
                 f"--configfile conf/{cfg['profile']}.yaml --forcerun {cell.record(cfg['profile'])})"
                 for cell in self.cells(cfg) if (record := failed_in_run(cell.record(cfg["profile"]), run_id))]
 
+    @property
+    def FIGURES_MODULE(self) -> str:
+        """Where a figure function named by its name alone is: the study's `figures` module."""
+        return f"parbench.studies.{self.name}.figures"
+
     def figures(self) -> dict:
         """Figure name -> (function, [input names]), as `Study.figures` gives them."""
-        return {fig.name: (_described(fig), list(fig.inputs)) for fig in self.FIGURES}
+        return {fig.name: (_described(fig, self.FIGURES_MODULE), list(fig.inputs)) for fig in self.FIGURES}
 
     def figure(self, name: str) -> Figure:
         return next(fig for fig in self.FIGURES if fig.name == name)
@@ -339,12 +347,47 @@ class Benchmark:
             rerun_tokens=self.rerun_tokens, rerun_names=self.rerun_names, benchmark=self)
 
 
-def _described(fig: Figure) -> Callable:
+def _described(fig: Figure, module: str) -> Callable:
     """The figure's function, its chart described by the figure's caption."""
     def draw(*args):
-        return fig.draw(*args).properties(description=fig.caption)
+        return fig.draw(*args, module=module).properties(description=fig.caption)
 
     return draw
+
+
+class StudyWithOwnRules(Benchmark):
+    """A Benchmark that keeps its own rules and commands (`RUNNER_RULES` False; the five
+    studies of the paper): its rules file (`workflow/rules/<study>.smk`) has its cells and
+    aggregate, its commands hand each cell to the runner, and its `plan` module (`PLAN`)
+    holds its sweep: `cells`, `job_seconds`, `header`, `failures`, `config_errors` and
+    `cell_parameters`, read here. Its paper is its own module, `parbench.studies.<study>.paper`."""
+
+    RUNNER_RULES = False
+    # the study's plan module
+    PLAN: ClassVar[Any]
+
+    def cells(self, cfg: dict) -> list:
+        return self.PLAN.cells(cfg)
+
+    def job_seconds(self) -> dict:
+        return self.PLAN.job_seconds()
+
+    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        return self.PLAN.header(cfg, jobs)
+
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        return self.PLAN.failures(cfg, run_id)
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        return self.PLAN.config_errors(cfg)
+
+    def cell_parameters(self, cfg: dict, cell) -> dict:
+        return self.PLAN.cell_parameters(cfg, cell)
+
+    def paper(self):
+        """The section's facts and context (`paper.py`); its words are the templates of
+        paper/sections/<study>/."""
+        return importlib.import_module(f"parbench.studies.{self.name}.paper")
 
 
 class BenchmarkPaper:

@@ -6,21 +6,16 @@ have the paths they had before the runner, so no cell is measured again because 
 
 from __future__ import annotations
 
-import importlib
 
 from parbench.studies.base import Command, SystemPackage
-from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.dispatch import plan
 from parbench.studies.dispatch.plan import DispatchCell
 from parbench.studies.dispatch.run_cell import (columnar, console_line, make_runner, rep_suffix, repetitions_of,
                                                 versions)
 
 
-def _figure(name: str, function: str, inputs: tuple[str, ...], caption: str, label: str) -> Figure:
-    return Figure(name, f"parbench.studies.dispatch.figures:{function}", inputs, caption, label)
-
-
-class Dispatch(Benchmark):
+class Dispatch(StudyWithOwnRules):
     """The seed's function-as-a-service platform (HTTP gateway, Redis, ZeroMQ workers) in
     local, pull and push modes, the seed's push design (push-naive) with its anomaly
     explained, against ProcessPoolExecutor, Dask, Celery and Ray. A cell is one repetition
@@ -42,7 +37,7 @@ class Dispatch(Benchmark):
                 "the machine, are not drawn, and legends list only the systems drawn. A point or run of a "
                 "repetition that stayed disturbed (the machine busy elsewhere after every attempt, "
                 "dispatch_load) carries a red diamond. Log axes are labelled at powers of ten.")
-    RUNNER_RULES = False
+    PLAN = plan
     COMMANDS = {
         "dispatch-cell": "parbench.studies.dispatch.run_cell",
         "dispatch-aggregate": "parbench.studies.dispatch.commands",
@@ -53,60 +48,38 @@ class Dispatch(Benchmark):
                       "loopback port, no persistence)", brew="redis"),
     )
     FIGURES = (
-        _figure("dispatch_throughput", "throughput", ("dispatch_summary",),
-                "Weak-scaling throughput of each platform mode and peer against workers, per workload (no-op, "
-                "CPU, I/O): the median of the repetitions with its 95% bootstrap interval as bars (none with a "
-                "single repetition), log scales.", "fig-dispatch-throughput"),
-        _figure("dispatch_latency", "latency", ("dispatch_tasks",),
-                "Latency ECDF: every task's latency, from its submission to the moment the client saw its "
-                "result, at the largest worker count, per workload.", "fig-dispatch-latency"),
-        _figure("dispatch_weak_scaling", "weak_scaling", ("dispatch_runs",),
-                "Weak scaling: the completion time of every run of every repetition against workers (same tasks "
-                "per worker: ideally flat); the line joins the medians, diamonds mark the first run after the "
-                "workers changed, where push-naive's anomaly lives.", "fig-dispatch-weak-scaling"),
-        _figure("dispatch_anomaly", "anomaly", ("dispatch_tasks", "dispatch_depth", "dispatch_runs"),
-                "The push anomaly, task by task: for push-naive and push, the first no-op run after the change "
-                "to the most workers, in the repetition whose run took the median time; each task's stages "
-                "(waiting to be dispatched, sent to a worker that is gone, in transit, running, on its way back "
-                "to the client) from the times the platform stored for it, and the tasks each worker held over "
-                "the run.", "fig-dispatch-anomaly"),
-        _figure("dispatch_dose_response", "dose_response", ("dispatch_runs",),
-                "The anomaly's dose-response: left, push-naive's first run after each change of workers against "
-                "the heartbeat expiry (interval x liveness), every repetition, the line joining the medians; "
-                "right, each such run's measured stall (the longest a task waited from its first dispatch to its "
-                "last) against the stall the explanation predicts for it (when the last stale worker's heartbeats "
-                "lapse), with the diagonal and the band of the dispatcher's check.", "fig-dispatch-dose"),
-        _figure("dispatch_order", "order_figure", ("dispatch_runs",),
-                "The anomaly's order experiment: the stall of each workload's run after the first change of "
-                "workers, push-naive, in the main order and with the workloads in another order (the paper says, "
-                "from the intervals, whether the stall follows whichever workload runs first).",
-                "fig-dispatch-order"),
-        _figure("dispatch_saturation", "saturation", ("dispatch_summary",),
-                "Saturation: peak throughput on many no-op tasks per system, one request (or call) per task and "
-                "batched, the median of the repetitions with its 95% bootstrap interval.", "fig-dispatch-saturation"),
+        Figure("dispatch_throughput", "throughput", ("dispatch_summary",),
+               "Weak-scaling throughput of each platform mode and peer against workers, per workload (no-op, "
+               "CPU, I/O): the median of the repetitions with its 95% bootstrap interval as bars (none with a "
+               "single repetition), log scales.", "fig-dispatch-throughput"),
+        Figure("dispatch_latency", "latency", ("dispatch_tasks",),
+               "Latency ECDF: every task's latency, from its submission to the moment the client saw its "
+               "result, at the largest worker count, per workload.", "fig-dispatch-latency"),
+        Figure("dispatch_weak_scaling", "weak_scaling", ("dispatch_runs",),
+               "Weak scaling: the completion time of every run of every repetition against workers (same tasks "
+               "per worker: ideally flat); the line joins the medians, diamonds mark the first run after the "
+               "workers changed, where push-naive's anomaly lives.", "fig-dispatch-weak-scaling"),
+        Figure("dispatch_anomaly", "anomaly", ("dispatch_tasks", "dispatch_depth", "dispatch_runs"),
+               "The push anomaly, task by task: for push-naive and push, the first no-op run after the change "
+               "to the most workers, in the repetition whose run took the median time; each task's stages "
+               "(waiting to be dispatched, sent to a worker that is gone, in transit, running, on its way back "
+               "to the client) from the times the platform stored for it, and the tasks each worker held over "
+               "the run.", "fig-dispatch-anomaly"),
+        Figure("dispatch_dose_response", "dose_response", ("dispatch_runs",),
+               "The anomaly's dose-response: left, push-naive's first run after each change of workers against "
+               "the heartbeat expiry (interval x liveness), every repetition, the line joining the medians; "
+               "right, each such run's measured stall (the longest a task waited from its first dispatch to its "
+               "last) against the stall the explanation predicts for it (when the last stale worker's heartbeats "
+               "lapse), with the diagonal and the band of the dispatcher's check.", "fig-dispatch-dose"),
+        Figure("dispatch_order", "order_figure", ("dispatch_runs",),
+               "The anomaly's order experiment: the stall of each workload's run after the first change of "
+               "workers, push-naive, in the main order and with the workloads in another order (the paper says, "
+               "from the intervals, whether the stall follows whichever workload runs first).",
+               "fig-dispatch-order"),
+        Figure("dispatch_saturation", "saturation", ("dispatch_summary",),
+               "Saturation: peak throughput on many no-op tasks per system, one request (or call) per task and "
+               "batched, the median of the repetitions with its 95% bootstrap interval.", "fig-dispatch-saturation"),
     )
-
-    # --- the sweep and its plan -----------------------------------------------------------------
-
-    def cells(self, cfg: dict) -> list[DispatchCell]:
-        return plan.cells(cfg)
-
-    def job_seconds(self) -> dict:
-        return plan.job_seconds()
-
-    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-        return plan.header(cfg, jobs)
-
-    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
-        return plan.failures(cfg, run_id)
-
-    def config_errors(self, cfg: dict) -> list[str]:
-        return plan.config_errors(cfg)
-
-    def paper(self):
-        """The section's facts and context: `paper.py`, its words the templates of
-        paper/sections/dispatch/."""
-        return importlib.import_module("parbench.studies.dispatch.paper")
 
     # --- one cell ---------------------------------------------------------------------------------
 

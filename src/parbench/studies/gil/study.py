@@ -7,11 +7,10 @@ it."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from parbench.studies.base import Command, SystemPackage
-from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.gil import plan
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
@@ -20,11 +19,7 @@ from parbench.studies.gil.run_cell import (RECORD_VERSION, WORKER_FIELDS, build_
                                            run_worker, runtime_facts)
 
 
-def _figure(name: str, function: str, caption: str, label: str) -> Figure:
-    return Figure(name, f"parbench.studies.gil.figures:{function}", ("gil_summary",), caption, label)
-
-
-class Gil(Benchmark):
+class Gil(StudyWithOwnRules):
     """The same CPU-bound Python work run sequentially, in threads and in processes, on
     several Python runtimes (CPython, CPython's default and free-threaded builds made from
     source here when the machine has none, PyPy, Jython, the seed's protoPython) beside a
@@ -45,7 +40,7 @@ class Gil(Benchmark):
                 "executions not available on the machine, are not drawn. A point with a launch that stayed "
                 "disturbed (more of the machine busy elsewhere than disturbance.max_other_cores after every "
                 "attempt) carries an open red diamond. Legends list only what is drawn.")
-    RUNNER_RULES = False
+    PLAN = plan
     COMMANDS = {
         "gil-cell": "parbench.studies.gil.run_cell",
         "gil-aggregate": "parbench.studies.gil.commands",
@@ -62,24 +57,24 @@ class Gil(Benchmark):
                       "listed as not measured", required=False),
     )
     FIGURES = (
-        _figure("gil_wall_time", "wall_time",
-                "Wall time by runtime and execution: per workload, each runtime's median wall time sequentially "
-                "and in threads and processes at the most workers: the median over the cell's interleaved "
-                "launches (each the median of its timed runs), with its 95% percentile-bootstrap interval as "
-                "whiskers. The native control's work is scaled, so its times are not drawn.", "fig-gil-wall-time"),
-        _figure("gil_thread_speedup", "thread_speedup",
-                "Speedup against sequential: per workload and runtime, the median sequential time divided by the "
-                "median time in threads (solid) and in processes (dashed) at each worker count, with a 95% "
-                "bootstrap interval resampling the launches of both points; dotted: linear speedup. The native "
-                "control (named \"machine ceiling\" in the legend) shows what two threads gain on this machine "
-                "with no interpreter at all.", "fig-gil-speedup"),
-        _figure("gil_cpu_utilization", "cpu_utilization",
-                "CPU use: CPU seconds per wall second of threads and processes at the most workers (median over "
-                "all timed runs of all launches; bars: the 95% bootstrap interval from each launch's median). "
-                "Near 1 one thread ran at a time (a GIL); near the worker count all ran at once. On the JVM it "
-                "includes the JIT compiler and garbage collector. A reading that cannot be right (a CPU clock "
-                "that steps by more than a tenth of the run, or more CPU seconds per wall second than the cores "
-                "available) is recorded null and not drawn.", "fig-gil-cpu"),
+        Figure("gil_wall_time", "wall_time", ("gil_summary",),
+               "Wall time by runtime and execution: per workload, each runtime's median wall time sequentially "
+               "and in threads and processes at the most workers: the median over the cell's interleaved "
+               "launches (each the median of its timed runs), with its 95% percentile-bootstrap interval as "
+               "whiskers. The native control's work is scaled, so its times are not drawn.", "fig-gil-wall-time"),
+        Figure("gil_thread_speedup", "thread_speedup", ("gil_summary",),
+               "Speedup against sequential: per workload and runtime, the median sequential time divided by the "
+               "median time in threads (solid) and in processes (dashed) at each worker count, with a 95% "
+               "bootstrap interval resampling the launches of both points; dotted: linear speedup. The native "
+               "control (named \"machine ceiling\" in the legend) shows what two threads gain on this machine "
+               "with no interpreter at all.", "fig-gil-speedup"),
+        Figure("gil_cpu_utilization", "cpu_utilization", ("gil_summary",),
+               "CPU use: CPU seconds per wall second of threads and processes at the most workers (median over "
+               "all timed runs of all launches; bars: the 95% bootstrap interval from each launch's median). "
+               "Near 1 one thread ran at a time (a GIL); near the worker count all ran at once. On the JVM it "
+               "includes the JIT compiler and garbage collector. A reading that cannot be right (a CPU clock "
+               "that steps by more than a tenth of the run, or more CPU seconds per wall second than the cores "
+               "available) is recorded null and not drawn.", "fig-gil-cpu"),
     )
 
     def __init__(self, spec: dict | None = None) -> None:
@@ -87,28 +82,8 @@ class Gil(Benchmark):
 
     # --- the sweep and its plan -----------------------------------------------------------------
 
-    def cells(self, cfg: dict) -> list[GilCell]:
-        return plan.cells(cfg)
-
-    def job_seconds(self) -> dict:
-        return plan.job_seconds()
-
-    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-        return plan.header(cfg, jobs)
-
-    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
-        return plan.failures(cfg, run_id)
-
-    def config_errors(self, cfg: dict) -> list[str]:
-        return plan.config_errors(cfg)
-
     def related_tables(self, cfg: dict, processed: str) -> list[str]:
         return plan.related_tables(cfg, processed)
-
-    def paper(self):
-        """The section's facts and context: `paper.py`, its words the templates of
-        paper/sections/gil/."""
-        return importlib.import_module("parbench.studies.gil.paper")
 
     # --- one cell ---------------------------------------------------------------------------------
 

@@ -6,13 +6,12 @@ paths they had before the runner, so no cell is measured again because of it."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import tempfile
 from pathlib import Path
 
-from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.kem import plan
 from parbench.studies.kem.plan import CyclesCell
 
@@ -39,12 +38,7 @@ def run_binary(cmd: list[str], env: dict) -> dict:
         return json.loads(out.read_text())
 
 
-
-def _figure(name: str, function: str, inputs: tuple[str, ...], caption: str, label: str) -> Figure:
-    return Figure(name, f"parbench.studies.kem.figures:{function}", inputs, caption, label)
-
-
-class Kem(Benchmark):
+class Kem(StudyWithOwnRules):
     """ML-KEM-512/768/1024 keypair, encaps and decaps per call with their percentile
     distributions, from the seed's own library (libcrux-ml-kem, portable and AVX2 or NEON)
     beside liboqs' ML-KEM and OpenSSL's X25519, counted by a chosen counter (core cycles
@@ -66,7 +60,7 @@ class Kem(Benchmark):
                 "nanoseconds; native/kem), the seed's loop; every result is checked (matching shared secrets, "
                 "implicit rejection of a tampered ciphertext). Cells that failed, and implementations the machine "
                 "cannot run, are not drawn.")
-    RUNNER_RULES = False
+    PLAN = plan
     COMMANDS = {
         "kem-counters": "parbench.studies.kem.run_cell",
         "kem-cell": "parbench.studies.kem.run_cell",
@@ -74,23 +68,23 @@ class Kem(Benchmark):
         "kem-aggregate": "parbench.studies.kem.commands",
     }
     FIGURES = (
-        _figure("kem_cycles", "cycles", ("kem_cycles", "kem_percentiles"),
-                "Cost per call: the median count of one call of keypair, encaps and decaps (X25519: keypair and "
-                "derive) per parameter set and implementation, in the unit of the run's counter, with the 95% "
-                "percentile-bootstrap interval of the median over the cell's calls (black; the cycles cells run "
-                "once, their calls being the seed's sample) and grey whiskers from the 10th to the 90th "
-                "percentile; an open red diamond marks a cell that stayed disturbed. The title and the axis name "
-                "the counter's unit: TSC ticks (reference cycles at a constant rate) and nanoseconds are never "
-                "core cycles.", "fig-kem-cycles"),
-        _figure("kem_distribution", "distribution", ("kem_percentiles",),
-                "Distribution of the per-call counts: the seed's percentiles 1, 10, 20, ..., 90, 99 of every "
-                "ML-KEM cell, in the counter's unit, one panel per parameter set and operation (X25519's are in "
-                "kem_percentiles).", "fig-kem-distribution"),
-        _figure("kem_throughput", "throughput", ("kem_throughput",),
-                "Throughput against threads: the operations the profile sweeps (encapsulations, decapsulations "
-                "or both; the title names those measured) per second over all threads, each thread with its own "
-                "key pair; dashed, linear scaling from one thread; an open red diamond marks a point with a "
-                "repetition that stayed disturbed.", "fig-kem-throughput"),
+        Figure("kem_cycles", "cycles", ("kem_cycles", "kem_percentiles"),
+               "Cost per call: the median count of one call of keypair, encaps and decaps (X25519: keypair and "
+               "derive) per parameter set and implementation, in the unit of the run's counter, with the 95% "
+               "percentile-bootstrap interval of the median over the cell's calls (black; the cycles cells run "
+               "once, their calls being the seed's sample) and grey whiskers from the 10th to the 90th "
+               "percentile; an open red diamond marks a cell that stayed disturbed. The title and the axis name "
+               "the counter's unit: TSC ticks (reference cycles at a constant rate) and nanoseconds are never "
+               "core cycles.", "fig-kem-cycles"),
+        Figure("kem_distribution", "distribution", ("kem_percentiles",),
+               "Distribution of the per-call counts: the seed's percentiles 1, 10, 20, ..., 90, 99 of every "
+               "ML-KEM cell, in the counter's unit, one panel per parameter set and operation (X25519's are in "
+               "kem_percentiles).", "fig-kem-distribution"),
+        Figure("kem_throughput", "throughput", ("kem_throughput",),
+               "Throughput against threads: the operations the profile sweeps (encapsulations, decapsulations "
+               "or both; the title names those measured) per second over all threads, each thread with its own "
+               "key pair; dashed, linear scaling from one thread; an open red diamond marks a point with a "
+               "repetition that stayed disturbed.", "fig-kem-throughput"),
     )
 
     def __init__(self, command: str = "kem-cell", binary: str = plan.BINARY, liboqs: str | None = None) -> None:
@@ -98,34 +92,11 @@ class Kem(Benchmark):
 
     # --- the sweep and its plan -----------------------------------------------------------------
 
-    def cells(self, cfg: dict) -> list:
-        return plan.cells(cfg)
-
-    def job_seconds(self) -> dict:
-        return plan.job_seconds()
-
-    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-        return plan.header(cfg, jobs)
-
-    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
-        return plan.failures(cfg, run_id)
-
-    def config_errors(self, cfg: dict) -> list[str]:
-        return plan.config_errors(cfg)
-
-    def cell_parameters(self, cfg: dict, cell) -> dict:
-        return plan.cell_parameters(cfg, cell)
-
     def liboqs_ids(self, cfg: dict) -> list[str]:
         return plan.liboqs_ids(cfg)
 
     def liboqs_names(self) -> dict:
         return dict(plan.LIBOQS_NAMES)
-
-    def paper(self):
-        """The section's facts and context: `paper.py`, its words the templates of
-        paper/sections/kem/."""
-        return importlib.import_module("parbench.studies.kem.paper")
 
     # --- one cell ---------------------------------------------------------------------------------
 

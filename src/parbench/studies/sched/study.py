@@ -6,27 +6,20 @@ runner, so no cell is measured again because of it."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import tempfile
 from pathlib import Path
 
 from parbench.studies.base import Command, Header, SystemPackage
-from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.sched import fracsteal, plan
 from parbench.studies.sched.plan import SchedCell
 
 RECORD_VERSION = 1
 
-FIGURES_MODULE = "parbench.studies.sched.figures"
 
-
-def _figure(name: str, function: str, inputs: tuple[str, ...], caption: str, label: str) -> Figure:
-    return Figure(name, f"{FIGURES_MODULE}:{function}", inputs, caption, label)
-
-
-class Sched(Benchmark):
+class Sched(StudyWithOwnRules):
     """Native C schedulers (LIFO, work stealing, synchronizing work stealing) and their peers
     (OpenMP tasks, TBB) on parallel quicksort and Mandelbrot rendering (seed 004), and the
     seed's fractal explorer (fracsteal) replaying a zoom on ws_sync."""
@@ -43,7 +36,7 @@ class Sched(Benchmark):
                 "sorted and a permutation of the input, every frame against the sequential render. Cells that failed, "
                 "and peers not built on the machine, are not drawn.")
     TABLES = ("summary", "runs", "workers")
-    RUNNER_RULES = False
+    PLAN = plan
     COMMANDS = {
         "sched-cell": "parbench.studies.sched.run_cell",
         "sched-aggregate": "parbench.studies.sched.commands",
@@ -71,70 +64,50 @@ class Sched(Benchmark):
                       required=False),
     )
     FIGURES = (
-        _figure("sched_time", "time", ("sched_summary", "sched_runs"),
-                "Quicksort time against threads (log scale): the median of the cell's interleaved repetitions "
-                "with its 95% percentile-bootstrap interval as bars, per scheduler; the dashed line is the "
-                "sequential sort of the same input, its band the sequential interval; dotted grey, "
-                "tbb_parallel_sort: another algorithm, a reference only. An open red diamond marks a cell with a "
-                "repetition that stayed disturbed.", "fig-sched-time"),
-        _figure("sched_speedup", "speedup", ("sched_summary",),
-                "Speedup against the sequential code (left) and against the same scheduler on one thread "
-                "(right), per workload: medians of the repetitions, the band a 95% bootstrap interval resampling "
-                "the repetitions of both cells compared; the dashed diagonal is linear speedup; red diamonds: "
-                "cells with a disturbed repetition.", "fig-sched-speedup"),
-        _figure("sched_steals", "steals", ("sched_summary",),
-                "Steal attempts per run of the work-stealing schedulers: successes, failures on an empty victim "
-                "and lost races (a thief lost the last task to the owner or another thief), from the per-thread "
-                "counters each scheduler keeps on its own cache line: the median over the cell's repetitions, "
-                "bars its 95% bootstrap interval; red diamonds: cells with a disturbed repetition.",
-                "fig-sched-steals"),
-        _figure("sched_tasks", "tasks", ("sched_summary", "sched_workers", "sched_runs"),
-                "Task distribution: tasks executed by each thread at the highest thread count: every timed run's "
-                "count as a tick (the split of one run; red: a run of a repetition that stayed disturbed) and "
-                "their median per thread as a bar (its 95% bootstrap interval in the tooltip).",
-                "fig-sched-tasks"),
-        _figure("sched_mandelbrot_frames", "mandelbrot_frames", ("sched_summary", "sched_runs"),
-                "Mandelbrot frame time against threads (log scale): the median over the cell's repetitions (each "
-                "the median of its frames) with its 95% bootstrap interval as bars; the dashed line is the "
-                "sequential render, its band the sequential interval; red diamonds: cells with a disturbed "
-                "repetition.", "fig-sched-frames"),
-        _figure("sched_mandelbrot_image", "mandelbrot_image", ("sched_image",),
-                "The rendered frame (synchronizing work stealing, most threads), checked byte for byte against "
-                "the sequential render before it was written.", "fig-sched-image"),
-        _figure("sched_fracsteal_strip", "fracsteal_strip", ("sched_fracsteal_frames", "sched_fracsteal_strip"),
-                "The explorer's zoom: frames of the fracsteal explorer's scripted zoom (spread evenly, first and "
-                "last included), each rendered by synchronizing work stealing (one persistent scheduler, one wait "
-                "per frame) and checked byte for byte against the sequential render; under each, its "
-                "magnification and both frame times (medians over the zoom's rounds).", "fig-sched-fracsteal-strip"),
-        _figure("sched_fracsteal_times", "fracsteal_times", ("sched_fracsteal_frames",),
-                "The explorer's frame times: every frame of the zoom rendered in parallel (ws_sync, the run's most "
-                "threads) and sequentially, and below, the sequential time over the parallel time per frame "
-                "(dashed: equal times). The zoom is replayed once per repetition, round after round; points are "
-                "medians over the rounds, bars their 95% bootstrap intervals.", "fig-sched-fracsteal-times"),
+        Figure("sched_time", "time", ("sched_summary", "sched_runs"),
+               "Quicksort time against threads (log scale): the median of the cell's interleaved repetitions "
+               "with its 95% percentile-bootstrap interval as bars, per scheduler; the dashed line is the "
+               "sequential sort of the same input, its band the sequential interval; dotted grey, "
+               "tbb_parallel_sort: another algorithm, a reference only. An open red diamond marks a cell with a "
+               "repetition that stayed disturbed.", "fig-sched-time"),
+        Figure("sched_speedup", "speedup", ("sched_summary",),
+               "Speedup against the sequential code (left) and against the same scheduler on one thread "
+               "(right), per workload: medians of the repetitions, the band a 95% bootstrap interval resampling "
+               "the repetitions of both cells compared; the dashed diagonal is linear speedup; red diamonds: "
+               "cells with a disturbed repetition.", "fig-sched-speedup"),
+        Figure("sched_steals", "steals", ("sched_summary",),
+               "Steal attempts per run of the work-stealing schedulers: successes, failures on an empty victim "
+               "and lost races (a thief lost the last task to the owner or another thief), from the per-thread "
+               "counters each scheduler keeps on its own cache line: the median over the cell's repetitions, "
+               "bars its 95% bootstrap interval; red diamonds: cells with a disturbed repetition.",
+               "fig-sched-steals"),
+        Figure("sched_tasks", "tasks", ("sched_summary", "sched_workers", "sched_runs"),
+               "Task distribution: tasks executed by each thread at the highest thread count: every timed run's "
+               "count as a tick (the split of one run; red: a run of a repetition that stayed disturbed) and "
+               "their median per thread as a bar (its 95% bootstrap interval in the tooltip).",
+               "fig-sched-tasks"),
+        Figure("sched_mandelbrot_frames", "mandelbrot_frames", ("sched_summary", "sched_runs"),
+               "Mandelbrot frame time against threads (log scale): the median over the cell's repetitions (each "
+               "the median of its frames) with its 95% bootstrap interval as bars; the dashed line is the "
+               "sequential render, its band the sequential interval; red diamonds: cells with a disturbed "
+               "repetition.", "fig-sched-frames"),
+        Figure("sched_mandelbrot_image", "mandelbrot_image", ("sched_image",),
+               "The rendered frame (synchronizing work stealing, most threads), checked byte for byte against "
+               "the sequential render before it was written.", "fig-sched-image"),
+        Figure("sched_fracsteal_strip", "fracsteal_strip", ("sched_fracsteal_frames", "sched_fracsteal_strip"),
+               "The explorer's zoom: frames of the fracsteal explorer's scripted zoom (spread evenly, first and "
+               "last included), each rendered by synchronizing work stealing (one persistent scheduler, one wait "
+               "per frame) and checked byte for byte against the sequential render; under each, its "
+               "magnification and both frame times (medians over the zoom's rounds).", "fig-sched-fracsteal-strip"),
+        Figure("sched_fracsteal_times", "fracsteal_times", ("sched_fracsteal_frames",),
+               "The explorer's frame times: every frame of the zoom rendered in parallel (ws_sync, the run's most "
+               "threads) and sequentially, and below, the sequential time over the parallel time per frame "
+               "(dashed: equal times). The zoom is replayed once per repetition, round after round; points are "
+               "medians over the rounds, bars their 95% bootstrap intervals.", "fig-sched-fracsteal-times"),
     )
 
     def __init__(self, driver: str = plan.DRIVER) -> None:
         self.driver = driver
-
-    # --- the sweep and its plan -----------------------------------------------------------------
-
-    def cells(self, cfg: dict) -> list[SchedCell]:
-        return plan.cells(cfg)
-
-    def job_seconds(self) -> dict:
-        return plan.job_seconds()
-
-    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-        return plan.header(cfg, jobs)
-
-    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
-        return plan.failures(cfg, run_id)
-
-    def config_errors(self, cfg: dict) -> list[str]:
-        return plan.config_errors(cfg)
-
-    def cell_parameters(self, cfg: dict, cell: SchedCell) -> dict:
-        return plan.cell_parameters(cfg, cell)
 
     # --- one cell ---------------------------------------------------------------------------------
 
@@ -184,11 +157,6 @@ class Sched(Benchmark):
     def figure_files(self, profile: str) -> dict[str, str]:
         return {"sched_image": plan.IMAGE.format(profile=profile),
                 "sched_fracsteal_strip": fracsteal.STRIP.format(profile=profile)}
-
-    def paper(self):
-        """The section's facts and context: `paper.py`, its words the templates of
-        paper/sections/sched/."""
-        return importlib.import_module("parbench.studies.sched.paper")
 
 
 def console_lines(record: dict, repetitions: int = 1) -> list[str]:

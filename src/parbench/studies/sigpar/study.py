@@ -6,22 +6,17 @@ paths they had before the runner, so no cell is measured again because of it."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from parbench.progress import run_id as current_run_id
 from parbench.studies.base import Header, SystemPackage
-from parbench.studies.benchmark import Benchmark, Figure, Unavailable
+from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.sigpar import algorithms, plan
 from parbench.studies.sigpar.plan import Cell
 from parbench.studies.sigpar.run_cell import console_line, record_failure, shim_unavailable
 
 
-def _figure(name: str, function: str, caption: str, label: str) -> Figure:
-    return Figure(name, f"parbench.studies.sigpar.figures:{function}", ("sigpar_cells",), caption, label)
-
-
-class Sigpar(Benchmark):
+class Sigpar(StudyWithOwnRules):
     """Sign and verify throughput of classical and post-quantum signatures across worker
     counts, threading against multiprocessing (seed 000), per backend, beside a native
     runner. A cell is measured by `cell.measure` and checked by
@@ -38,7 +33,7 @@ class Sigpar(Benchmark):
                 "(threading, multiprocess, native-threads), backend and worker count; workers start together on a "
                 "barrier, and every cell verifies its own signatures and checks that a tampered one is rejected. "
                 "Cells that failed those checks are not drawn.")
-    RUNNER_RULES = False
+    PLAN = plan
     COMMANDS = {
         "sigpar-cell": "parbench.studies.sigpar.run_cell",
         "sigpar-sweep-token": "parbench.studies.sigpar.commands",
@@ -52,54 +47,39 @@ class Sigpar(Benchmark):
                       "cells are recorded as unavailable", required=False, brew="openssl@3"),
     )
     FIGURES = (
-        _figure("sigpar_scaling", "scaling",
-                "Throughput against worker count. Operations per second that completed inside each cell's "
-                "analysis window (the middle of the measured run, after a warm-up), divided by the window; one "
-                "panel per family and operation, one line per algorithm and variant (mode and backend: threading "
-                "solid, multiprocess dashed, the openssl-cffi backend dotted, the native runner long-dashed), log "
-                "scale.", "fig-sigpar-scaling"),
-        _figure("sigpar_efficiency", "efficiency",
-                "Scaling efficiency ops(N) / (N x ops(1)) of every cell: 1.0 means each added worker added a "
-                "whole single worker's throughput. Computed from the same cell's mode and operation with one "
-                "worker.", "fig-sigpar-efficiency"),
-        _figure("sigpar_latency", "latency",
-                "p99 latency against worker count. Each worker times up to max_latency_samples operations drawn "
-                "uniformly from the window; a cell with fewer than 100 samples reports no p99 (null) rather than "
-                "its maximum.", "fig-sigpar-latency"),
-        _figure("sigpar_gil_ratio", "gil_ratio",
-                "What threads cost against processes. Threading throughput divided by multiprocess throughput at "
-                "the same algorithm, operation and worker count: 1.0 means threads of one Python process lose "
-                "nothing to separate processes.", "fig-sigpar-gil"),
-        _figure("sigpar_python_cost", "python_cost",
-                "What Python costs per operation. With one worker in threading mode, each Python backend's "
-                "throughput (pyca/cryptography, openssl-cffi, liboqs-python) as a fraction of the native runner's "
-                "on the same algorithm and operation; the tooltip gives the time per operation above the native "
-                "runner in microseconds.", "fig-sigpar-python-cost"),
-        _figure("sigpar_energy", "energy",
-                "Energy per operation, from RAPL (Linux) or powermetrics (macOS) over the analysis window, divided "
-                "by the operations counted in it; on a machine without an energy counter the figure says so and "
-                "the data holds null.", "fig-sigpar-energy"),
+        Figure("sigpar_scaling", "scaling", ("sigpar_cells",),
+               "Throughput against worker count. Operations per second that completed inside each cell's "
+               "analysis window (the middle of the measured run, after a warm-up), divided by the window; one "
+               "panel per family and operation, one line per algorithm and variant (mode and backend: threading "
+               "solid, multiprocess dashed, the openssl-cffi backend dotted, the native runner long-dashed), log "
+               "scale.", "fig-sigpar-scaling"),
+        Figure("sigpar_efficiency", "efficiency", ("sigpar_cells",),
+               "Scaling efficiency ops(N) / (N x ops(1)) of every cell: 1.0 means each added worker added a "
+               "whole single worker's throughput. Computed from the same cell's mode and operation with one "
+               "worker.", "fig-sigpar-efficiency"),
+        Figure("sigpar_latency", "latency", ("sigpar_cells",),
+               "p99 latency against worker count. Each worker times up to max_latency_samples operations drawn "
+               "uniformly from the window; a cell with fewer than 100 samples reports no p99 (null) rather than "
+               "its maximum.", "fig-sigpar-latency"),
+        Figure("sigpar_gil_ratio", "gil_ratio", ("sigpar_cells",),
+               "What threads cost against processes. Threading throughput divided by multiprocess throughput at "
+               "the same algorithm, operation and worker count: 1.0 means threads of one Python process lose "
+               "nothing to separate processes.", "fig-sigpar-gil"),
+        Figure("sigpar_python_cost", "python_cost", ("sigpar_cells",),
+               "What Python costs per operation. With one worker in threading mode, each Python backend's "
+               "throughput (pyca/cryptography, openssl-cffi, liboqs-python) as a fraction of the native runner's "
+               "on the same algorithm and operation; the tooltip gives the time per operation above the native "
+               "runner in microseconds.", "fig-sigpar-python-cost"),
+        Figure("sigpar_energy", "energy", ("sigpar_cells",),
+               "Energy per operation, from RAPL (Linux) or powermetrics (macOS) over the analysis window, divided "
+               "by the operations counted in it; on a machine without an energy counter the figure says so and "
+               "the data holds null.", "fig-sigpar-energy"),
     )
 
     def __init__(self, shim_dir: str | None = None) -> None:
         self.shim_dir = shim_dir
 
     # --- the sweep and its plan -----------------------------------------------------------------
-
-    def cells(self, cfg: dict) -> list[Cell]:
-        return plan.cells(cfg)
-
-    def job_seconds(self) -> dict:
-        return plan.job_seconds()
-
-    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-        return plan.header(cfg, jobs)
-
-    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
-        return plan.failures(cfg, run_id)
-
-    def config_errors(self, cfg: dict) -> list[str]:
-        return plan.config_errors(cfg)
 
     def complete_schema(self, schema: dict) -> dict:
         schema["$defs"]["sigpar_algorithm"]["enum"] = list(algorithms.CATALOG)
@@ -116,11 +96,6 @@ class Sigpar(Benchmark):
 
     def liboqs_names(self) -> dict:
         return {a.oqs_cmake_id: a.oqs_name for a in algorithms.CATALOG.values() if a.oqs_cmake_id}
-
-    def paper(self):
-        """The section's facts and context: `paper.py`, its words the templates of
-        paper/sections/sigpar/."""
-        return importlib.import_module("parbench.studies.sigpar.paper")
 
     # --- one cell ---------------------------------------------------------------------------------
 
