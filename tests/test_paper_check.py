@@ -396,3 +396,17 @@ def test_a_grid_table_keeps_a_median_over_its_interval():
     assert text.lstrip("\n").startswith("+") and "4,636\\" in text and "(4,595–4,684)" in text
     assert "{#tbl-x}" in text
     assert write_value(0.5, "pct") == "50%" and write_value(3, "int", "cores") == "3 cores"
+
+
+def test_log_ticks_span_well_over_half_of_any_range_below_a_decade():
+    """The paper check refuses a log axis whose numbers span less than half of it: the
+    ticks span at least 55% of any range up to a decade (1.0 to 4.0 had 1.5, 2 and 3 only)."""
+    import math
+
+    from parbench.figures import log_ticks
+
+    for lo in (0.0308, 0.27, 1.0001, 4.5, 33.0, 900.0, 12_345.0):
+        for ratio in (1.05, 1.3, 1.55, 2.0, 2.9, 3.0, 3.99, 5.0, 7.5, 9.9):
+            hi = lo * ratio
+            inside = [t for t in log_ticks([[lo, hi]]) if lo <= t <= hi]
+            assert len(inside) >= 2 and math.log(inside[-1] / inside[0]) >= 0.55 * math.log(ratio), (lo, hi, inside)

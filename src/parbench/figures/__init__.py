@@ -1,9 +1,10 @@
 """Figures: one function per figure, each returning an Altair chart; `save` writes it as
 SVG, PNG and a self-contained interactive HTML file (vl-convert, no internet needed).
 
-Each study's figures module has `FIGURES`: a figure's name (its file stem, prefixed with
-the study's name) -> the function that draws it and the inputs it draws from;
-`registry()` gathers them over the registered studies.
+Each study declares its figures (`Benchmark.FIGURES`: a figure's name, its file stem
+prefixed with the study's name, the function in the study's figures module that draws
+it, the inputs it draws from, its caption and label); `registry()` gathers them over the
+registered studies.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def wrap_title(chart: alt.TopLevelMixin, width: int = TITLE_CHARS) -> alt.TopLev
 # its bottom third without a number (0.27 to 2.6 s stepped by 0.5 had none below 0.5).
 LOG_MANTISSAS = (1, 2, 3, 5, 7)
 FINE_LOG_MANTISSAS = (1, 1.5, 2, 3, 4, 5, 6, 7, 8)
+# still finer, where those span less than EVEN_TICKS_SPAN of the values (1.0 to 4.0 had
+# only 1.5, 2 and 3: half the axis)
+FINER_LOG_MANTISSAS = (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8)
 
 
 def _panel_ticks(values) -> list[float]:
@@ -45,19 +49,38 @@ def _panel_ticks(values) -> list[float]:
     if not clean:
         return []
     lo, hi = min(clean), max(clean)
-    if hi >= 3 * lo:  # a third of a decade or more: mantissas in each decade
-        mantissas = LOG_MANTISSAS if hi >= 10 * lo else FINE_LOG_MANTISSAS
-        ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-                 for m in mantissas]
+    if hi >= 10 * lo:  # a decade or more: a few mantissas in each decade
+        ticks = _mantissa_ticks(lo, hi, LOG_MANTISSAS)
+    elif hi >= 3 * lo:  # a third of a decade or more: more of them, enough to span the values
+        ticks = _mantissa_ticks(lo, hi, FINE_LOG_MANTISSAS)
+        if _span(ticks, lo, hi) < EVEN_TICKS_SPAN:
+            ticks = _mantissa_ticks(lo, hi, FINER_LOG_MANTISSAS)
     else:  # less: evenly spaced round numbers, about six over the values
         ticks = _even_ticks(lo, hi)
     return [float(f"{t:.6g}") for t in ticks if lo / 1.25 <= t <= hi * 1.25 and t > 0]
 
 
-# The least share of a sub-decade axis's log length its evenly spaced numbers span: the
-# coarsest round step that reaches it is used (0.035, 0.040 and 0.045 alone spanned 57%
-# of an axis from 0.031 to 0.048; steps of 0.0025 span 86%).
+# The least share of a sub-decade axis's log length its numbers span (the paper check asks
+# for half): the coarsest round step that reaches it is used (0.035, 0.040 and 0.045
+# alone spanned 57% of an axis from 0.031 to 0.048; steps of 0.0025 span 86%).
 EVEN_TICKS_SPAN = 0.6
+
+
+def _mantissa_ticks(lo: float, hi: float, mantissas) -> list[float]:
+    import math
+
+    return [m * 10.0 ** k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+            for m in mantissas]
+
+
+def _span(ticks: list[float], lo: float, hi: float) -> float:
+    """The share of the log range lo..hi that the ticks inside it span."""
+    import math
+
+    inside = sorted(t for t in ticks if lo <= t <= hi and t > 0)
+    if hi <= lo:
+        return 1.0
+    return math.log(inside[-1] / inside[0]) / math.log(hi / lo) if len(inside) >= 2 else 0.0
 
 
 def _even_ticks(lo: float, hi: float) -> list[float]:
@@ -70,8 +93,7 @@ def _even_ticks(lo: float, hi: float) -> list[float]:
     ticks: list[float] = []
     for step in (s for s in steps if s <= first):
         ticks = [k * step for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
-        inside = [t for t in ticks if lo <= t <= hi and t > 0]
-        if hi == lo or (len(inside) >= 2 and math.log(inside[-1] / inside[0]) >= EVEN_TICKS_SPAN * math.log(hi / lo)):
+        if _span(ticks, lo, hi) >= EVEN_TICKS_SPAN:
             break
     return ticks
 

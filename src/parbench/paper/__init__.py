@@ -55,9 +55,14 @@ def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[
         return md_table(frames[name], caption, label)
 
     def fig(name: str, label: str | None = None, caption: str | None = None) -> str:
-        # a Benchmark's figure is shown with the label and the one caption it declares
-        declared = module.benchmark.figure(name) if hasattr(module, "benchmark") else None
-        return figure(machine["profile"], name, caption or declared.caption, label or declared.label)
+        # shown with the label and the caption the study declares for it, unless the
+        # template gives its own (a caption that depends on the facts)
+        if label is None or caption is None:
+            from parbench import studies
+
+            declared = studies.get(study_name).benchmark.figure(name)
+            label, caption = label or declared.label, caption or declared.caption
+        return figure(machine["profile"], name, caption, label)
 
     helpers = {"figure": fig, "table": table, "profile": machine["profile"]}
     folder = templates.sections_dir() / study_name

@@ -64,8 +64,9 @@ class Unavailable(Exception):
 @dataclass(frozen=True)
 class Figure:
     """One figure: `function(*tables, machine)` draws it (an Altair chart) from `inputs`,
-    processed table names; the paper shows it as `label` (`fig-...`) with `caption`, which
-    is also the chart's description and its caption in Snakemake's report. `function` may
+    processed table names; the paper shows it as `label` (`fig-...`) with `caption` (unless
+    its template gives a caption of its own, one that depends on the facts), which is also
+    the chart's description and its caption in Snakemake's report. `function` may
     be named as "module:function", or by its name alone in the study's figures module
     (`Benchmark.FIGURES_MODULE`), imported when the figure is drawn (so the registry does
     not import Altair)."""
