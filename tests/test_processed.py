@@ -32,3 +32,13 @@ def test_status_counts_name_every_status_even_when_none_has_it():
     frame = pd.DataFrame({"status": ["ok", "ok", "failed"]})
     assert processed.status_counts(frame) == "2 ok, 0 unavailable, 1 failed"
     assert processed.status_counts(frame.iloc[:0]) == "0 ok, 0 unavailable, 0 failed"
+
+
+def test_an_aggregate_writes_its_tables_and_seed_file_and_prints_the_seed_then_its_count(tmp_path, capsys):
+    from parbench.processed import write_study
+
+    tables = {"cells": pd.DataFrame({"status": ["ok", "failed"]}), "extra": pd.DataFrame({"x": [1]})}
+    write_study("toy", tables, tmp_path, "toy_seed.txt", "SEED BLOCK\n", "toy: 2 cells", names=["cells"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy_cells.parquet", "toy_seed.txt"]
+    assert (tmp_path / "toy_seed.txt").read_text() == "SEED BLOCK\n"
+    assert capsys.readouterr().out == f"SEED BLOCK\n\ntoy: 2 cells -> {tmp_path}\n"

@@ -25,6 +25,21 @@ def write_tables(study: str, tables: dict, out: str | Path, names=None) -> list[
     return [write_parquet(tables[name], Path(out) / f"{study}_{name}.parquet") for name in (names or tables)]
 
 
+def write_study(study: str, tables: dict, out: str | Path, seed_file: str, seed_text: str, summary: str,
+                names=None) -> None:
+    """What an aggregate step writes and prints, alike for every study: its tables
+    (`write_tables`), the seed's own text (`<out>/<seed_file>`, printed as the seed printed
+    it), then the one line that counts what was aggregated (`summary`, which ends with the
+    folder written to)."""
+    from parbench.records import write_atomic
+
+    out = Path(out)
+    write_tables(study, tables, out, names)
+    write_atomic(out / seed_file, seed_text)
+    print(seed_text, flush=True)
+    print(f"{summary} -> {out}")
+
+
 def status_counts(frame, statuses=STATUSES, column: str = "status") -> str:
     """"3 ok, 1 unavailable, 0 failed": how many rows of `frame` have each status."""
     counts = frame[column].value_counts().to_dict() if len(frame) else {}

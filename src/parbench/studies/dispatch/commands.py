@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 
 def study(args) -> int:
-    from parbench.processed import status_counts, write_tables
-    from parbench.records import read_records, write_atomic
+    from parbench.processed import status_counts, write_study
+    from parbench.records import read_records
     from parbench.studies.dispatch import aggregate
 
-    out = Path(args.out_dir)
-    records = read_records(args.cells)
-    tables = aggregate.study_tables(records)
-    write_tables("dispatch", tables, out)
-    report = aggregate.seed_report(tables["summary"], tables["cells"])
-    write_atomic(out / "dispatch_report.md", report)
-    print(report, flush=True)
+    tables = aggregate.study_tables(read_records(args.cells))
     cells = tables["cells"]
-    print(f"dispatch: {len(cells)} cells ({status_counts(cells)}), {len(tables['runs'])} runs, "
-          f"{len(tables['tasks'])} tasks -> {out}")
+    write_study("dispatch", tables, args.out_dir, "dispatch_report.md", aggregate.seed_report(tables["summary"], cells),
+                f"dispatch: {len(cells)} cells ({status_counts(cells)}), {len(tables['runs'])} runs, "
+                f"{len(tables['tasks'])} tasks")
     return 0
 
 

@@ -9,31 +9,25 @@ found on this machine, which has no cells, is still listed with the reason.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 REPORT_NAME = "multithread_cpu_report.md"
 
 
 def study(args) -> int:
     from parbench import config as pbconfig
-    from parbench.processed import status_counts, write_tables
-    from parbench.records import read_records, write_atomic
+    from parbench.processed import status_counts, write_study
+    from parbench.records import read_records
     from parbench.studies.gil import aggregate, runtimes
 
     cfg = pbconfig.load_for_command("gil-aggregate", args.profile, args.overrides)
     gc = cfg["gil"]
-    out = Path(args.out_dir)
     records = read_records(args.cells)
     resolutions = [r.summary() for r in runtimes.resolve_all(cfg)]
     tables = aggregate.study_tables(records, resolutions, gc["confidence"], gc["baseline"])
-    write_tables("gil", tables, out)
-    text = aggregate.seed_report(tables["summary"], tables["runtimes"], gc["baseline"], cfg["profile"])
-    write_atomic(out / REPORT_NAME, text)
-    print(text, flush=True)
     summary, rt = tables["summary"], tables["runtimes"]
-    print(f"gil: {len(records)} cells, {len(summary)} points ({status_counts(summary)}); runtimes measured: "
-          f"{', '.join(rt.loc[rt['status'] == 'measured', 'runtime']) or 'none'} "
-          f"-> {out}")
+    write_study("gil", tables, args.out_dir, REPORT_NAME,
+                aggregate.seed_report(summary, rt, gc["baseline"], cfg["profile"]),
+                f"gil: {len(records)} cells, {len(summary)} points ({status_counts(summary)}); runtimes measured: "
+                f"{', '.join(rt.loc[rt['status'] == 'measured', 'runtime']) or 'none'}")
     return 0
 
 

@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "throughput_reps", "threads", "load")
 
 
 def study(args) -> int:
-    from parbench.processed import status_counts, write_tables
-    from parbench.records import read_records, write_atomic
+    from parbench.processed import status_counts, write_study
+    from parbench.records import read_records
     from parbench.studies.kem import aggregate
 
-    out = Path(args.out_dir)
     cycles = read_records(args.cycles)
     throughput = read_records(args.throughput or [])
     tables = aggregate.study_tables(cycles, throughput, read_records([args.counters])[0])
-    write_tables("kem", tables, out, TABLES)
-    text = aggregate.seed_results(cycles)
-    write_atomic(out / "kem_seed_results.txt", text)
-    print(text, flush=True)
     summary = tables["cycles"]
-    sweep = tables["throughput"]
-    print(f"kem: {len(summary)} cycles cells ({status_counts(summary)}), {len(sweep)} thread-sweep points from "
-          f"{len(tables['throughput_reps'])} "
-          f"repetitions -> {out}")
+    write_study("kem", tables, args.out_dir, "kem_seed_results.txt", aggregate.seed_results(cycles),
+                f"kem: {len(summary)} cycles cells ({status_counts(summary)}), {len(tables['throughput'])} "
+                f"thread-sweep points from {len(tables['throughput_reps'])} repetitions", TABLES)
     return 0
 
 

@@ -7,21 +7,17 @@ from pathlib import Path
 
 
 def study(args) -> int:
-    from parbench.processed import write_tables
-    from parbench.records import read_records, write_atomic
+    from parbench.processed import write_study
+    from parbench.records import read_records
     from parbench.studies.sched import STUDY, aggregate
 
-    out = Path(args.out_dir)
     records = read_records(args.cells)
     tables = STUDY.tables(records)
-    write_tables("sched", tables, out)
-    console = aggregate.console_blocks(tables["summary"], records)
-    write_atomic(out / "sched_console.txt", console)
-    print(console, flush=True)
     summary = tables["summary"]
-    print(f"sched: {len(summary)} cells ({(summary['status'] == 'ok').sum()} ok, "
-          f"{(summary['status'] == 'unavailable').sum()} peers unavailable, "
-          f"{(summary['status'] == 'failed').sum()} failed) -> {out}")
+    write_study("sched", tables, args.out_dir, "sched_console.txt", aggregate.console_blocks(summary, records),
+                f"sched: {len(summary)} cells ({(summary['status'] == 'ok').sum()} ok, "
+                f"{(summary['status'] == 'unavailable').sum()} peers unavailable, "
+                f"{(summary['status'] == 'failed').sum()} failed)")
     return 0
 
 
