@@ -27,7 +27,7 @@ for _study in STUDIES:
         include: f"workflow/rules/{_study.name}.smk"
 
 
-# what every study has alike: its figure and paper rules
+# what every study has alike: its aggregate, figure and paper rules
 include: "workflow/rules/study.smk"
 
 include: "workflow/rules/paper.smk"

@@ -208,6 +208,16 @@ def test_the_runner_names_the_studies_it_measures():
         runner._benchmark("cell", "sigpar")
 
 
+def _aggregate(monkeypatch, benchmark, out, inputs):
+    """`parbench aggregate sample` with these --input groups, on the unit config."""
+    from parbench import config
+
+    monkeypatch.setattr(runner, "_benchmark", lambda command, name, runner_rules=True: benchmark)
+    monkeypatch.setattr(config, "load_for_command", lambda command, profile, overrides: CFG)
+    args = argparse.Namespace(study="sample", profile="unit", overrides=[], input=inputs, out_dir=str(out))
+    return runner.aggregate_main(args)
+
+
 def test_aggregate_refuses_tables_the_study_does_not_declare(tmp_path, monkeypatch):
     class Undeclared(Sample):
         def tables(self, records):
@@ -215,21 +225,39 @@ def test_aggregate_refuses_tables_the_study_does_not_declare(tmp_path, monkeypat
 
     record = tmp_path / "r.json"
     record.write_text(json.dumps({"cell": {"size": 3, "rep": 0}, "status": "ok"}))
-    monkeypatch.setattr(runner, "_benchmark", lambda command, name: Undeclared())
-    args = argparse.Namespace(study="sample", records=[str(record)], out_dir=str(tmp_path))
     with pytest.raises(SystemExit, match=r"tables\(\) made \['other'\], but TABLES declares \['rows'\]"):
-        runner.aggregate_main(args)
+        _aggregate(monkeypatch, Undeclared(), tmp_path, [["records", str(record)]])
 
 
 def test_aggregate_writes_the_tables_and_the_load(tmp_path, monkeypatch):
     record = tmp_path / "r.json"
     record.write_text(json.dumps({"cell": {"size": 3, "rep": 0}, "status": "ok", "started_unix": 1.0,
                                   "load": {"other_cores": 0.1}, "attempt": 1}))
-    monkeypatch.setattr(runner, "_benchmark", lambda command, name: Sample())
-    runner.aggregate_main(argparse.Namespace(study="sample", records=[str(record)], out_dir=str(tmp_path)))
-    assert pd.read_parquet(tmp_path / "sample_rows.parquet").to_dict("records") == [{"size": 3, "rep": 0}]
-    load = pd.read_parquet(tmp_path / "sample_load.parquet")
+    assert _aggregate(monkeypatch, Sample(), tmp_path / "out", [["records", str(record)]]) == 0
+    assert pd.read_parquet(tmp_path / "out" / "sample_rows.parquet").to_dict("records") == [{"size": 3, "rep": 0}]
+    load = pd.read_parquet(tmp_path / "out" / "sample_load.parquet")
     assert list(load["cell"]) == ["sample size=3 rep=0"] and list(load["load_other_cores"]) == [0.1]
+
+
+def test_aggregate_names_the_inputs_the_study_reads(tmp_path, monkeypatch):
+    class TwoInputs(Sample):
+        def aggregate_inputs(self, cfg):
+            return {"records": [], "counters": ["counters.json"]}
+
+    with pytest.raises(SystemExit, match=r"--input names \['records'\]; the study reads counters, records"):
+        _aggregate(monkeypatch, TwoInputs(), tmp_path, [["records"]])
+    with pytest.raises(SystemExit, match=r"--input names none; the study reads counters, records"):
+        _aggregate(monkeypatch, TwoInputs(), tmp_path, None)
+    with pytest.raises(SystemExit, match=r"\['counters', 'records', 'records'\]; the study reads counters, records"):
+        _aggregate(monkeypatch, TwoInputs(), tmp_path, [["records"], ["counters", "c.json"], ["records", "r.json"]])
+
+
+def test_aggregate_serves_the_studies_with_their_own_cell_rules():
+    """`parbench aggregate` takes every registered study (each writes its own seed files);
+    `parbench cell` only those on the runner's rules."""
+    assert runner._benchmark("aggregate", "sigpar", runner_rules=False).name == "sigpar"
+    with pytest.raises(SystemExit, match="unknown study 'nope'"):
+        runner._benchmark("aggregate", "nope", runner_rules=False)
 
 
 def test_a_figure_function_may_be_named_and_is_imported_only_when_drawn():

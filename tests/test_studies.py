@@ -94,13 +94,14 @@ def test_every_figure_has_a_caption_in_the_report(study):
         for label in re.findall(rf'figure\("{figure.name}", "([^"]+)"', templates):
             assert label == figure.label, (figure.name, label)
     assert not (REPO / "workflow/report" / study.name / "figures.rst").exists()
-    if study.benchmark.RUNNER_RULES:
-        tables = [(study.name, f"{t}.parquet") for t in study.benchmark.table_names()]
-    else:
+    # what its aggregate writes (the generic rule registers it), and what its own rules do
+    tables = [(study.name, f"{t}.parquet") for t in study.benchmark.table_names()]
+    tables += [(study.name, file) for file in study.benchmark.SEED_FILES]
+    if not study.benchmark.RUNNER_RULES:
         rules = own_rules(study)
         assert "report(" not in rules.replace("table_report(", "")  # registered through table_report only
-        tables = re.findall(r'table_report\("(\w+)", f?"([^"]+)"', rules)
-    assert tables and all(owner == study.name for owner, _ in tables)
+        tables += re.findall(r'table_report\("(\w+)", f?"([^"]+)"', rules)
+    assert all(owner == study.name for owner, _ in tables)
     for _, file in tables:
         stem = file.rsplit(".", 1)[0].replace("{sched_fracsteal.TABLE}", "sched_fracsteal_frames")
         # a study's own caption (common.smk's table_caption), or the one every load table shares
@@ -118,9 +119,9 @@ def test_every_paper_table_has_a_caption_in_the_report(study):
 
 def test_the_shared_rules_are_made_for_every_study_and_no_study_writes_its_own(study):
     rules = own_rules(study)
-    assert f"rule {study.name}_figure:" not in rules and f"rule {study.name}_paper:" not in rules
-    shared = (REPO / "workflow/rules/study.smk").read_text()
-    assert 'f"{_study.name}_figure"' in shared and 'f"{_study.name}_paper"' in shared
+    for rule in ("aggregate", "figure", "paper"):
+        assert f"rule {study.name}_{rule}:" not in rules
+        assert f'f"{{_study.name}}_{rule}"' in (REPO / "workflow/rules/study.smk").read_text()
 
 
 def test_a_study_rules_file_names_no_other_study(study):

@@ -6,8 +6,9 @@ its cells; this module does the rest alike for all of them.
   any work), then `cell_life.run` (SIGTERM as Ctrl+C, measured again while disturbed,
   atomic writes, history), the record marked `failed` with its problems when the check
   finds any, and one progress line.
-- `aggregate`: the records into the study's tables plus its `<study>_load` table, each
-  written whole as `<study>_<name>.parquet` (`parbench.processed`).
+- `aggregate`: for every study, what its `aggregate_inputs` names (the cells' records,
+  and whatever else it reads) into its tables, each written whole as
+  `<study>_<name>.parquet` (`parbench.processed`), and the seed's own files.
 
 `run_cell` is that life cycle for one cell. The cell commands of the paper's studies
 (`parbench sigpar-cell`, `sched-cell`, `kem-cell`, `kem-throughput`, `gil-cell`,
@@ -23,13 +24,15 @@ import time
 from pathlib import Path
 
 
-def _benchmark(command: str, name: str):
+def _benchmark(command: str, name: str, runner_rules: bool = True):
+    """The study `name`'s Benchmark; an unknown study, or (`runner_rules`) one whose cells
+    have commands of their own, is named with the allowed ones."""
     from parbench import studies
 
     if name not in studies.names():
         raise SystemExit(f"parbench {command}: unknown study {name!r}; allowed: {', '.join(studies.names())}")
     study = studies.get(name)
-    if not study.benchmark.RUNNER_RULES:
+    if runner_rules and not study.benchmark.RUNNER_RULES:
         allowed = [s.name for s in studies.registered() if s.benchmark.RUNNER_RULES]
         raise SystemExit(f"parbench {command}: the study {name!r} has commands of its own (parbench {name}-...); "
                          f"this runner measures {', '.join(allowed) or 'no registered study'}")
@@ -130,21 +133,17 @@ def cell_main(args) -> int:
 
 
 def aggregate_main(args) -> int:
-    from parbench import processed
-    from parbench.disturbance import load_table
-    from parbench.records import read_records
+    from parbench import config as pbconfig
 
-    benchmark = _benchmark("aggregate", args.study)
-    records = read_records(args.records)
-    tables = benchmark.tables(records)
-    if sorted(tables) != sorted(benchmark.TABLES):
-        raise SystemExit(f"parbench aggregate {benchmark.name}: tables() made {sorted(tables)}, but TABLES "
-                         f"declares {sorted(benchmark.TABLES)}")
-    tables["load"] = load_table(benchmark.name, records, lambda r: benchmark.Cell(**r["cell"]).label,
-                                lambda r: benchmark.name)
-    for path in processed.write_tables(benchmark.name, tables, args.out_dir):
-        print(f"{benchmark.name}: wrote {path}")
-    print(f"{benchmark.name}: {len(records)} records, {processed.status_counts(tables['load'])}")
+    benchmark = _benchmark("aggregate", args.study, runner_rules=False)
+    cfg = pbconfig.load_for_command("aggregate", args.profile, args.overrides)
+    names = sorted(name for name, *_ in args.input or [])
+    expected = sorted(benchmark.aggregate_inputs(cfg))
+    if names != expected:
+        raise SystemExit(f"parbench aggregate {benchmark.name}: --input names {names or 'none'}; the study "
+                         f"reads {', '.join(expected)} (each once: --input NAME PATH ...)")
+    Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+    benchmark.aggregate(cfg, {name: files for name, *files in args.input}, Path(args.out_dir))
     return 0
 
 
@@ -158,8 +157,12 @@ def add_commands(sub) -> None:
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. toy.size=1000")
     p.set_defaults(func=cell_main)
     p = sub.add_parser("aggregate", help="a study's records into its tidy Parquet tables",
-                       usage="parbench aggregate [-h] --out-dir DIR STUDY [records ...]")
+                       usage="parbench aggregate [-h] --out-dir DIR [--profile P] STUDY [overrides ...] "
+                             "--input NAME [PATH ...] [--input ...]")
     p.add_argument("study")
     p.add_argument("--out-dir", required=True, help="data/processed/<profile>")
-    p.add_argument("records", nargs="*", help="the cells' JSON records")
+    p.add_argument("--profile", default="local", help="profile in conf/ (default: local)")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides the run used")
+    p.add_argument("--input", nargs="+", action="append", metavar=("NAME", "PATH"),
+                   help="what the study's aggregate reads, by name: --input records a.json b.json")
     p.set_defaults(func=aggregate_main)

@@ -36,28 +36,3 @@ rule dispatch_cell:
     shell:
         "{params.parbench} dispatch-cell --profile {params.profile} --system {wildcards.system} --rep {wildcards.rep} "
         "{params.overrides} 2>> {log} | tee -a {log}"
-
-
-rule dispatch_aggregate:
-    # Prints the seed's report blocks (key metrics, scaling behaviour, the push anomaly);
-    # the anomaly's experiments go to dispatch_anomaly, each record's load to dispatch_load.
-    input:
-        cells=dispatch_plan.cell_records(PB),
-    output:
-        summary=table_report("dispatch", "dispatch_summary.parquet"),
-        runs=table_report("dispatch", "dispatch_runs.parquet"),
-        tasks=table_report("dispatch", "dispatch_tasks.parquet"),
-        depth=table_report("dispatch", "dispatch_depth.parquet"),
-        anomaly=table_report("dispatch", "dispatch_anomaly.parquet"),
-        load=table_report("dispatch", "dispatch_load.parquet"),
-        cells=table_report("dispatch", "dispatch_cells.parquet"),
-        seed=table_report("dispatch", "dispatch_report.md", seed=True),
-    log:
-        f"{LOGS}/dispatch/aggregate.log",
-    params:
-        out_dir=lambda wc, output: Path(output.summary).parent,
-        parbench=PARBENCH,
-    conda:
-        CONDA_ENV
-    shell:
-        "{params.parbench} dispatch-aggregate --out-dir {params.out_dir} {input.cells} 2>> {log} | tee -a {log}"

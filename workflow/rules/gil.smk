@@ -110,30 +110,3 @@ rule gil_cell:
     shell:
         "{params.parbench} gil-cell --profile {params.profile} --runtime {wildcards.runtime} "
         "--workload {wildcards.workload} --rep {wildcards.rep} {params.overrides} 2>> {log} | tee -a {log}"
-
-
-rule gil_aggregate:
-    # Prints the seed's box-drawn table(s): each runtime's threads time beside the baseline's.
-    input:
-        cells=gil_plan.cell_records(PB),
-    output:
-        summary=table_report("gil", "gil_summary.parquet"),
-        runs=table_report("gil", "gil_runs.parquet"),
-        runtimes=table_report("gil", "gil_runtimes.parquet"),
-        comparisons=table_report("gil", "gil_comparisons.parquet"),
-        load=table_report("gil", "gil_load.parquet"),
-        seed=table_report("gil", "multithread_cpu_report.md", seed=True),
-    log:
-        f"{LOGS}/gil/aggregate.log",
-    params:
-        out_dir=lambda wc, output: Path(output.summary).parent,
-        # the runtimes as resolved on this machine: one that appears or goes re-aggregates
-        runtimes=lambda wc: gil_plan.resolution_summary(PB),
-        parbench=PARBENCH,
-        profile=PROFILE,
-        overrides=OVERRIDE_ARGS,
-    conda:
-        CONDA_ENV
-    shell:
-        "{params.parbench} gil-aggregate --profile {params.profile} --out-dir {params.out_dir} "
-        "{params.overrides} --cells {input.cells} 2>> {log} | tee -a {log}"

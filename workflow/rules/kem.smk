@@ -125,32 +125,3 @@ rule kem_throughput:
         "{params.parbench} kem-throughput --profile {params.profile} --implementation {wildcards.implementation} "
         "--parameter-set {wildcards.parameter_set} --operation {wildcards.operation} --threads {wildcards.threads} "
         "--rep {wildcards.rep} --binary {input.binary} --out {output.record} {params.liboqs} {params.overrides} 2>> {log} | tee -a {log}"
-
-
-rule kem_aggregate:
-    # Prints the seed's blocks: one `ML-KEM-<level> Benchmark Results` per implementation
-    # and level.
-    input:
-        counters=KEM_COUNTERS,
-        cycles=kem_plan.cycles_records(PB),
-        throughput=kem_plan.throughput_records(PB),
-    output:
-        counters=table_report("kem", "kem_counters.parquet"),
-        cycles=table_report("kem", "kem_cycles.parquet"),
-        percentiles=table_report("kem", "kem_percentiles.parquet"),
-        samples=table_report("kem", "kem_samples.parquet"),
-        throughput=table_report("kem", "kem_throughput.parquet"),
-        throughput_reps=table_report("kem", "kem_throughput_reps.parquet"),
-        threads=table_report("kem", "kem_threads.parquet"),
-        load=table_report("kem", "kem_load.parquet"),
-        seed=table_report("kem", "kem_seed_results.txt", seed=True),
-    log:
-        f"{LOGS}/kem/aggregate.log",
-    params:
-        out_dir=lambda wc, output: Path(output.cycles).parent,
-        parbench=PARBENCH,
-    conda:
-        CONDA_ENV
-    shell:
-        "{params.parbench} kem-aggregate --out-dir {params.out_dir} --counters {input.counters} --cycles {input.cycles} "
-        "--throughput {input.throughput} 2>> {log} | tee -a {log}"

@@ -188,24 +188,3 @@ rule sched_fracsteal_aggregate:
     shell:
         "{params.parbench} sched-fracsteal-aggregate --out-dir {params.out_dir} {input.record} 2>> {log} "
         "| tee -a {log}"
-
-
-rule sched_aggregate:
-    # Prints the seed's blocks: one `[NN] Time taken` line per thread count.
-    input:
-        cells=sched_plan.cell_records(PB),
-    output:
-        summary=table_report("sched", "sched_summary.parquet"),
-        runs=table_report("sched", "sched_runs.parquet"),
-        workers=table_report("sched", "sched_workers.parquet"),
-        load=table_report("sched", "sched_load.parquet"),
-        console=table_report("sched", "sched_console.txt", seed=True),
-    log:
-        f"{LOGS}/sched/aggregate.log",
-    params:
-        out_dir=lambda wc, output: Path(output.summary).parent,
-        parbench=PARBENCH,
-    conda:
-        CONDA_ENV
-    shell:
-        "{params.parbench} sched-aggregate --out-dir {params.out_dir} {input.cells} 2>> {log} | tee -a {log}"

@@ -8,7 +8,6 @@
 from parbench.studies.sigpar import plan as sigpar_plan
 
 SIGPAR_ALGORITHMS = PB["sigpar"]["algorithms"]
-SIGPAR_VARIANTS = sigpar_plan.variants(PB)
 SIGPAR_STEM = sigpar_plan.CELL.format(
     profile=PROFILE,
     variant="{variant}",
@@ -17,7 +16,7 @@ SIGPAR_STEM = sigpar_plan.CELL.format(
     workers="{workers}",
     rep="{rep}",
 )
-SIGPAR_ALGORITHM_TABLE = f"{PROCESSED}/sigpar/algorithms/{{algorithm}}.parquet"
+SIGPAR_ALGORITHM_TABLE = sigpar_plan.ALGORITHM_TABLE.format(profile=PROFILE, algorithm="{algorithm}")
 
 
 wildcard_constraints:
@@ -146,30 +145,3 @@ rule sigpar_algorithm:
         "{params.parbench} sigpar-algorithm --index {params.index} --total {params.total} --out {output} "
         "--min-ops-per-worker {params.min_ops} "
         "{input.cells} 2>> {log} | tee -a {log}"
-
-
-rule sigpar_aggregate:
-    # The study's tidy tables and the seed's processed files.
-    input:
-        algorithms=expand(SIGPAR_ALGORITHM_TABLE, algorithm=SIGPAR_ALGORITHMS),
-        cells=sigpar_plan.cell_records(PB),
-    output:
-        cells=table_report("sigpar", "sigpar_cells.parquet"),
-        reps=table_report("sigpar", "sigpar_reps.parquet"),
-        workers=table_report("sigpar", "sigpar_workers.parquet"),
-        latency=table_report("sigpar", "sigpar_latency.parquet"),
-        load=table_report("sigpar", "sigpar_load.parquet"),
-        summary=table_report("sigpar", "parallelism_summary.csv", seed=True),
-        variant_json=expand(f"{PROCESSED}/parallelism_{{variant}}.json", variant=SIGPAR_VARIANTS),
-        variant_summary=expand(f"{PROCESSED}/parallelism_summary_{{variant}}.csv", variant=SIGPAR_VARIANTS),
-    log:
-        f"{LOGS}/sigpar/aggregate.log",
-    params:
-        out_dir=lambda wc, output: Path(output.cells).parent,
-        min_ops=PB["sigpar"]["min_ops_per_worker"],
-        parbench=PARBENCH,
-    conda:
-        CONDA_ENV
-    shell:
-        "{params.parbench} sigpar-aggregate --out-dir {params.out_dir} --algorithms {input.algorithms} "
-        "--cells {input.cells} --min-ops-per-worker {params.min_ops} > {log} 2>&1"

@@ -1,12 +1,14 @@
 # The rules every study has alike, written once and made for each study of the run:
+# `<study>_aggregate` (its inputs into its tidy tables, run by `parbench aggregate`),
 # `<study>_figure` (one figure: SVG for the paper, PNG and interactive HTML for the
 # report) and `<study>_paper` (the generated parts of paper/sections/<study>.qmd, its
 # facts, and its tables for the report). A study whose Benchmark asks for the runner's
-# rules (Benchmark.RUNNER_RULES) gets its `<study>_cell` and `<study>_aggregate` here as
-# well, run by `parbench cell` and `parbench aggregate`, and needs a rules file only for
-# native code of its own; the others keep their cells and aggregate in their rules file.
+# rules (Benchmark.RUNNER_RULES) gets its `<study>_cell` here as well, run by
+# `parbench cell`, and needs a rules file only for native code of its own; the others
+# keep their cell rules in their rules file.
 
 import re
+import shlex
 
 
 def report_table_caption(study, table):
@@ -32,11 +34,6 @@ def report_table_outputs(study):
     return out
 
 
-def benchmark_cells(study):
-    """The records of every cell of a Benchmark study."""
-    return [cell.record(PROFILE) for cell in studies.get(study).cells(PB)]
-
-
 def benchmark_cell_constraint(study):
     return "|".join(re.escape(key) for key in studies.get(study).benchmark.keys(PB))
 
@@ -52,9 +49,28 @@ def benchmark_cell_priority(study):
     return lambda wc: cell_priority(study, bench.cell_of(PB, wc.cell))
 
 
-def benchmark_tables(study):
-    """A Benchmark study's tables, each registered in the report."""
-    return {name: table_report(study, f"{name}.parquet") for name in studies.get(study).benchmark.table_names()}
+def aggregate_outputs(study):
+    """What a study's aggregate writes: its tables and the seed's own files, registered in
+    the report, and any other files it writes (`Benchmark.other_outputs`)."""
+    bench = studies.get(study).benchmark
+    out = {name: table_report(study, f"{name}.parquet") for name in bench.table_names()}
+    out.update({Path(file).stem: table_report(study, file, seed=True) for file in bench.SEED_FILES})
+    others = bench.other_outputs(PB)
+    if others:
+        out["others"] = [f"{PROCESSED}/{file}" for file in others]
+    return out
+
+
+def aggregate_input_args(study):
+    """Params: the aggregate's inputs on its command line, `--input NAME PATH ...` each."""
+    inputs = studies.get(study).benchmark.aggregate_inputs(PB)
+    return " ".join(" ".join(["--input", name, *map(shlex.quote, files)]) for name, files in inputs.items())
+
+
+def aggregate_parameters(study):
+    """Params: what else decides the aggregate's output (a change aggregates again)."""
+    bench = studies.get(study).benchmark
+    return lambda wc: bench.aggregate_parameters(PB) or ""
 
 
 def figure_caption(study):
@@ -93,28 +109,34 @@ for _study in (s for s in STUDIES if s.benchmark.RUNNER_RULES):
             "{params.parbench} cell --profile {params.profile} --cell {wildcards.cell} --out {output.record} "
             "{params.study} {params.overrides} 2>> {log} | tee -a {log}"
 
+
+for _study in STUDIES:
+
     rule:
-        # The records of a Benchmark study into its tidy tables and its load table.
+        # The study's inputs (its cells' records, and whatever else it reads) into its tidy
+        # tables and the seed's own files; it prints what the seed printed.
         name:
             f"{_study.name}_aggregate"
         input:
-            records=benchmark_cells(_study.name),
+            **_study.benchmark.aggregate_inputs(PB),
         output:
-            **benchmark_tables(_study.name),
+            **aggregate_outputs(_study.name),
         log:
             f"{LOGS}/{_study.name}/aggregate.log",
         params:
             out_dir=PROCESSED,
             study=_study.name,
+            inputs=aggregate_input_args(_study.name),
+            # e.g. the runtimes found on this machine (gil)
+            aggregated=aggregate_parameters(_study.name),
             parbench=PARBENCH,
+            profile=PROFILE,
+            overrides=OVERRIDE_ARGS,
         conda:
             CONDA_ENV
         shell:
-            "{params.parbench} aggregate --out-dir {params.out_dir} {params.study} {input.records} "
-            "2>> {log} | tee -a {log}"
-
-
-for _study in STUDIES:
+            "{params.parbench} aggregate --profile {params.profile} --out-dir {params.out_dir} {params.study} "
+            "{params.overrides} {params.inputs} 2>> {log} | tee -a {log}"
 
     rule:
         # One figure: SVG (in the paper), PNG and interactive HTML, both shown in the report.

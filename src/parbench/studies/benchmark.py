@@ -17,6 +17,8 @@ report use) and the generated parts of its paper section (`FRAGMENTS`, templates
   when it is correct); a cell with a problem is recorded as failed, never as a result;
 - `tables(records) -> {name: DataFrame}`: the records as tidy tables, one per `TABLES`
   (a record is the runner's fields, `RECORD_FIELDS`, beside what `measure` returned);
+  `aggregate` writes them (a study whose aggregate reads more than its records, or writes
+  files in the seed's own format, refines `aggregate_inputs` and `aggregate`);
 - `facts(f, tables) -> dict`: the named facts its paper text states (registered on `f`,
   a `parbench.paper.facts.Facts` the paper check holds against the tables), and anything
   else its templates need.
@@ -165,6 +167,9 @@ class Benchmark:
     RUNNER_RULES: ClassVar[bool] = True
     # Hydra override aliases kept for users: {"algorithms": "sigpar/algorithms"}
     OVERRIDE_ALIASES: ClassVar[dict[str, str]] = {}
+    # files the aggregate writes in the seed's own format beside its tables (in the
+    # processed folder, shown in the report as the seed's)
+    SEED_FILES: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -192,6 +197,25 @@ class Benchmark:
         returned, or `empty_result` when it raised) as tidy tables: {name in TABLES:
         DataFrame}."""
         raise NotImplementedError
+
+    def aggregate(self, cfg: dict, inputs: dict[str, list[str]], out_dir: Path) -> None:
+        """Write the study's tables (`table_names`), `SEED_FILES` and `other_outputs` into
+        `out_dir` from `inputs` ({name: files}, as `aggregate_inputs` names them), and print
+        what was aggregated. By default: the records as `tables` makes them, and the load
+        table of every record."""
+        from parbench import processed
+        from parbench.disturbance import load_table
+        from parbench.records import read_records
+
+        records = read_records(inputs["records"])
+        tables = self.tables(records)
+        if sorted(tables) != sorted(self.TABLES):
+            raise SystemExit(f"parbench aggregate {self.name}: tables() made {sorted(tables)}, but TABLES "
+                             f"declares {sorted(self.TABLES)}")
+        tables["load"] = load_table(self.name, records, lambda r: self.Cell(**r["cell"]).label, lambda r: self.name)
+        for path in processed.write_tables(self.name, tables, out_dir):
+            print(f"{self.name}: wrote {path}")
+        print(f"{self.name}: {len(records)} records, {processed.status_counts(tables['load'])}")
 
     def facts(self, f, tables: dict) -> dict:
         """Register the facts the paper states on `f` (parbench.paper.facts.Facts over
@@ -232,6 +256,20 @@ class Benchmark:
 
     def config_errors(self, cfg: dict) -> list[str]:
         """Problems spanning keys of the study's config (its schema checks the rest)."""
+        return []
+
+    def aggregate_inputs(self, cfg: dict) -> dict[str, list[str]]:
+        """{name: files}: what `aggregate` reads, the inputs of the `<study>_aggregate` rule.
+        By default the records of every cell."""
+        return {"records": [cell.record(cfg["profile"]) for cell in self.cells(cfg)]}
+
+    def aggregate_parameters(self, cfg: dict):
+        """What else decides the aggregate's output (e.g. what this machine has): Snakemake
+        aggregates again when it changes. None by default."""
+        return None
+
+    def other_outputs(self, cfg: dict) -> list[str]:
+        """Files `aggregate` writes in the processed folder that the report does not show."""
         return []
 
     def related_tables(self, cfg: dict, processed: str) -> list[str]:
@@ -357,11 +395,13 @@ def _described(fig: Figure, module: str) -> Callable:
 
 
 class StudyWithOwnRules(Benchmark):
-    """A Benchmark that keeps its own rules and commands (`RUNNER_RULES` False; the five
-    studies of the paper): its rules file (`workflow/rules/<study>.smk`) has its cells and
-    aggregate, its commands hand each cell to the runner, and its `plan` module (`PLAN`)
-    holds its sweep: `cells`, `job_seconds`, `header`, `failures`, `config_errors` and
-    `cell_parameters`, read here. Its paper is its own module, `parbench.studies.<study>.paper`."""
+    """A Benchmark that keeps its own cell rules and commands (`RUNNER_RULES` False; the five
+    studies of the paper): its rules file (`workflow/rules/<study>.smk`) has its cells (at
+    the paths they had before the runner), its commands hand each cell to the runner, and
+    its `plan` module (`PLAN`) holds its sweep: `cells`, `cell_records`, `job_seconds`,
+    `header`, `failures`, `config_errors` and `cell_parameters`, read here. Its aggregate
+    is the generic rule's, its `aggregate` method writing the tables and the seed's own
+    files. Its paper is its own module, `parbench.studies.<study>.paper`."""
 
     RUNNER_RULES = False
     # the study's plan module
@@ -372,6 +412,9 @@ class StudyWithOwnRules(Benchmark):
 
     def job_seconds(self) -> dict:
         return self.PLAN.job_seconds()
+
+    def aggregate_inputs(self, cfg: dict) -> dict[str, list[str]]:
+        return {"records": self.PLAN.cell_records(cfg)}
 
     def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         return self.PLAN.header(cfg, jobs)

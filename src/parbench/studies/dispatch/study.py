@@ -1,12 +1,14 @@
 """The dispatch study as a class (`parbench.studies.benchmark.Benchmark`): what it is, how
 a cell is measured and checked, its figures. parbench's runner does the rest of a cell's
-life (`parbench.runner`). The study keeps its own rules (`workflow/rules/dispatch.smk`),
-commands (`run_cell.py`, `commands.py`) and paper module (`paper.py`): its cells' files
-have the paths they had before the runner, so no cell is measured again because of it."""
+life (`parbench.runner`). The study keeps its own cell rule (`workflow/rules/dispatch.smk`),
+cell command (`run_cell.py`) and paper module (`paper.py`): its cells' files have the
+paths they had before the runner, so no cell is measured again because of it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 
+from parbench.records import read_records
 from parbench.studies.base import Command, SystemPackage
 from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.dispatch import plan
@@ -38,10 +40,9 @@ class Dispatch(StudyWithOwnRules):
                 "repetition that stayed disturbed (the machine busy elsewhere after every attempt, "
                 "dispatch_load) carries a red diamond. Log axes are labelled at powers of ten.")
     PLAN = plan
-    COMMANDS = {
-        "dispatch-cell": "parbench.studies.dispatch.run_cell",
-        "dispatch-aggregate": "parbench.studies.dispatch.commands",
-    }
+    TABLES = ("summary", "runs", "tasks", "depth", "anomaly", "cells")
+    SEED_FILES = ("dispatch_report.md",)
+    COMMANDS = {"dispatch-cell": "parbench.studies.dispatch.run_cell"}
     SYSTEM_PACKAGES = (
         SystemPackage("redis-server", Command("redis-server"),
                       "the platform's state store and the Celery peer's broker (started per cell on a "
@@ -82,6 +83,18 @@ class Dispatch(StudyWithOwnRules):
     )
 
     # --- one cell ---------------------------------------------------------------------------------
+
+    def aggregate(self, cfg: dict, inputs: dict[str, list[str]], out_dir: Path) -> None:
+        """The tables (the anomaly's experiments in dispatch_anomaly) and the seed's report:
+        key metrics, scaling behaviour, the push anomaly."""
+        from parbench.processed import status_counts, write_study
+        from parbench.studies.dispatch import aggregate
+
+        tables = aggregate.study_tables(read_records(inputs["records"]))
+        cells = tables["cells"]
+        write_study("dispatch", tables, out_dir, self.SEED_FILES[0], aggregate.seed_report(tables["summary"], cells),
+                    f"dispatch: {len(cells)} cells ({status_counts(cells)}), {len(tables['runs'])} runs, "
+                    f"{len(tables['tasks'])} tasks")
 
     def cell_fields(self, cell: DispatchCell) -> dict:
         return {"system": cell.system, "kind": cell.kind, "rep": cell.rep, "experiment": cell.experiment or plan.MAIN}

@@ -1,13 +1,14 @@
 """The gil study as a class (`parbench.studies.benchmark.Benchmark`): what it is, how a
 cell is measured and checked, its figures. parbench's runner does the rest of a cell's life
-(`parbench.runner`). The study keeps its own rules (`workflow/rules/gil.smk`), commands
-(`run_cell.py`, `commands.py`, `cpython.py`) and paper module (`paper.py`): its cells'
-files have the paths they had before the runner, so no cell is measured again because of
-it."""
+(`parbench.runner`). The study keeps its own rules (`workflow/rules/gil.smk`: CPython's
+builds, the native control, its cells), commands (`run_cell.py`, `cpython.py`) and paper
+module (`paper.py`): its cells' files have the paths they had before the runner, so no
+cell is measured again because of it."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from parbench.studies.base import Command, SystemPackage
 from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
@@ -41,9 +42,10 @@ class Gil(StudyWithOwnRules):
                 "disturbed (more of the machine busy elsewhere than disturbance.max_other_cores after every "
                 "attempt) carries an open red diamond. Legends list only what is drawn.")
     PLAN = plan
+    TABLES = ("summary", "runs", "runtimes", "comparisons")
+    SEED_FILES = ("multithread_cpu_report.md",)
     COMMANDS = {
         "gil-cell": "parbench.studies.gil.run_cell",
-        "gil-aggregate": "parbench.studies.gil.commands",
         "gil-cpython-source": "parbench.studies.gil.cpython",
         "gil-cpython-build": "parbench.studies.gil.cpython",
     }
@@ -84,6 +86,28 @@ class Gil(StudyWithOwnRules):
 
     def related_tables(self, cfg: dict, processed: str) -> list[str]:
         return plan.related_tables(cfg, processed)
+
+    def aggregate_parameters(self, cfg: dict) -> str:
+        """The runtimes as resolved on this machine: one that appears or goes re-aggregates."""
+        return plan.resolution_summary(cfg)
+
+    def aggregate(self, cfg: dict, inputs: dict[str, list[str]], out_dir: Path) -> None:
+        """The tables and the seed's box-drawn table(s), each runtime's threads time beside the
+        baseline's. The config says which runtimes were configured, so one not found on this
+        machine, which has no cells, is still listed with the reason."""
+        from parbench.processed import status_counts, write_study
+        from parbench.records import read_records
+        from parbench.studies.gil import aggregate
+
+        gc = cfg["gil"]
+        records = read_records(inputs["records"])
+        resolutions = [r.summary() for r in rt.resolve_all(cfg)]
+        tables = aggregate.study_tables(records, resolutions, gc["confidence"], gc["baseline"])
+        summary, runtimes = tables["summary"], tables["runtimes"]
+        write_study("gil", tables, out_dir, self.SEED_FILES[0],
+                    aggregate.seed_report(summary, runtimes, gc["baseline"], cfg["profile"]),
+                    f"gil: {len(records)} cells, {len(summary)} points ({status_counts(summary)}); runtimes measured: "
+                    f"{', '.join(runtimes.loc[runtimes['status'] == 'measured', 'runtime']) or 'none'}")
 
     # --- one cell ---------------------------------------------------------------------------------
 

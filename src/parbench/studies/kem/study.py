@@ -1,8 +1,9 @@
 """The kem study as a class (`parbench.studies.benchmark.Benchmark`): what it is, how a
 cell is measured and checked, its figures. parbench's runner does the rest of a cell's life
-(`parbench.runner`). The study keeps its own rules (`workflow/rules/kem.smk`), commands
-(`run_cell.py`, `commands.py`) and paper module (`paper.py`): its cells' files have the
-paths they had before the runner, so no cell is measured again because of it."""
+(`parbench.runner`). The study keeps its own rules (`workflow/rules/kem.smk`: the build,
+the counter probe, its cells), cell commands (`run_cell.py`) and paper module (`paper.py`):
+its cells' files have the paths they had before the runner, so no cell is measured again
+because of it."""
 
 from __future__ import annotations
 
@@ -61,11 +62,12 @@ class Kem(StudyWithOwnRules):
                 "implicit rejection of a tampered ciphertext). Cells that failed, and implementations the machine "
                 "cannot run, are not drawn.")
     PLAN = plan
+    TABLES = ("counters", "cycles", "percentiles", "samples", "throughput", "throughput_reps", "threads")
+    SEED_FILES = ("kem_seed_results.txt",)
     COMMANDS = {
         "kem-counters": "parbench.studies.kem.run_cell",
         "kem-cell": "parbench.studies.kem.run_cell",
         "kem-throughput": "parbench.studies.kem.run_cell",
-        "kem-aggregate": "parbench.studies.kem.commands",
     }
     FIGURES = (
         Figure("kem_cycles", "cycles", ("kem_cycles", "kem_percentiles"),
@@ -91,6 +93,25 @@ class Kem(StudyWithOwnRules):
         self.command, self.binary, self.liboqs = command, binary, liboqs
 
     # --- the sweep and its plan -----------------------------------------------------------------
+
+    def aggregate_inputs(self, cfg: dict) -> dict[str, list[str]]:
+        """The counter probe's record, and the records of the cycles and thread-sweep cells."""
+        return {"counters": [plan.COUNTERS.format(profile=cfg["profile"])], "cycles": plan.cycles_records(cfg),
+                "throughput": plan.throughput_records(cfg)}
+
+    def aggregate(self, cfg: dict, inputs: dict[str, list[str]], out_dir: Path) -> None:
+        """The tables and the seed's blocks: one `ML-KEM-<level> Benchmark Results` per
+        implementation and level."""
+        from parbench.processed import status_counts, write_study
+        from parbench.records import read_records
+        from parbench.studies.kem import aggregate
+
+        cycles = read_records(inputs["cycles"])
+        tables = aggregate.study_tables(cycles, read_records(inputs["throughput"]), read_records(inputs["counters"])[0])
+        summary = tables["cycles"]
+        write_study("kem", tables, out_dir, self.SEED_FILES[0], aggregate.seed_results(cycles),
+                    f"kem: {len(summary)} cycles cells ({status_counts(summary)}), {len(tables['throughput'])} "
+                    f"thread-sweep points from {len(tables['throughput_reps'])} repetitions")
 
     def liboqs_ids(self, cfg: dict) -> list[str]:
         return plan.liboqs_ids(cfg)

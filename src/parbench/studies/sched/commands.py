@@ -1,24 +1,8 @@
-"""`parbench sched-aggregate`: the study's tables and the seed's console blocks;
-`parbench sched-fracsteal-aggregate`: the explorer zoom's frame-time table."""
+"""`parbench sched-fracsteal-aggregate`: the explorer zoom's frame-time table."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-
-def study(args) -> int:
-    from parbench.processed import write_study
-    from parbench.records import read_records
-    from parbench.studies.sched import STUDY, aggregate
-
-    records = read_records(args.cells)
-    tables = STUDY.tables(records)
-    summary = tables["summary"]
-    write_study("sched", tables, args.out_dir, "sched_console.txt", aggregate.console_blocks(summary, records),
-                f"sched: {len(summary)} cells ({(summary['status'] == 'ok').sum()} ok, "
-                f"{(summary['status'] == 'unavailable').sum()} peers unavailable, "
-                f"{(summary['status'] == 'failed').sum()} failed)")
-    return 0
 
 
 def fracsteal_frames(args) -> int:
@@ -40,10 +24,6 @@ def fracsteal_frames(args) -> int:
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("sched-aggregate", help="write the sched study's tables and console blocks")
-    p.add_argument("--out-dir", required=True)
-    p.add_argument("cells", nargs="+")
-    p.set_defaults(func=study)
     p = sub.add_parser("sched-fracsteal-aggregate", help="write the explorer zoom's frame-time table")
     p.add_argument("--out-dir", required=True)
     p.add_argument("record", help="the zoom's record (zoom.json)")

@@ -36,10 +36,10 @@ class Sched(StudyWithOwnRules):
                 "sorted and a permutation of the input, every frame against the sequential render. Cells that failed, "
                 "and peers not built on the machine, are not drawn.")
     TABLES = ("summary", "runs", "workers")
+    SEED_FILES = ("sched_console.txt",)
     PLAN = plan
     COMMANDS = {
         "sched-cell": "parbench.studies.sched.run_cell",
-        "sched-aggregate": "parbench.studies.sched.commands",
         "sched-fracsteal": "parbench.studies.sched.fracsteal_cell",
         "sched-fracsteal-aggregate": "parbench.studies.sched.commands",
     }
@@ -149,10 +149,25 @@ class Sched(StudyWithOwnRules):
     # --- tables, figures, paper -------------------------------------------------------------------
 
     def tables(self, records: list[dict]) -> dict:
-        """summary, runs and workers, and the load table (`sched-aggregate` writes them all)."""
+        """summary, runs and workers, and the load table."""
         from parbench.studies.sched import aggregate
 
         return aggregate.study_tables(records)
+
+    def aggregate(self, cfg: dict, inputs: dict[str, list[str]], out_dir: Path) -> None:
+        """The tables and the seed's console blocks: one `[NN] Time taken` line per thread
+        count."""
+        from parbench.processed import write_study
+        from parbench.records import read_records
+        from parbench.studies.sched import aggregate
+
+        records = read_records(inputs["records"])
+        tables = self.tables(records)
+        summary = tables["summary"]
+        write_study("sched", tables, out_dir, self.SEED_FILES[0], aggregate.console_blocks(summary, records),
+                    f"sched: {len(summary)} cells ({(summary['status'] == 'ok').sum()} ok, "
+                    f"{(summary['status'] == 'unavailable').sum()} peers unavailable, "
+                    f"{(summary['status'] == 'failed').sum()} failed)")
 
     def figure_files(self, profile: str) -> dict[str, str]:
         return {"sched_image": plan.IMAGE.format(profile=profile),

@@ -32,6 +32,8 @@ from parbench.studies.base import CellPaths
 # The seed's raw layout, one folder per mode (under data/raw/<profile>/).
 RAW = paths.RAW + "/parallelism"
 CELL = RAW + "/{variant}/{algorithm}_{operation}_t{workers}_r{rep}"
+# one algorithm's cells table, written when its last cell is measured (its block printed)
+ALGORITHM_TABLE = paths.PROCESSED + "/sigpar/algorithms/{algorithm}.parquet"
 # Every cell of an algorithm depends on its sweep token: forcing it reruns the algorithm.
 SWEEP = RAW + "/sweeps/{algorithm}.json"
 # One file per algorithm: its last correctness failure (run id, cell, message).
@@ -190,6 +192,11 @@ def variants(cfg: dict) -> list[str]:
 
 def cells_of(cfg: dict, algorithm: str) -> list[Cell]:
     return [c for c in cells(cfg) if c.algorithm == algorithm]
+
+
+def algorithm_tables(cfg: dict) -> list[str]:
+    """Each algorithm's cells table (rule sigpar_algorithm), in the config's order."""
+    return [ALGORITHM_TABLE.format(profile=cfg["profile"], algorithm=a) for a in cfg["sigpar"]["algorithms"]]
 
 
 def cell_records(cfg: dict, algorithm: str | None = None) -> list[str]:

@@ -7,6 +7,7 @@ paths they had before the runner, so no cell is measured again because of it."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from parbench.progress import run_id as current_run_id
 from parbench.studies.base import Header, SystemPackage
@@ -38,8 +39,9 @@ class Sigpar(StudyWithOwnRules):
         "sigpar-cell": "parbench.studies.sigpar.run_cell",
         "sigpar-sweep-token": "parbench.studies.sigpar.commands",
         "sigpar-algorithm": "parbench.studies.sigpar.commands",
-        "sigpar-aggregate": "parbench.studies.sigpar.commands",
     }
+    TABLES = ("cells", "reps", "workers", "latency")
+    SEED_FILES = ("parallelism_summary.csv",)
     OVERRIDE_ALIASES = {"algorithms": "sigpar/algorithms"}
     SYSTEM_PACKAGES = (
         SystemPackage("libssl-dev", Header("openssl/evp.h"),
@@ -80,6 +82,40 @@ class Sigpar(StudyWithOwnRules):
         self.shim_dir = shim_dir
 
     # --- the sweep and its plan -----------------------------------------------------------------
+
+    def aggregate_inputs(self, cfg: dict) -> dict[str, list[str]]:
+        """Every algorithm's cells table (its block printed as it finished) and every record."""
+        return {"algorithms": plan.algorithm_tables(cfg), "records": plan.cell_records(cfg)}
+
+    def other_outputs(self, cfg: dict) -> list[str]:
+        """The seed's files of each mode: its JSON document and its summary."""
+        return [name for variant in plan.variants(cfg)
+                for name in (f"parallelism_{variant}.json", f"parallelism_summary_{variant}.csv")]
+
+    def aggregate(self, cfg: dict, inputs: dict[str, list[str]], out_dir: Path) -> None:
+        """The tidy tables and the seed's processed files (`parallelism_<mode>.json`, the
+        summaries)."""
+        import json
+
+        import pandas as pd
+
+        from parbench.processed import write_csv, write_tables
+        from parbench.records import read_records, write_atomic
+        from parbench.studies.sigpar import aggregate
+
+        tables = aggregate.study_tables(read_records(inputs["records"]), cfg["sigpar"]["min_ops_per_worker"])
+        # the algorithms' tables, written as each algorithm finished, make the cells table
+        cells = tables["cells"] = pd.concat([pd.read_parquet(p) for p in inputs["algorithms"]], ignore_index=True)
+        write_tables("sigpar", tables, out_dir)
+        meta = aggregate.metadata(cells)
+        for variant in cells["variant"].unique():
+            doc = aggregate.seed_json(cells, variant, meta)
+            write_atomic(out_dir / f"parallelism_{variant}.json", json.dumps(doc, indent=2) + "\n")
+            write_csv(aggregate.seed_summary(cells, variant), out_dir / f"parallelism_summary_{variant}.csv")
+        write_csv(aggregate.seed_summary(cells), out_dir / self.SEED_FILES[0])
+        print(f"sigpar: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok) from {len(tables['reps'])} "
+              f"repetitions, {len(tables['workers'])} worker rows, {len(tables['latency'])} latency samples "
+              f"-> {out_dir}")
 
     def complete_schema(self, schema: dict) -> dict:
         schema["$defs"]["sigpar_algorithm"]["enum"] = list(algorithms.CATALOG)
