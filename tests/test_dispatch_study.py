@@ -548,6 +548,23 @@ def test_a_disturbed_repetition_is_tabled_named_and_drawn(repeated):
     assert "disturbed repetitions" not in paper.modes_table(old["summary"])
 
 
+def test_the_anomaly_figure_stays_legible_when_its_run_stayed_disturbed(repeated):
+    """The panel titles say the shown run was disturbed on a line of their own: one long
+    line widened the figure past what the PDF prints at 5 pt (a smoke run on a busy
+    machine, 1,044 px)."""
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+    from parbench.studies.dispatch import figures
+
+    tables = paper_tables(_loaded(repeated, ("push-naive", 2)))  # the median run push-naive shows
+    assert bool(figures.anomaly_run(tables["dispatch_runs"], "push-naive")["disturbed"])
+    svg = vlc.vegalite_to_svg(figures.anomaly(tables["dispatch_tasks"], tables["dispatch_depth"],
+                                              tables["dispatch_runs"], machine()).to_json())
+    assert "(a repetition that stayed disturbed)" in svg
+    assert figure_check.type_problems(svg, "dispatch_anomaly", text_width=482) == []
+
+
 def test_every_drawn_dispatch_figure_passes_the_figure_check(repeated):
     """Panel headers are the data under them (the workload in every tooltip), legends list
     only the systems drawn, no title states a comparison, log axes are labelled at powers

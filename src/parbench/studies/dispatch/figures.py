@@ -248,11 +248,13 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
     depth = main_only(depth)
     panels = []
     for system, (run, seg) in anomaly_data(tasks, runs).items():
-        disturbed = " (a repetition that stayed disturbed)" if bool(run.get("disturbed", False)) else ""
-        title = (f"{system}: the first no-op run after the change to {int(run['workers'])} workers, rep "
-                 f"{int(run['rep']) + 1}{disturbed} "
+        disturbed = ["(a repetition that stayed disturbed)"] if bool(run.get("disturbed", False)) else []
+        # a line each, none wider than the panel: a title wider than it widens the figure,
+        # which the PDF then shrinks below legible type
+        title = [f"{system}: the first no-op run after the change to {int(run['workers'])} workers, "
+                 f"rep {int(run['rep']) + 1}", *disturbed,
                  f"({run['completion_time_sec']:.3f} s; {int(run['stale_workers'] or 0)} stale worker(s) "
-                 f"registered, {int(run['requeued_tasks'] or 0)} task(s) dispatched again)")
+                 f"registered, {int(run['requeued_tasks'] or 0)} task(s) dispatched again)"]
         x = alt.X("from_ms:Q", title="ms since the run's first submission")
         # this panel's legend: only the stages its tasks went through
         drawn = [st for st in STAGES if st[0] in set(seg["stage"])]
