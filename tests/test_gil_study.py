@@ -728,7 +728,7 @@ def test_every_drawn_gil_figure_passes_the_figure_check(records):
     s = tables(recs)["summary"]
     assert s.loc[s["runtime"] == "jython", "cpu_null_reason"].notna().any()
     for name, (draw, _) in STUDY.figures().items():
-        svg = vlc.vegalite_to_svg(draw(s, {}).to_json())
+        svg = vlc.vegalite_to_svg(draw(s, machine()).to_json())
         assert figure_check.problems(svg, name) == [], name
         assert DISTURBED_COLOR in svg, name
         if name == "gil_cpu_utilization":

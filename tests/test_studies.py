@@ -109,6 +109,20 @@ def test_every_figure_has_a_caption_in_the_report(study):
         assert (REPO / "workflow/report" / caption).is_file(), caption
 
 
+def test_a_caption_says_what_the_run_s_config_decides(study):
+    """What a caption names in braces is filled for the run's config (the level of the
+    intervals): the report, the chart's description and the paper say the same."""
+    cfg = pbconfig.load("smoke")
+    for figure in study.benchmark.FIGURES:
+        caption = study.benchmark.caption(figure.name, cfg)
+        assert "{" not in caption and "}" not in caption, figure.name
+        assert study.benchmark.report_caption(figure.name, cfg).startswith(caption)
+        assert "95%" not in figure.caption, figure.name  # the level is the run's, never written in
+    if study.name == "gil":
+        drawn = study.benchmark.caption("gil_wall_time", pbconfig.load("smoke", ["gil.confidence=0.9"]))
+        assert "its 90% percentile-bootstrap interval" in drawn
+
+
 def test_every_paper_table_has_a_caption_in_the_report(study):
     # workflow/rules/study.smk registers each with its own caption, else the study's shared one
     folder = REPO / "workflow/report" / study.name

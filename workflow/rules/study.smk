@@ -76,7 +76,7 @@ def aggregate_parameters(study):
 def figure_caption(study):
     """Params: a figure's one caption, shown by workflow/report/figure.rst."""
     bench = studies.get(study).benchmark
-    return lambda wc: bench.report_caption(wc.figure)
+    return lambda wc: bench.report_caption(wc.figure, PB)
 
 
 for _study in (s for s in STUDIES if s.benchmark.RUNNER_RULES):

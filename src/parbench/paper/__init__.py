@@ -60,8 +60,9 @@ def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[
         if label is None or caption is None:
             from parbench import studies
 
-            declared = studies.get(study_name).benchmark.figure(name)
-            label, caption = label or declared.label, caption or declared.caption
+            benchmark = studies.get(study_name).benchmark
+            label = label or benchmark.figure(name).label
+            caption = caption or benchmark.caption(name, machine.get("config", {}))
         return figure(machine["profile"], name, caption, label)
 
     helpers = {"figure": fig, "table": table, "profile": machine["profile"]}

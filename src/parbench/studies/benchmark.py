@@ -68,7 +68,9 @@ class Figure:
     """One figure: `function(*tables, machine)` draws it (an Altair chart) from `inputs`,
     processed table names; the paper shows it as `label` (`fig-...`) with `caption` (unless
     its template gives a caption of its own, one that depends on the facts), which is also
-    the chart's description and its caption in Snakemake's report. `function` may
+    the chart's description and its caption in Snakemake's report. What the run's config
+    decides, the caption names in braces (`its {confidence} interval`), filled from the
+    study's `caption_values(cfg)`. `function` may
     be named as "module:function", or by its name alone in the study's figures module
     (`Benchmark.FIGURES_MODULE`), imported when the figure is drawn (so the registry does
     not import Altair)."""
@@ -361,15 +363,24 @@ class Benchmark:
 
     def figures(self) -> dict:
         """Figure name -> (function, [input names]), as `Study.figures` gives them."""
-        return {fig.name: (_described(fig, self.FIGURES_MODULE), list(fig.inputs)) for fig in self.FIGURES}
+        return {fig.name: (_described(self, fig), list(fig.inputs)) for fig in self.FIGURES}
 
     def figure(self, name: str) -> Figure:
         return next(fig for fig in self.FIGURES if fig.name == name)
 
-    def report_caption(self, name: str) -> str:
+    def caption_values(self, cfg: dict) -> dict[str, str]:
+        """The words a figure's caption names in braces, as this run's config decides them
+        (e.g. {"confidence": "95%"}, the level of its intervals)."""
+        return {}
+
+    def caption(self, name: str, cfg: dict) -> str:
+        """A figure's caption, what it names in braces filled for the run's config."""
+        return self.figure(name).caption.format(**self.caption_values(cfg))
+
+    def report_caption(self, name: str, cfg: dict) -> str:
         """A figure's caption in Snakemake's report: its caption, then how the study's cells
         were measured (`MEASURED`)."""
-        return "\n\n".join(text for text in (self.figure(name).caption, self.MEASURED) if text)
+        return "\n\n".join(text for text in (self.caption(name, cfg), self.MEASURED) if text)
 
     def paper(self) -> "BenchmarkPaper":
         return BenchmarkPaper(self)
@@ -386,10 +397,13 @@ class Benchmark:
             rerun_tokens=self.rerun_tokens, rerun_names=self.rerun_names, benchmark=self)
 
 
-def _described(fig: Figure, module: str) -> Callable:
-    """The figure's function, its chart described by the figure's caption."""
+def _described(benchmark: Benchmark, fig: Figure) -> Callable:
+    """The figure's function, its chart described by the figure's caption (filled for the
+    run's config, which the machine record, the last argument, holds)."""
     def draw(*args):
-        return fig.draw(*args, module=module).properties(description=fig.caption)
+        machine = args[-1] if args and isinstance(args[-1], dict) else {}
+        caption = benchmark.caption(fig.name, machine.get("config", {}))
+        return fig.draw(*args, module=benchmark.FIGURES_MODULE).properties(description=caption)
 
     return draw
 

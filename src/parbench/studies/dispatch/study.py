@@ -51,7 +51,7 @@ class Dispatch(StudyWithOwnRules):
     FIGURES = (
         Figure("dispatch_throughput", "throughput", ("dispatch_summary",),
                "Weak-scaling throughput of each platform mode and peer against workers, per workload (no-op, "
-               "CPU, I/O): the median of the repetitions with its 95% bootstrap interval as bars (none with a "
+               "CPU, I/O): the median of the repetitions with its {confidence} bootstrap interval as bars (none with a "
                "single repetition), log scales.", "fig-dispatch-throughput"),
         Figure("dispatch_latency", "latency", ("dispatch_tasks",),
                "Latency ECDF: every task's latency, from its submission to the moment the client saw its "
@@ -79,7 +79,7 @@ class Dispatch(StudyWithOwnRules):
                "fig-dispatch-order"),
         Figure("dispatch_saturation", "saturation", ("dispatch_summary",),
                "Saturation: peak throughput on many no-op tasks per system, one request (or call) per task and "
-               "batched, the median of the repetitions with its 95% bootstrap interval.", "fig-dispatch-saturation"),
+               "batched, the median of the repetitions with its {confidence} bootstrap interval.", "fig-dispatch-saturation"),
     )
 
     # --- one cell ---------------------------------------------------------------------------------
@@ -95,6 +95,13 @@ class Dispatch(StudyWithOwnRules):
         write_study("dispatch", tables, out_dir, self.SEED_FILES[0], aggregate.seed_report(tables["summary"], cells),
                     f"dispatch: {len(cells)} cells ({status_counts(cells)}), {len(tables['runs'])} runs, "
                     f"{len(tables['tasks'])} tasks")
+
+    def caption_values(self, cfg: dict) -> dict[str, str]:
+        """The level of the intervals the figures draw (the aggregate's)."""
+        from parbench.paper.format import fmt_pct
+        from parbench.studies.dispatch.aggregate import CONFIDENCE
+
+        return {"confidence": fmt_pct(CONFIDENCE)}
 
     def cell_fields(self, cell: DispatchCell) -> dict:
         return {"system": cell.system, "kind": cell.kind, "rep": cell.rep, "experiment": cell.experiment or plan.MAIN}

@@ -72,7 +72,7 @@ class Kem(StudyWithOwnRules):
     FIGURES = (
         Figure("kem_cycles", "cycles", ("kem_cycles", "kem_percentiles"),
                "Cost per call: the median count of one call of keypair, encaps and decaps (X25519: keypair and "
-               "derive) per parameter set and implementation, in the unit of the run's counter, with the 95% "
+               "derive) per parameter set and implementation, in the unit of the run's counter, with the {confidence} "
                "percentile-bootstrap interval of the median over the cell's calls (black; the cycles cells run "
                "once, their calls being the seed's sample) and grey whiskers from the 10th to the 90th "
                "percentile; an open red diamond marks a cell that stayed disturbed. The title and the axis name "
@@ -112,6 +112,13 @@ class Kem(StudyWithOwnRules):
         write_study("kem", tables, out_dir, self.SEED_FILES[0], aggregate.seed_results(cycles),
                     f"kem: {len(summary)} cycles cells ({status_counts(summary)}), {len(tables['throughput'])} "
                     f"thread-sweep points from {len(tables['throughput_reps'])} repetitions")
+
+    def caption_values(self, cfg: dict) -> dict[str, str]:
+        """The level of the intervals the figures draw (the aggregate's)."""
+        from parbench.paper.format import fmt_pct
+        from parbench.studies.kem.aggregate import CONFIDENCE
+
+        return {"confidence": fmt_pct(CONFIDENCE)}
 
     def liboqs_ids(self, cfg: dict) -> list[str]:
         return plan.liboqs_ids(cfg)
