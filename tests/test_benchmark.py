@@ -287,7 +287,7 @@ def test_a_study_with_its_own_rules_reads_its_plan_and_paper_module():
     seen = []
     plan = types.SimpleNamespace(
         cells=lambda cfg: [Cell(1, 0)], job_seconds=lambda: {"own_cell": lambda cfg, wc: 2.0, "own_build": None},
-        header=lambda cfg, jobs: ["OWN"], failures=lambda cfg, run_id: [f"failed in {run_id}"],
+        header=lambda cfg, jobs: ["OWN"],
         config_errors=lambda cfg: ["bad"], cell_parameters=lambda cfg, cell: seen.append(cell) or {"size": cell.size})
 
     class Own(StudyWithOwnRules):
@@ -297,8 +297,11 @@ def test_a_study_with_its_own_rules_reads_its_plan_and_paper_module():
     own = Own()
     study = own.study()
     assert not own.RUNNER_RULES and study.cells({}) == [Cell(1, 0)] and set(study.job_seconds) == {"own_cell", "own_build"}
-    assert study.header({}, []) == ["OWN"] and study.failures({}, "r1") == ["failed in r1"]
+    assert study.header({}, []) == ["OWN"]
     assert study.config_errors({}) == ["bad"] and own.cell_parameters({}, Cell(3, 0)) == {"size": 3} and seen
     assert study.paper().__name__ == "parbench.studies.sched.paper"
     with pytest.raises(SystemExit, match="this runner measures"):  # `parbench cell` is not its command
         runner._benchmark("cell", "sched")
+    # a failed cell is named after the study, once, whatever its own label says
+    assert own.failure_label(types.SimpleNamespace(label="quicksort ws t2 r0")) == "sched quicksort ws t2 r0"
+    assert own.failure_label(types.SimpleNamespace(label="sched zoom")) == "sched zoom"

@@ -505,7 +505,9 @@ def test_failures_of_this_run_name_the_cell_and_how_to_measure_it_again(tmp_path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"run_id": run, "status": "failed", "failure": "1 of 5 shared-secret pairs "
                                                                                     "did not match"}))
-    lines = plan.failures(cfg, "run-1")
+    from parbench.studies.kem import STUDY
+
+    lines = STUDY.failures(cfg, "run-1")
     assert lines == [f"FAILED: kem {first.label}: 1 of 5 shared-secret pairs did not match (measure it again: "
                      f"snakemake report --configfile conf/smoke.yaml --forcerun {first.record('smoke')})"]
 

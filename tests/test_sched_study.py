@@ -527,3 +527,18 @@ def test_frame_times_over_a_narrow_range_are_numbered_along_the_padded_axis():
     runs = pd.read_parquet(FIXTURES / "paper_tables" / "local" / "sched_runs.parquet")
     svg = vlc.vegalite_to_svg(figures.mandelbrot_frames(s, runs, {}).to_json())
     assert figure_check.unlabelled_ticks(svg, "sched_mandelbrot_frames") == []
+
+
+def test_failures_of_this_run_name_each_cell_and_the_zoom_with_how_to_measure_them_again(tmp_path, monkeypatch):
+    from parbench.studies.sched import STUDY, fracsteal
+
+    cfg = pbconfig.load("smoke")
+    monkeypatch.chdir(tmp_path)
+    first, second = STUDY.cells(cfg)[:2]
+    zoom = fracsteal.RECORD.format(profile="smoke")
+    for path, run in ((first.record("smoke"), "run-1"), (second.record("smoke"), "run-0"), (zoom, "run-1")):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps({"run_id": run, "status": "failed", "failure": "not sorted"}))
+    again = "(measure it again: snakemake report --configfile conf/smoke.yaml --forcerun"
+    assert STUDY.failures(cfg, "run-1") == [f"FAILED: sched {first.label}: not sorted {again} {first.record('smoke')})",
+                                             f"FAILED: sched fracsteal zoom: not sorted {again} {zoom})"]

@@ -350,11 +350,16 @@ class Benchmark:
         return [f"{self.name}_{t}" for t in self.TABLES] + [f"{self.name}_load"]
 
     def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        """The cells of run `run_id` whose measurement failed, each with the command that
+        measures it again."""
         from parbench.records import failed_in_run
 
-        return [f"FAILED: {cell.label}: {record['failure']} (measure it again: snakemake report "
-                f"--configfile conf/{cfg['profile']}.yaml --forcerun {cell.record(cfg['profile'])})"
+        return [failed_line(cfg, self.failure_label(cell), record["failure"], cell.record(cfg["profile"]))
                 for cell in self.cells(cfg) if (record := failed_in_run(cell.record(cfg["profile"]), run_id))]
+
+    def failure_label(self, cell) -> str:
+        """A failed cell as the run's end names it: its label (which names the study)."""
+        return cell.label
 
     @property
     def FIGURES_MODULE(self) -> str:
@@ -397,6 +402,12 @@ class Benchmark:
             rerun_tokens=self.rerun_tokens, rerun_names=self.rerun_names, benchmark=self)
 
 
+def failed_line(cfg: dict, label: str, failure: str, record: str) -> str:
+    """`FAILED: <label>: <why>`, and the command that measures it again (its record)."""
+    return (f"FAILED: {label}: {failure} (measure it again: snakemake report --configfile "
+            f"conf/{cfg['profile']}.yaml --forcerun {record})")
+
+
 def _described(benchmark: Benchmark, fig: Figure) -> Callable:
     """The figure's function, its chart described by the figure's caption (filled for the
     run's config, which the machine record, the last argument, holds)."""
@@ -413,7 +424,7 @@ class StudyWithOwnRules(Benchmark):
     studies of the paper): its rules file (`workflow/rules/<study>.smk`) has its cells (at
     the paths they had before the runner), its commands hand each cell to the runner, and
     its `plan` module (`PLAN`) holds its sweep: `cells`, `cell_records`, `job_seconds`,
-    `header`, `failures`, `config_errors` and `cell_parameters`, read here. Its aggregate
+    `header`, `config_errors` and `cell_parameters`, read here. Its aggregate
     is the generic rule's, its `aggregate` method writing the tables and the seed's own
     files. Its paper is its own module, `parbench.studies.<study>.paper`."""
 
@@ -433,8 +444,9 @@ class StudyWithOwnRules(Benchmark):
     def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         return self.PLAN.header(cfg, jobs)
 
-    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
-        return self.PLAN.failures(cfg, run_id)
+    def failure_label(self, cell) -> str:
+        """The cell's label after the study's name, unless the label begins with it."""
+        return cell.label if cell.label.startswith(f"{self.name} ") else f"{self.name} {cell.label}"
 
     def config_errors(self, cfg: dict) -> list[str]:
         return self.PLAN.config_errors(cfg)

@@ -25,7 +25,6 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.progress import cells_to_measure
-from parbench.records import failed_in_run
 from parbench.studies.base import CellPaths
 
 MODES = ("local", "pull", "push", "push-naive")
@@ -233,11 +232,6 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         lines.append(f"Anomaly experiments ({dc['anomaly']['repetitions']} time(s) each): "
                      + "; ".join(f"{', '.join(e['systems'])} with {e['setting']}" for e in exps.values()))
     return lines + [cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo))]
-
-
-def failures(cfg: dict, run_id: str | None) -> list[str]:
-    return [f"FAILED: {cell.label}: {record['failure']}" for cell in cells(cfg)
-            if (record := failed_in_run(cell.record(cfg["profile"]), run_id))]
 
 
 def config_errors(cfg: dict) -> list[str]:

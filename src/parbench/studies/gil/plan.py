@@ -26,7 +26,6 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.progress import cells_to_measure
-from parbench.records import failed_in_run
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
 from parbench.studies.base import CellPaths
@@ -271,12 +270,6 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
                      f"{sum(build_estimate_sec(cfg, f) for f in todo_builds) / 60:.0f} min if nothing is cached")
     lines.append(cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)))
     return lines
-
-
-def failures(cfg: dict, run_id: str | None) -> list[str]:
-    """Cells of run `run_id` with a point whose chunk results were wrong."""
-    return [f"FAILED: gil {cell.label}: {record['failure']}" for cell in cells(cfg)
-            if (record := failed_in_run(cell.outputs(cfg["profile"])["record"], run_id))]
 
 
 def config_errors(cfg: dict) -> list[str]:

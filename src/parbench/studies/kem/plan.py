@@ -27,7 +27,6 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.progress import cells_to_measure
-from parbench.records import failed_in_run
 from parbench.studies.base import CellPaths
 
 # Raw layout under data/raw/<profile>/.
@@ -336,17 +335,6 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         f"interleaved",
         cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)),
     ]
-
-
-def failures(cfg: dict, run_id: str | None) -> list[str]:
-    """Cells of run `run_id` whose checks failed, with the command that measures them again."""
-    lines = []
-    for cell in cells(cfg):
-        path = cell.record(cfg["profile"])
-        if record := failed_in_run(path, run_id):
-            lines.append(f"FAILED: kem {cell.label}: {record['failure']} (measure it again: snakemake report "
-                         f"--configfile conf/{cfg['profile']}.yaml --forcerun {path})")
-    return lines
 
 
 def config_errors(cfg: dict) -> list[str]:

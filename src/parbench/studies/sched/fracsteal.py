@@ -140,8 +140,11 @@ def config_errors(cfg: dict) -> list[str]:
 
 
 def failures(cfg: dict, run_id: str | None) -> list[str]:
-    record = failed_in_run(RECORD.format(profile=cfg["profile"]), run_id)
-    return [f"FAILED: sched fracsteal zoom: {record['failure']}"] if record else []
+    from parbench.studies.benchmark import failed_line
+
+    path = RECORD.format(profile=cfg["profile"])
+    record = failed_in_run(path, run_id)
+    return [failed_line(cfg, "sched fracsteal zoom", record["failure"], path)] if record else []
 
 
 def strip_scale(width: int) -> int:

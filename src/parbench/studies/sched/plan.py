@@ -16,7 +16,6 @@ from pathlib import Path
 
 from parbench import paths
 from parbench.progress import cells_to_measure
-from parbench.records import failed_in_run
 from parbench.studies.sched import fracsteal
 from parbench.studies.base import CellPaths
 
@@ -162,13 +161,6 @@ def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
         cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)),
         fracsteal.header_line(cfg, jobs),
     ]
-
-
-def failures(cfg: dict, run_id: str | None) -> list[str]:
-    """Cells of run `run_id` whose sort or frames failed verification."""
-    cell_lines = [f"FAILED: sched {cell.label}: {record['failure']}" for cell in cells(cfg)
-                  if (record := failed_in_run(cell.outputs(cfg["profile"])["record"], run_id))]
-    return cell_lines + fracsteal.failures(cfg, run_id)
 
 
 def config_errors(cfg: dict) -> list[str]:

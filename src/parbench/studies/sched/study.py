@@ -176,6 +176,10 @@ class Sched(StudyWithOwnRules):
 
         return {"confidence": fmt_pct(CONFIDENCE)}
 
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        """Cells whose sort or frames failed verification, and the explorer's zoom."""
+        return super().failures(cfg, run_id) + fracsteal.failures(cfg, run_id)
+
     def figure_files(self, profile: str) -> dict[str, str]:
         return {"sched_image": plan.IMAGE.format(profile=profile),
                 "sched_fracsteal_strip": fracsteal.STRIP.format(profile=profile)}

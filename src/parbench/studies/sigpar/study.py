@@ -117,6 +117,11 @@ class Sigpar(StudyWithOwnRules):
               f"repetitions, {len(tables['workers'])} worker rows, {len(tables['latency'])} latency samples "
               f"-> {out_dir}")
 
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        """The algorithms whose cells failed (the rest of an algorithm's cells are skipped
+        after one fails), each with `make rerun`."""
+        return plan.failures(cfg, run_id)
+
     def complete_schema(self, schema: dict) -> dict:
         schema["$defs"]["sigpar_algorithm"]["enum"] = list(algorithms.CATALOG)
         return schema
