@@ -30,7 +30,10 @@ class Sample(Benchmark):
     summary = "what a test measures"
     Cell = Cell
     TABLES = ("rows",)
-    FIGURES = (Figure("sample_rows", draw, ("sample_rows",), "Rows by size.", "fig-sample-rows"),)
+    FIGURES = (Figure("sample_rows", draw, ("sample_rows",), "fig-sample-rows"),)
+
+    def captions(self):  # a study's are in paper/sections/<study>/captions.yml
+        return {"sample_rows": "Rows by size."}
 
     def cells(self, cfg):
         return [Cell(size, 0) for size in cfg["sample"]["sizes"]]
@@ -262,11 +265,11 @@ def test_aggregate_serves_the_studies_with_their_own_cell_rules():
 
 def test_a_figure_function_may_be_named_and_is_imported_only_when_drawn():
     frame = pd.DataFrame({"size": [1, 2]})
-    here = Figure("sample_rows", f"{__name__}:draw", ("sample_rows",), "Rows by size.", "fig-sample-rows")
+    here = Figure("sample_rows", f"{__name__}:draw", ("sample_rows",), "fig-sample-rows")
     assert here.draw(frame, {}).to_dict()["mark"]["type"] == "point"
 
     class Named(Sample):
-        FIGURES = (Figure("sample_rows", "draw", ("sample_rows",), "Rows by size.", "fig-sample-rows"),)
+        FIGURES = (Figure("sample_rows", "draw", ("sample_rows",), "fig-sample-rows"),)
 
         @property
         def FIGURES_MODULE(self):
@@ -276,7 +279,7 @@ def test_a_figure_function_may_be_named_and_is_imported_only_when_drawn():
     chart = function(frame, {})
     assert inputs == ["sample_rows"] and chart.description == "Rows by size."
     with pytest.raises(AttributeError):  # a name its figures module lacks
-        Figure("sample_rows", "nosuch", ("sample_rows",), "c", "fig-sample-rows").draw(frame, {}, module=__name__)
+        Figure("sample_rows", "nosuch", ("sample_rows",), "fig-sample-rows").draw(frame, {}, module=__name__)
 
 
 def test_a_study_with_its_own_rules_reads_its_plan_and_paper_module():

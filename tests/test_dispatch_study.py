@@ -538,8 +538,9 @@ def test_a_disturbed_repetition_is_tabled_named_and_drawn(repeated):
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
     assert "push (repetition [1]{.fact" in parts["setup"]
-    assert "red diamonds: points with a repetition that stayed disturbed" in parts["modes"]
-    assert "red diamonds: runs of a repetition that stayed disturbed" in parts["scaling"]
+    # the figures' captions say how a disturbed repetition is marked
+    assert "Open red diamonds mark points with a repetition that stayed disturbed" in parts["modes"]
+    assert "open red diamonds mark runs of a repetition that stayed disturbed" in parts["scaling"]
     assert paper.modes_table(tables["dispatch_summary"])["disturbed repetitions"].tolist() == ["1", "0"]
     # records from before loads were measured: null load, nothing disturbed, no column
     old = aggregate.study_tables(repeated)
@@ -792,8 +793,13 @@ def test_the_experiments_figures_draw_the_experiments():
     runs = aggregate.study_tables(_experiments())["runs"]
     dose = str(figures.dose_response(runs, {"profile": "test"}).to_dict())
     assert "predicted_stall_sec" in dose and "1 → 2 workers" in dose and "expiry-1x6" in dose
-    order = str(figures.order_figure(runs, {"profile": "test"}).to_dict())
+    spec = figures.order_figure(runs, {"profile": "test"}).to_dict()
+    order = str(spec)
     assert "io, noop, cpu" in order and "first after the change" in order
+    # a workload's first and later runs have a median bar each, drawn from zero, never
+    # stacked into one taller bar
+    [bars] = [layer for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "bar"]
+    assert bars["encoding"]["y"]["stack"] is None
 
 
 def test_each_run_gets_the_stall_its_stale_workers_predict():

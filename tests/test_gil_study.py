@@ -702,7 +702,7 @@ def test_the_load_of_each_launch_is_tabled_and_a_disturbed_one_marks_its_points(
     parts, facts = render(tables_, m)
     assert check(tables_, m, parts, facts) == []
     assert "cpython multithread_cpu (repetition [1]{.fact" in parts["setup"]
-    assert "red diamonds: points with a launch that stayed disturbed" in parts["speedup"]
+    assert "An open red diamond marks a point with a launch that stayed disturbed" in parts["speedup"]
     frame = paper.speedup_table(tables_["gil_summary"])
     assert frame["disturbed launches"].astype(int).tolist().count(1) == 1
     # records from before loads were measured: null load, nothing disturbed
@@ -733,6 +733,11 @@ def test_every_drawn_gil_figure_passes_the_figure_check(records):
         assert DISTURBED_COLOR in svg, name
         if name == "gil_cpu_utilization":
             assert "runtime: jython" not in svg and "runtime: cpython" in svg
+    # titles and tooltips name the run's level of the intervals, as the captions do
+    at_90 = {"config": {"gil": {"confidence": 0.9}}}
+    for draw in (figures.wall_time, figures.thread_speedup, figures.cpu_utilization):
+        spec = draw(s, at_90).to_json()
+        assert "90% " in spec and "95%" not in spec, draw.__name__
     # no processes point: neither legend nor title speaks of processes
     threads_only = s[s["execution"] != "processes"]
     for draw in (figures.wall_time, figures.thread_speedup, figures.cpu_utilization):

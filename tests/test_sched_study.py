@@ -261,6 +261,10 @@ def test_steal_counts_and_tasks_per_thread_carry_intervals_from_the_repetitions(
     assert first["tasks_executed"] == 50 and first["ci_low"] == 40 and first["ci_high"] == 60
     # the interval is in the tooltip; every run's count is drawn as a tick
     assert "95% CI low" in json.dumps(spec) and '"tick"' in json.dumps(spec)
+    # a cell with a failed repetition is not drawn, though its other repetitions counted
+    failed = tables["summary"].assign(status="failed")
+    spec = figures.tasks(failed, tables["workers"], tables["runs"], {}).to_dict()
+    assert '"tick"' not in json.dumps(spec) and "no cell with per-thread counters passed" in json.dumps(spec)
 
 
 def test_a_failed_repetition_fails_its_cell_and_says_which(reps_records):

@@ -10,6 +10,7 @@ import pytest
 
 from parbench import config as pbconfig
 from parbench import paths, pipeline, studies
+from parbench.paper import templates
 
 SHARED_PARTS = ("headline", "limitations")
 REPO = Path(__file__).resolve().parents[1]
@@ -86,13 +87,16 @@ def test_the_section_includes_every_generated_part_in_order(study):
 
 
 def test_every_figure_has_a_caption_in_the_report(study):
-    # its one caption, declared with the figure
-    templates = "".join(p.read_text() for p in (REPO / paths.PAPER_SECTIONS / study.name).glob("*.md"))
+    # its one caption, in the study's captions.yml beside its templates: one per figure,
+    # and none for a figure the study does not declare
+    assert list(study.benchmark.captions()) == [figure.name for figure in study.benchmark.FIGURES]
+    sources = "".join(p.read_text() for p in (REPO / paths.PAPER_SECTIONS / study.name).glob("*.md"))
     for figure in study.benchmark.FIGURES:
-        assert figure.caption and figure.label.startswith(f"fig-{study.name}-"), figure.name
-        # a template that names the figure's label names the declared one
-        for label in re.findall(rf'figure\("{figure.name}", "([^"]+)"', templates):
-            assert label == figure.label, (figure.name, label)
+        assert study.benchmark.captions()[figure.name].strip(), figure.name
+        assert figure.label.startswith(f"fig-{study.name}-"), figure.name
+    # a template places a figure by its name alone: its label and caption are the declared ones
+    assert re.findall(r"figure\(([^)]*)\)", sources) == [f'"{name}"' for name in
+                                                        re.findall(r'figure\("(\w+)"\)', sources)]
     assert not (REPO / "workflow/report" / study.name / "figures.rst").exists()
     # what its aggregate writes (the generic rule registers it), and what its own rules do
     tables = [(study.name, f"{t}.parquet") for t in study.benchmark.table_names()]
@@ -117,10 +121,13 @@ def test_a_caption_says_what_the_run_s_config_decides(study):
         caption = study.benchmark.caption(figure.name, cfg)
         assert "{" not in caption and "}" not in caption, figure.name
         assert study.benchmark.report_caption(figure.name, cfg).startswith(caption)
-        assert "95%" not in figure.caption, figure.name  # the level is the run's, never written in
+        written = study.benchmark.captions()[figure.name]
+        assert "95%" not in written, figure.name  # the level is the run's, never written in
+        # a caption describes the chart: a comparison is a verdict of the paper's text
+        assert not templates.COMPARISONS.search(written), (figure.name, templates.COMPARISONS.search(written))
     if study.name == "gil":
         drawn = study.benchmark.caption("gil_wall_time", pbconfig.load("smoke", ["gil.confidence=0.9"]))
-        assert "its 90% percentile-bootstrap interval" in drawn
+        assert "the 90% percentile-bootstrap interval" in drawn
 
 
 def test_every_paper_table_has_a_caption_in_the_report(study):

@@ -54,16 +54,18 @@ def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[
     def table(name: str, label: str, caption: str) -> str:
         return md_table(frames[name], caption, label)
 
-    def fig(name: str, label: str | None = None, caption: str | None = None) -> str:
-        # shown with the label and the caption the study declares for it, unless the
-        # template gives its own (a caption that depends on the facts)
-        if label is None or caption is None:
-            from parbench import studies
+    def fig(name: str) -> str:
+        # its declared label and its one caption (paper/sections/<study>/captions.yml), what
+        # the caption names in braces written as the study's fact of that name where it has
+        # one, so that the paper check holds the caption's numbers too
+        from parbench import studies
 
-            benchmark = studies.get(study_name).benchmark
-            label = label or benchmark.figure(name).label
-            caption = caption or benchmark.caption(name, machine.get("config", {}))
-        return figure(machine["profile"], name, caption, label)
+        benchmark = studies.get(study_name).benchmark
+        values = benchmark.caption_values(machine.get("config", {}))
+        view = facts.view()
+        caption = benchmark.caption(name, machine.get("config", {}),
+                                    {key: str(view[key]) if key in view else text for key, text in values.items()})
+        return figure(machine["profile"], name, caption, benchmark.figure(name).label)
 
     helpers = {"figure": fig, "table": table, "profile": machine["profile"]}
     folder = templates.sections_dir() / study_name

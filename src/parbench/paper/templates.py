@@ -12,8 +12,9 @@ come from verdict facts, which say "not distinguishable" where intervals overlap
 
 What a template gets:
 - `f`: the study's facts by short name (`{{ f.seq_time }}` writes its span);
-- `figure(name)`, `table(name)`: the study's figures and tables (Markdown with label and
-  caption), from the context the paper module gives;
+- `figure(name)`: the study's figure, with its declared label and its one caption (the
+  study's `captions.yml`, beside its templates);
+- `table(name, label, caption)`: a table the paper module gives in its context's `tables`;
 - anything else the paper module puts in its context (rows to loop over, names).
 """
 

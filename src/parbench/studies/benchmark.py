@@ -6,9 +6,9 @@ own.
 
 A subclass names its study (`name`, `title`, `summary`), its cell (`Cell`, a frozen
 dataclass subclassing `SweepCell`), the processed tables it makes (`TABLES`), its figures
-(`FIGURES`, each a `Figure` with the one caption the chart, the paper and Snakemake's
-report use) and the generated parts of its paper section (`FRAGMENTS`, templates in
-`paper/sections/<study>/`); and it defines:
+(`FIGURES`, each a `Figure`, whose one caption, in `paper/sections/<study>/captions.yml`,
+the chart, the paper and Snakemake's report use) and the generated parts of its paper
+section (`FRAGMENTS`, templates in `paper/sections/<study>/`); and it defines:
 
 - `cells(cfg)`: the cells of the sweep, in the order they run;
 - `measure(cfg, cell) -> dict`: one measurement of one cell (what was measured, JSON),
@@ -33,6 +33,7 @@ which the rest of parbench knows the study (the registry makes it from `STUDY`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import json
 import re
@@ -66,19 +67,16 @@ class Unavailable(Exception):
 @dataclass(frozen=True)
 class Figure:
     """One figure: `function(*tables, machine)` draws it (an Altair chart) from `inputs`,
-    processed table names; the paper shows it as `label` (`fig-...`) with `caption` (unless
-    its template gives a caption of its own, one that depends on the facts), which is also
-    the chart's description and its caption in Snakemake's report. What the run's config
-    decides, the caption names in braces (`its {confidence} interval`), filled from the
-    study's `caption_values(cfg)`. `function` may
-    be named as "module:function", or by its name alone in the study's figures module
-    (`Benchmark.FIGURES_MODULE`), imported when the figure is drawn (so the registry does
-    not import Altair)."""
+    processed table names; the paper shows it as `label` (`fig-...`). Its caption is
+    written once, in the study's `paper/sections/<study>/captions.yml` (`Benchmark.captions`),
+    and is the paper's caption, the chart's description and its caption in Snakemake's
+    report. `function` may be named as "module:function", or by its name alone in the
+    study's figures module (`Benchmark.FIGURES_MODULE`), imported when the figure is drawn
+    (so the registry does not import Altair)."""
 
     name: str
     function: Callable | str
     inputs: tuple[str, ...]
-    caption: str
     label: str
 
     def draw(self, *args, module: str | None = None):
@@ -373,14 +371,33 @@ class Benchmark:
     def figure(self, name: str) -> Figure:
         return next(fig for fig in self.FIGURES if fig.name == name)
 
-    def caption_values(self, cfg: dict) -> dict[str, str]:
-        """The words a figure's caption names in braces, as this run's config decides them
-        (e.g. {"confidence": "95%"}, the level of its intervals)."""
-        return {}
+    def captions(self) -> dict[str, str]:
+        """Figure name -> its caption as written in `paper/sections/<study>/captions.yml`:
+        the paper's words, in the paper. What the run's config decides, a caption names in
+        braces (`its {confidence} interval`), filled from `caption_values`."""
+        from parbench.paper.templates import sections_dir
 
-    def caption(self, name: str, cfg: dict) -> str:
-        """A figure's caption, what it names in braces filled for the run's config."""
-        return self.figure(name).caption.format(**self.caption_values(cfg))
+        return read_captions(sections_dir() / self.name / "captions.yml")
+
+    def caption_values(self, cfg: dict) -> dict[str, str]:
+        """The words a figure's caption names in braces, as this run's config decides them:
+        `confidence`, the level of its intervals (`confidence(cfg)`), where it has one."""
+        from parbench.paper.format import fmt_pct
+
+        level = self.confidence(cfg)
+        return {} if level is None else {"confidence": fmt_pct(level)}
+
+    def confidence(self, cfg: dict) -> float | None:
+        """The level of the intervals the study's tables and figures give (None: none)."""
+        return None
+
+    def caption(self, name: str, cfg: dict, values: dict[str, str] | None = None) -> str:
+        """A figure's caption, what it names in braces filled for the run's config (or with
+        `values`: the paper writes them as its facts)."""
+        captions = self.captions()
+        if name not in captions:
+            raise KeyError(f"{self.name}: the figure {name} has no caption in paper/sections/{self.name}/captions.yml")
+        return captions[name].format(**(self.caption_values(cfg) if values is None else values))
 
     def report_caption(self, name: str, cfg: dict) -> str:
         """A figure's caption in Snakemake's report: its caption, then how the study's cells
@@ -406,6 +423,22 @@ def failed_line(cfg: dict, label: str, failure: str, record: str) -> str:
     """`FAILED: <label>: <why>`, and the command that measures it again (its record)."""
     return (f"FAILED: {label}: {failure} (measure it again: snakemake report --configfile "
             f"conf/{cfg['profile']}.yaml --forcerun {record})")
+
+
+def read_captions(path: Path) -> dict[str, str]:
+    """A captions file: {figure name: caption}, read again when it changes."""
+    return dict(_read_captions(path, path.stat().st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=32)
+def _read_captions(path: Path, _mtime_ns: int) -> tuple[tuple[str, str], ...]:
+    import yaml
+
+    data = yaml.safe_load(path.read_text()) or {}
+    bad = [name for name, text in data.items() if not isinstance(text, str)]
+    if bad:
+        raise ValueError(f"{path}: a caption is one text; {bad[0]} is not")
+    return tuple(data.items())
 
 
 def _described(benchmark: Benchmark, fig: Figure) -> Callable:
@@ -450,6 +483,10 @@ class StudyWithOwnRules(Benchmark):
 
     def config_errors(self, cfg: dict) -> list[str]:
         return self.PLAN.config_errors(cfg)
+
+    def confidence(self, cfg: dict) -> float | None:
+        """The level of the intervals: the study's aggregate's `CONFIDENCE`."""
+        return importlib.import_module(f"parbench.studies.{self.name}.aggregate").CONFIDENCE
 
     def cell_parameters(self, cfg: dict, cell) -> dict:
         return self.PLAN.cell_parameters(cfg, cell)

@@ -437,7 +437,9 @@ def order_figure(runs: pd.DataFrame, machine: dict) -> alt.Chart:
                alt.Tooltip("completion_time_sec:Q", format=".3f"), "stale_workers", "disturbed"]
     base = alt.Chart(r).encode(x=alt.X("workload_title:N", title=None, sort=sort, axis=alt.Axis(labelAngle=0)))
     bars = base.mark_bar(opacity=0.35).encode(
-        y=alt.Y("median(stall_sec):Q", title="stall, s (a task's first to last dispatch)"), color=run_color)
+        # unstacked: a workload's first and later runs each have their own median
+        y=alt.Y("median(stall_sec):Q", title="stall, s (a task's first to last dispatch)", stack=None),
+        color=run_color)
     dots = base.mark_circle(size=50).encode(y="stall_sec:Q", color=run_color, tooltip=tooltip)
     marked = disturbed_layer(base.encode(y="stall_sec:Q", tooltip=tooltip), r, "disturbed")
     return (alt.layer(bars, dots, *marked).properties(width=200, height=240)

@@ -1038,16 +1038,6 @@ def drawn(tables: dict) -> dict:
     return out
 
 
-def marked(tables: dict) -> dict:
-    """Which figures mark a point or run of a repetition that stayed disturbed (their
-    captions say what the red diamonds are)."""
-    out = {}
-    for name, frame in _figure_data(tables).items():
-        column = "disturbed_reps" if "disturbed_reps" in frame else "disturbed"
-        out[name] = bool(column in frame and (frame[column].fillna(0).astype(float) > 0).any())
-    return out
-
-
 def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
     from parbench.disturbance import load_facts
 
@@ -1057,10 +1047,8 @@ def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
               "dispatch_dose": dose_table(tables["dispatch_anomaly"]),
               "dispatch_order": order_table(tables["dispatch_anomaly"]),
               "dispatch_saturation": saturation_table(summary)}
-    panels = list(figs.anomaly_data(tables["dispatch_tasks"], tables["dispatch_runs"]))
-    ctx: dict = {"f": f, "drawn": drawn(tables), "marked": marked(tables), "tables": frames,
+    ctx: dict = {"f": f, "drawn": drawn(tables), "tables": frames,
                  "disturbed_columns": {name: "disturbed repetitions" in frame for name, frame in frames.items()},
-                 "anomaly_panels": panels,
                  "anomaly_scale": any(scale_experiment(summary, s) != MAIN for s in ("push-naive", "push"))}
     ctx.update(seed_setup(f))
     ctx.update(setup(f, tables, machine))

@@ -32,13 +32,15 @@ class Dispatch(StudyWithOwnRules):
     COMPACT_RECORD = True
     INTERRUPTED = "everything it started is stopped, no output written"
     MEASURED = ("Measured by the dispatch study: each cell is one platform mode (measured through its HTTP "
-                "gateway) or one peer (through its own API), run through the seed's protocol (workers 1, 2, 4, 8 "
-                "in turn; no-op, CPU and I/O tasks; saturation runs), dispatch.repetitions times, the repetitions "
-                "interleaved across the systems in a shuffled order kept with its seed. Every task's result is "
-                "checked against the expected value; runs that failed a check, and peers that could not run on "
-                "the machine, are not drawn, and legends list only the systems drawn. A point or run of a "
-                "repetition that stayed disturbed (the machine busy elsewhere after every attempt, "
-                "dispatch_load) carries a red diamond. Log axes are labelled at powers of ten.")
+                "gateway) or one peer (through its own API), run through the seed's protocol (the worker counts "
+                "of dispatch.workers in turn, the seed's 1, 2, 4, 8 by default; no-op, CPU and I/O tasks; "
+                "saturation runs), dispatch.repetitions times, the repetitions interleaved across the systems in "
+                "a shuffled order kept with its seed. Every task's result is checked against the expected value; "
+                "runs that failed a check, and peers that could not run on the machine, are not drawn, and "
+                "legends list only the systems drawn. A point or run of a repetition that stayed disturbed (the "
+                "machine busy elsewhere after every attempt, dispatch_load) carries an open red diamond; the "
+                "anomaly figure says so in its panel's title, and the latency ECDF pools such tasks unmarked. "
+                "Log axes are labelled at powers of ten.")
     PLAN = plan
     TABLES = ("summary", "runs", "tasks", "depth", "anomaly", "cells")
     SEED_FILES = ("dispatch_report.md",)
@@ -49,37 +51,14 @@ class Dispatch(StudyWithOwnRules):
                       "loopback port, no persistence)", brew="redis"),
     )
     FIGURES = (
-        Figure("dispatch_throughput", "throughput", ("dispatch_summary",),
-               "Weak-scaling throughput of each platform mode and peer against workers, per workload (no-op, "
-               "CPU, I/O): the median of the repetitions with its {confidence} bootstrap interval as bars (none with a "
-               "single repetition), log scales.", "fig-dispatch-throughput"),
-        Figure("dispatch_latency", "latency", ("dispatch_tasks",),
-               "Latency ECDF: every task's latency, from its submission to the moment the client saw its "
-               "result, at the largest worker count, per workload.", "fig-dispatch-latency"),
-        Figure("dispatch_weak_scaling", "weak_scaling", ("dispatch_runs",),
-               "Weak scaling: the completion time of every run of every repetition against workers (same tasks "
-               "per worker: ideally flat); the line joins the medians, diamonds mark the first run after the "
-               "workers changed, where push-naive's anomaly lives.", "fig-dispatch-weak-scaling"),
+        Figure("dispatch_throughput", "throughput", ("dispatch_summary",), "fig-dispatch-throughput"),
+        Figure("dispatch_latency", "latency", ("dispatch_tasks",), "fig-dispatch-latency"),
+        Figure("dispatch_weak_scaling", "weak_scaling", ("dispatch_runs",), "fig-dispatch-weak-scaling"),
         Figure("dispatch_anomaly", "anomaly", ("dispatch_tasks", "dispatch_depth", "dispatch_runs"),
-               "The push anomaly, task by task: for push-naive and push, the first no-op run after the change "
-               "to the most workers, in the repetition whose run took the median time; each task's stages "
-               "(waiting to be dispatched, sent to a worker that is gone, in transit, running, on its way back "
-               "to the client) from the times the platform stored for it, and the tasks each worker held over "
-               "the run.", "fig-dispatch-anomaly"),
-        Figure("dispatch_dose_response", "dose_response", ("dispatch_runs",),
-               "The anomaly's dose-response: left, push-naive's first run after each change of workers against "
-               "the heartbeat expiry (interval x liveness), every repetition, the line joining the medians; "
-               "right, each such run's measured stall (the longest a task waited from its first dispatch to its "
-               "last) against the stall the explanation predicts for it (when the last stale worker's heartbeats "
-               "lapse), with the diagonal and the band of the dispatcher's check.", "fig-dispatch-dose"),
-        Figure("dispatch_order", "order_figure", ("dispatch_runs",),
-               "The anomaly's order experiment: the stall of each workload's run after the first change of "
-               "workers, push-naive, in the main order and with the workloads in another order (the paper says, "
-               "from the intervals, whether the stall follows whichever workload runs first).",
-               "fig-dispatch-order"),
-        Figure("dispatch_saturation", "saturation", ("dispatch_summary",),
-               "Saturation: peak throughput on many no-op tasks per system, one request (or call) per task and "
-               "batched, the median of the repetitions with its {confidence} bootstrap interval.", "fig-dispatch-saturation"),
+               "fig-dispatch-anomaly"),
+        Figure("dispatch_dose_response", "dose_response", ("dispatch_runs",), "fig-dispatch-dose"),
+        Figure("dispatch_order", "order_figure", ("dispatch_runs",), "fig-dispatch-order"),
+        Figure("dispatch_saturation", "saturation", ("dispatch_summary",), "fig-dispatch-saturation"),
     )
 
     # --- one cell ---------------------------------------------------------------------------------
@@ -95,13 +74,6 @@ class Dispatch(StudyWithOwnRules):
         write_study("dispatch", tables, out_dir, self.SEED_FILES[0], aggregate.seed_report(tables["summary"], cells),
                     f"dispatch: {len(cells)} cells ({status_counts(cells)}), {len(tables['runs'])} runs, "
                     f"{len(tables['tasks'])} tasks")
-
-    def caption_values(self, cfg: dict) -> dict[str, str]:
-        """The level of the intervals the figures draw (the aggregate's)."""
-        from parbench.paper.format import fmt_pct
-        from parbench.studies.dispatch.aggregate import CONFIDENCE
-
-        return {"confidence": fmt_pct(CONFIDENCE)}
 
     def cell_fields(self, cell: DispatchCell) -> dict:
         return {"system": cell.system, "kind": cell.kind, "rep": cell.rep, "experiment": cell.experiment or plan.MAIN}

@@ -1,10 +1,11 @@
 """The gil figures, from the study's summary table (`gil_summary`) and the machine record.
 Only points with status "ok" are drawn; the paper lists the others. A value is the median
-over the point's repetitions (interleaved interpreter launches); its whiskers, the 95%
-bootstrap interval (none with a single repetition). A point with a launch that stayed
-disturbed (`disturbed_reps`) carries an open red diamond; a CPU reading recorded null as
-impossible (`cpu_null_reason`) is never drawn. Legends list only what is drawn, and every
-mark's tooltip names the panel's workload (the paper check reads the panels from it)."""
+over the point's repetitions (interleaved interpreter launches); its whiskers, the
+bootstrap interval at the run's level, `gil.confidence` (none with a single repetition). A
+point with a launch that stayed disturbed (`disturbed_reps`) carries an open red diamond; a
+CPU reading recorded null as impossible (`cpu_null_reason`) is never drawn. Legends list
+only what is drawn, and every mark's tooltip names the panel's workload (the paper check
+reads the panels from it)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,14 @@ def _disturbed(frame: pd.DataFrame) -> pd.DataFrame:
 DISTURBED_TIP = alt.Tooltip("disturbed_reps:Q", title="disturbed launches")
 
 
+def _level(machine: dict) -> str:
+    """The level of the run's intervals, as titles and tooltips name it (`gil.confidence`;
+    the default config's 95% for a machine record without the run's config)."""
+    from parbench.paper.format import fmt_pct
+
+    return fmt_pct(machine.get("config", {}).get("gil", {}).get("confidence", 0.95))
+
+
 def _executions_at(frame: pd.DataFrame, top: int) -> str:
     """`sequential, and threads and processes at 2 workers`: the executions drawn."""
     drawn = present(frame, "execution", EXECUTION_ORDER)
@@ -90,8 +99,8 @@ def wall_time(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                         scale=palette_scale(s, "execution", EXECUTION_ORDER, EXECUTION_COLORS)),
         tooltip=["runtime", "workload", "execution", "label",
                  alt.Tooltip("wall_ms:Q", format=".2f", title="median ms"),
-                 alt.Tooltip("ci_low_ms:Q", format=".2f", title="95% CI low ms"),
-                 alt.Tooltip("ci_high_ms:Q", format=".2f", title="95% CI high ms"),
+                 alt.Tooltip("ci_low_ms:Q", format=".2f", title=f"{_level(machine)} CI low ms"),
+                 alt.Tooltip("ci_high_ms:Q", format=".2f", title=f"{_level(machine)} CI high ms"),
                  alt.Tooltip("repetitions:Q", title="repetitions"),
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup"), DISTURBED_TIP])
     whiskers = base.transform_filter("isValid(datum.ci_low_ms)").mark_errorbar(color="#222222", thickness=1).encode(
@@ -101,7 +110,7 @@ def wall_time(summary: pd.DataFrame, machine: dict) -> alt.Chart:
             .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
             .resolve_scale(x="independent", y="independent")
             .properties(title=f"Wall time by runtime and execution: {_executions_at(s, top)} (median of the "
-                              f"repetitions; whiskers: 95% bootstrap interval"
+                              f"repetitions; whiskers: {_level(machine)} bootstrap interval"
                               + ("; red diamonds: a launch that stayed disturbed)" if marks else ")")))
 
 
@@ -135,8 +144,8 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         detail="execution:N",
         tooltip=["runtime", "workload", "execution", "workers",
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup"),
-                 alt.Tooltip("speedup_ci_low:Q", format=".2f", title="95% CI low"),
-                 alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high"),
+                 alt.Tooltip("speedup_ci_low:Q", format=".2f", title=f"{_level(machine)} CI low"),
+                 alt.Tooltip("speedup_ci_high:Q", format=".2f", title=f"{_level(machine)} CI high"),
                  alt.Tooltip("cpu_sec_per_wall_sec:Q", format=".2f", title="CPU s per wall s"), DISTURBED_TIP])
     marks = disturbed_layer(base.encode(y=y, tooltip=["runtime", "workload", "execution", "workers",
                                                       DISTURBED_TIP]), s)
@@ -150,8 +159,8 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                          for e in executions)
     return (alt.layer(linear, one, bounds, lines, *marks, data=s).properties(width=190, height=190)
             .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
-            .properties(title=f"Speedup against the same runtime's sequential run: {drawn}; bars: 95% bootstrap "
-                              "interval, cut at the top of the axis; dotted: linear"
+            .properties(title=f"Speedup against the same runtime's sequential run: {drawn}; bars: {_level(machine)} "
+                              "bootstrap interval, cut at the top of the axis; dotted: linear"
                               + ("; red diamonds: a launch that stayed disturbed" if marks else "")))
 
 
@@ -175,8 +184,8 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                         scale=palette_scale(s, "execution", EXECUTION_ORDER, EXECUTION_COLORS)),
         tooltip=["runtime", "workload", "execution", "workers",
                  alt.Tooltip("cpu_sec_per_wall_sec:Q", format=".2f", title="CPU s per wall s"),
-                 alt.Tooltip("cpu_sec_per_wall_sec_ci_low:Q", format=".2f", title="95% CI low"),
-                 alt.Tooltip("cpu_sec_per_wall_sec_ci_high:Q", format=".2f", title="95% CI high"),
+                 alt.Tooltip("cpu_sec_per_wall_sec_ci_low:Q", format=".2f", title=f"{_level(machine)} CI low"),
+                 alt.Tooltip("cpu_sec_per_wall_sec_ci_high:Q", format=".2f", title=f"{_level(machine)} CI high"),
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup"), DISTURBED_TIP])
     # the bars are drawn only where there is an interval (two launches or more)
     whiskers = place.transform_filter("isValid(datum.cpu_sec_per_wall_sec_ci_low)").mark_errorbar(
@@ -196,5 +205,5 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
             .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
             .resolve_scale(x="independent")
             .properties(title=f"CPU use of {executions} at {top} workers (1 = one core busy; dashed: all {top} "
-                              f"busy; bars: 95% interval over the launches"
+                              f"busy; whiskers: {_level(machine)} interval over the launches"
                               + ("; red diamonds: a launch that stayed disturbed)" if marks else ")")))

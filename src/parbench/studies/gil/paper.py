@@ -881,7 +881,7 @@ def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
     par = ok[ok["execution"] != "sequential"]
     top = int(par["workers"].max()) if len(par) else None
     baseline = machine["config"]["gil"]["baseline"]
-    ctx: dict = {"f": f, "any_ok": not ok.empty, "top_known": top is not None, "baseline": baseline,
+    ctx: dict = {"f": f, "any_ok": not ok.empty, "baseline": baseline,
                  "controls": sorted(controls),
                  "tables": {"gil_runtimes": runtimes_table(runtimes), "gil_speedup": paper_speedup_table(summary),
                             "gil_freethreading": comparisons_frame(comparisons) if len(comparisons) else None}}

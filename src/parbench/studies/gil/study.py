@@ -59,24 +59,9 @@ class Gil(StudyWithOwnRules):
                       "listed as not measured", required=False),
     )
     FIGURES = (
-        Figure("gil_wall_time", "wall_time", ("gil_summary",),
-               "Wall time by runtime and execution: per workload, each runtime's median wall time sequentially "
-               "and in threads and processes at the most workers: the median over the cell's interleaved "
-               "launches (each the median of its timed runs), with its {confidence} percentile-bootstrap interval as "
-               "whiskers. The native control's work is scaled, so its times are not drawn.", "fig-gil-wall-time"),
-        Figure("gil_thread_speedup", "thread_speedup", ("gil_summary",),
-               "Speedup against sequential: per workload and runtime, the median sequential time divided by the "
-               "median time in threads (solid) and in processes (dashed) at each worker count, with a {confidence} "
-               "bootstrap interval resampling the launches of both points; dotted: linear speedup. The native "
-               "control (named \"machine ceiling\" in the legend) shows what two threads gain on this machine "
-               "with no interpreter at all.", "fig-gil-speedup"),
-        Figure("gil_cpu_utilization", "cpu_utilization", ("gil_summary",),
-               "CPU use: CPU seconds per wall second of threads and processes at the most workers (median over "
-               "all timed runs of all launches; bars: the {confidence} bootstrap interval from each launch's median). "
-               "Near 1 one thread ran at a time (a GIL); near the worker count all ran at once. On the JVM it "
-               "includes the JIT compiler and garbage collector. A reading that cannot be right (a CPU clock "
-               "that steps by more than a tenth of the run, or more CPU seconds per wall second than the cores "
-               "available) is recorded null and not drawn.", "fig-gil-cpu"),
+        Figure("gil_wall_time", "wall_time", ("gil_summary",), "fig-gil-wall-time"),
+        Figure("gil_thread_speedup", "thread_speedup", ("gil_summary",), "fig-gil-speedup"),
+        Figure("gil_cpu_utilization", "cpu_utilization", ("gil_summary",), "fig-gil-cpu"),
     )
 
     def __init__(self, spec: dict | None = None) -> None:
@@ -87,11 +72,9 @@ class Gil(StudyWithOwnRules):
     def related_tables(self, cfg: dict, processed: str) -> list[str]:
         return plan.related_tables(cfg, processed)
 
-    def caption_values(self, cfg: dict) -> dict[str, str]:
-        """The level of the intervals the figures draw: the config's `gil.confidence`."""
-        from parbench.paper.format import fmt_pct
-
-        return {"confidence": fmt_pct(cfg["gil"]["confidence"])}
+    def confidence(self, cfg: dict) -> float:
+        """The level of the intervals: the config's `gil.confidence`."""
+        return cfg["gil"]["confidence"]
 
     def aggregate_parameters(self, cfg: dict) -> str:
         """The runtimes as resolved on this machine: one that appears or goes re-aggregates."""

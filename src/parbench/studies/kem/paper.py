@@ -420,10 +420,7 @@ def throughput_part(f: Facts, throughput: pd.DataFrame) -> dict:
     where = {"status": "ok"}
     tmax = f.aggregate("tmax", "kem_throughput", "max", "threads", where=where, fmt="int")
     f.aggregate("tmin", "kem_throughput", "min", "threads", where=where, fmt="int")
-    ctx = {"any_sweep": True, "any_disturbed": bool(ok.get("disturbed_reps", pd.Series(0)).fillna(0).gt(0).any()),
-           "all_pinned": bool(ok["pinned"].all()),
-           "sweep_title": _series([OPERATION_NOUNS.get(o, o) for o in _in_order(ok["operation"], OPERATION_ORDER)]),
-           "drawn_sets": _series(_in_order(ok["parameter_set"], SET_ORDER)), "efficiency": False}
+    ctx = {"any_sweep": True, "all_pinned": bool(ok["pinned"].all()), "efficiency": False}
 
     def rate(r):
         return f.lookup(_id("rate", r["implementation"], r["parameter_set"], r["operation"], f"t{int(r['threads'])}"),

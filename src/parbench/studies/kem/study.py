@@ -70,23 +70,9 @@ class Kem(StudyWithOwnRules):
         "kem-throughput": "parbench.studies.kem.run_cell",
     }
     FIGURES = (
-        Figure("kem_cycles", "cycles", ("kem_cycles", "kem_percentiles"),
-               "Cost per call: the median count of one call of keypair, encaps and decaps (X25519: keypair and "
-               "derive) per parameter set and implementation, in the unit of the run's counter, with the {confidence} "
-               "percentile-bootstrap interval of the median over the cell's calls (black; the cycles cells run "
-               "once, their calls being the seed's sample) and grey whiskers from the 10th to the 90th "
-               "percentile; an open red diamond marks a cell that stayed disturbed. The title and the axis name "
-               "the counter's unit: TSC ticks (reference cycles at a constant rate) and nanoseconds are never "
-               "core cycles.", "fig-kem-cycles"),
-        Figure("kem_distribution", "distribution", ("kem_percentiles",),
-               "Distribution of the per-call counts: the seed's percentiles 1, 10, 20, ..., 90, 99 of every "
-               "ML-KEM cell, in the counter's unit, one panel per parameter set and operation (X25519's are in "
-               "kem_percentiles).", "fig-kem-distribution"),
-        Figure("kem_throughput", "throughput", ("kem_throughput",),
-               "Throughput against threads: the operations the profile sweeps (encapsulations, decapsulations "
-               "or both; the title names those measured) per second over all threads, each thread with its own "
-               "key pair; dashed, linear scaling from one thread; an open red diamond marks a point with a "
-               "repetition that stayed disturbed.", "fig-kem-throughput"),
+        Figure("kem_cycles", "cycles", ("kem_cycles", "kem_percentiles"), "fig-kem-cycles"),
+        Figure("kem_distribution", "distribution", ("kem_percentiles",), "fig-kem-distribution"),
+        Figure("kem_throughput", "throughput", ("kem_throughput",), "fig-kem-throughput"),
     )
 
     def __init__(self, command: str = "kem-cell", binary: str = plan.BINARY, liboqs: str | None = None) -> None:
@@ -112,13 +98,6 @@ class Kem(StudyWithOwnRules):
         write_study("kem", tables, out_dir, self.SEED_FILES[0], aggregate.seed_results(cycles),
                     f"kem: {len(summary)} cycles cells ({status_counts(summary)}), {len(tables['throughput'])} "
                     f"thread-sweep points from {len(tables['throughput_reps'])} repetitions")
-
-    def caption_values(self, cfg: dict) -> dict[str, str]:
-        """The level of the intervals the figures draw (the aggregate's)."""
-        from parbench.paper.format import fmt_pct
-        from parbench.studies.kem.aggregate import CONFIDENCE
-
-        return {"confidence": fmt_pct(CONFIDENCE)}
 
     def liboqs_ids(self, cfg: dict) -> list[str]:
         return plan.liboqs_ids(cfg)

@@ -195,8 +195,11 @@ def tasks(summary: pd.DataFrame, workers: pd.DataFrame, runs: pd.DataFrame, mach
     split of one run; red: a run of a repetition that stayed disturbed) and their median
     per thread (bars) with its interval; a split that changes from run to run shows as
     ticks far apart, which the medians alone would hide."""
+    # the counters of cells that passed their checks: a cell with a failed repetition is
+    # not drawn, though its other repetitions wrote counters
+    workers = workers.merge(ok_rows(summary)[["workload", "scheduler", "threads"]].drop_duplicates())
     if workers.empty:
-        return note("Tasks per thread", "no per-thread counters in this run")
+        return note("Tasks per thread", "no cell with per-thread counters passed its checks in this run")
     top = workers[workers["threads"] == workers["threads"].max()]
     if "rep" not in top:  # a table from before repetitions: one repetition
         top = top.assign(rep=0)

@@ -64,46 +64,15 @@ class Sched(StudyWithOwnRules):
                       required=False),
     )
     FIGURES = (
-        Figure("sched_time", "time", ("sched_summary", "sched_runs"),
-               "Quicksort time against threads (log scale): the median of the cell's interleaved repetitions "
-               "with its {confidence} percentile-bootstrap interval as bars, per scheduler; the dashed line is the "
-               "sequential sort of the same input, its band the sequential interval; dotted grey, "
-               "tbb_parallel_sort: another algorithm, a reference only. An open red diamond marks a cell with a "
-               "repetition that stayed disturbed.", "fig-sched-time"),
-        Figure("sched_speedup", "speedup", ("sched_summary",),
-               "Speedup against the sequential code (left) and against the same scheduler on one thread "
-               "(right), per workload: medians of the repetitions, the band a {confidence} bootstrap interval resampling "
-               "the repetitions of both cells compared; the dashed diagonal is linear speedup; red diamonds: "
-               "cells with a disturbed repetition.", "fig-sched-speedup"),
-        Figure("sched_steals", "steals", ("sched_summary",),
-               "Steal attempts per run of the work-stealing schedulers: successes, failures on an empty victim "
-               "and lost races (a thief lost the last task to the owner or another thief), from the per-thread "
-               "counters each scheduler keeps on its own cache line: the median over the cell's repetitions, "
-               "bars its {confidence} bootstrap interval; red diamonds: cells with a disturbed repetition.",
-               "fig-sched-steals"),
-        Figure("sched_tasks", "tasks", ("sched_summary", "sched_workers", "sched_runs"),
-               "Task distribution: tasks executed by each thread at the highest thread count: every timed run's "
-               "count as a tick (the split of one run; red: a run of a repetition that stayed disturbed) and "
-               "their median per thread as a bar (its {confidence} bootstrap interval in the tooltip).",
-               "fig-sched-tasks"),
-        Figure("sched_mandelbrot_frames", "mandelbrot_frames", ("sched_summary", "sched_runs"),
-               "Mandelbrot frame time against threads (log scale): the median over the cell's repetitions (each "
-               "the median of its frames) with its {confidence} bootstrap interval as bars; the dashed line is the "
-               "sequential render, its band the sequential interval; red diamonds: cells with a disturbed "
-               "repetition.", "fig-sched-frames"),
-        Figure("sched_mandelbrot_image", "mandelbrot_image", ("sched_image",),
-               "The rendered frame (synchronizing work stealing, most threads), checked byte for byte against "
-               "the sequential render before it was written.", "fig-sched-image"),
+        Figure("sched_time", "time", ("sched_summary", "sched_runs"), "fig-sched-time"),
+        Figure("sched_speedup", "speedup", ("sched_summary",), "fig-sched-speedup"),
+        Figure("sched_steals", "steals", ("sched_summary",), "fig-sched-steals"),
+        Figure("sched_tasks", "tasks", ("sched_summary", "sched_workers", "sched_runs"), "fig-sched-tasks"),
+        Figure("sched_mandelbrot_frames", "mandelbrot_frames", ("sched_summary", "sched_runs"), "fig-sched-frames"),
+        Figure("sched_mandelbrot_image", "mandelbrot_image", ("sched_image",), "fig-sched-image"),
         Figure("sched_fracsteal_strip", "fracsteal_strip", ("sched_fracsteal_frames", "sched_fracsteal_strip"),
-               "The explorer's zoom: frames of the fracsteal explorer's scripted zoom (spread evenly, first and "
-               "last included), each rendered by synchronizing work stealing (one persistent scheduler, one wait "
-               "per frame) and checked byte for byte against the sequential render; under each, its "
-               "magnification and both frame times (medians over the zoom's rounds).", "fig-sched-fracsteal-strip"),
-        Figure("sched_fracsteal_times", "fracsteal_times", ("sched_fracsteal_frames",),
-               "The explorer's frame times: every frame of the zoom rendered in parallel (ws_sync, the run's most "
-               "threads) and sequentially, and below, the sequential time over the parallel time per frame "
-               "(dashed: equal times). The zoom is replayed once per repetition, round after round; points are "
-               "medians over the rounds, bars their {confidence} bootstrap intervals.", "fig-sched-fracsteal-times"),
+               "fig-sched-fracsteal-strip"),
+        Figure("sched_fracsteal_times", "fracsteal_times", ("sched_fracsteal_frames",), "fig-sched-fracsteal-times"),
     )
 
     def __init__(self, driver: str = plan.DRIVER) -> None:
@@ -168,13 +137,6 @@ class Sched(StudyWithOwnRules):
                     f"sched: {len(summary)} cells ({(summary['status'] == 'ok').sum()} ok, "
                     f"{(summary['status'] == 'unavailable').sum()} peers unavailable, "
                     f"{(summary['status'] == 'failed').sum()} failed)")
-
-    def caption_values(self, cfg: dict) -> dict[str, str]:
-        """The level of the intervals the figures draw (the aggregate's)."""
-        from parbench.paper.format import fmt_pct
-        from parbench.studies.sched.aggregate import CONFIDENCE
-
-        return {"confidence": fmt_pct(CONFIDENCE)}
 
     def failures(self, cfg: dict, run_id: str | None) -> list[str]:
         """Cells whose sort or frames failed verification, and the explorer's zoom."""

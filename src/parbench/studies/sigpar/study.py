@@ -49,33 +49,12 @@ class Sigpar(StudyWithOwnRules):
                       "cells are recorded as unavailable", required=False, brew="openssl@3"),
     )
     FIGURES = (
-        Figure("sigpar_scaling", "scaling", ("sigpar_cells",),
-               "Throughput against worker count. Operations per second that completed inside each cell's "
-               "analysis window (the middle of the measured run, after a warm-up), divided by the window; one "
-               "panel per family and operation, one line per algorithm and variant (mode and backend: threading "
-               "solid, multiprocess dashed, the openssl-cffi backend dotted, the native runner long-dashed), log "
-               "scale.", "fig-sigpar-scaling"),
-        Figure("sigpar_efficiency", "efficiency", ("sigpar_cells",),
-               "Scaling efficiency ops(N) / (N x ops(1)) of every cell: 1.0 means each added worker added a "
-               "whole single worker's throughput. Computed from the same cell's mode and operation with one "
-               "worker.", "fig-sigpar-efficiency"),
-        Figure("sigpar_latency", "latency", ("sigpar_cells",),
-               "p99 latency against worker count. Each worker times up to max_latency_samples operations drawn "
-               "uniformly from the window; a cell with fewer than 100 samples reports no p99 (null) rather than "
-               "its maximum.", "fig-sigpar-latency"),
-        Figure("sigpar_gil_ratio", "gil_ratio", ("sigpar_cells",),
-               "What threads cost against processes. Threading throughput divided by multiprocess throughput at "
-               "the same algorithm, operation and worker count: 1.0 means threads of one Python process lose "
-               "nothing to separate processes.", "fig-sigpar-gil"),
-        Figure("sigpar_python_cost", "python_cost", ("sigpar_cells",),
-               "What Python costs per operation. With one worker in threading mode, each Python backend's "
-               "throughput (pyca/cryptography, openssl-cffi, liboqs-python) as a fraction of the native runner's "
-               "on the same algorithm and operation; the tooltip gives the time per operation above the native "
-               "runner in microseconds.", "fig-sigpar-python-cost"),
-        Figure("sigpar_energy", "energy", ("sigpar_cells",),
-               "Energy per operation, from RAPL (Linux) or powermetrics (macOS) over the analysis window, divided "
-               "by the operations counted in it; on a machine without an energy counter the figure says so and "
-               "the data holds null.", "fig-sigpar-energy"),
+        Figure("sigpar_scaling", "scaling", ("sigpar_cells",), "fig-sigpar-scaling"),
+        Figure("sigpar_efficiency", "efficiency", ("sigpar_cells",), "fig-sigpar-efficiency"),
+        Figure("sigpar_latency", "latency", ("sigpar_cells",), "fig-sigpar-latency"),
+        Figure("sigpar_gil_ratio", "gil_ratio", ("sigpar_cells",), "fig-sigpar-gil"),
+        Figure("sigpar_python_cost", "python_cost", ("sigpar_cells",), "fig-sigpar-python-cost"),
+        Figure("sigpar_energy", "energy", ("sigpar_cells",), "fig-sigpar-energy"),
     )
 
     def __init__(self, shim_dir: str | None = None) -> None:
