@@ -124,7 +124,8 @@ for _study in STUDIES:
         log:
             f"{LOGS}/{_study.name}/aggregate.log",
         params:
-            out_dir=PROCESSED,
+            # the processed folder, where its first table goes
+            out_dir=lambda wc, output: Path(output[0]).parent,
             study=_study.name,
             inputs=aggregate_input_args(_study.name),
             # e.g. the runtimes found on this machine (gil)
