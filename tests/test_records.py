@@ -24,3 +24,14 @@ def test_write_atomic_writes_text_and_bytes_whole(tmp_path):
     assert (tmp_path / "a" / "t.txt").read_text() == "héllo\n"
     assert (tmp_path / "a" / "b.ppm").read_bytes() == b"P6\n1 1\n255\n\xff\x00\x80"
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b.ppm", "t.txt"]  # no temporary left
+
+
+def test_a_check_writes_its_verdict_and_says_each_problem(tmp_path, capsys):
+    from parbench.records import finish_check
+
+    out = tmp_path / "check.json"
+    assert finish_check(str(out), {"facts": 3}, ["a number is not a fact"], "2 problems:", "all held") == 1
+    assert json.loads(out.read_text()) == {"facts": 3, "problems": ["a number is not a fact"], "ok": False}
+    err = capsys.readouterr().err
+    assert err == "2 problems:\n  a number is not a fact\n"
+    assert finish_check(None, {}, [], "problems:", "all held") == 0 and capsys.readouterr().out == "all held\n"

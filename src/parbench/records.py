@@ -69,3 +69,21 @@ def failed_in_run(path, run_id: str | None) -> dict | None:
 def read_records(paths) -> list[dict]:
     """The cell records (JSON) at `paths`, in that order: what every study aggregates."""
     return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def finish_check(out: str | None, doc: dict, problems: list[str], failed: str, passed: str) -> int:
+    """The end of a check command: its verdict (`doc` with `problems` and `ok`) written to
+    `out` as JSON when asked for, then the problems under the line `failed` on stderr, or the
+    line `passed`; the command's exit status (1 with problems)."""
+    import sys
+
+    doc = {**doc, "problems": problems, "ok": not problems}
+    if out:
+        write_atomic(Path(out), json.dumps(doc, indent=1) + "\n")
+    if problems:
+        print(failed, file=sys.stderr)
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+        return 1
+    print(passed)
+    return 0

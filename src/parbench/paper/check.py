@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -281,7 +280,7 @@ def seeds_dir() -> Path:
 
 def main(args) -> int:
     from parbench import paths
-    from parbench.records import write_atomic
+    from parbench.records import finish_check
 
     machine = json.loads(Path(args.machine).read_text())
     tables = {Path(p).stem: pd.read_parquet(p) for p in args.tables}
@@ -292,16 +291,10 @@ def main(args) -> int:
     facts = sum(len(json.loads(p.read_text())) for p in [generated / "facts.json",
                                                         *[generated / s / "facts.json" for s in studies]]
                 if p.exists())
-    doc = {"facts": facts, "problems": problems, "ok": not problems}
-    if args.out:
-        write_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n")
-    if problems:
-        print(f"parbench paper-check: {len(problems)} problem(s) in the paper's text:", file=sys.stderr)
-        for p in problems:
-            print(f"  {p}", file=sys.stderr)
-        return 1
-    print(f"parbench paper-check: {facts} facts hold against the tables; no number or comparison outside them")
-    return 0
+    return finish_check(args.out, {"facts": facts}, problems,
+                        f"parbench paper-check: {len(problems)} problem(s) in the paper's text:",
+                        f"parbench paper-check: {facts} facts hold against the tables; no number or comparison "
+                        f"outside them")
 
 
 def add_commands(sub) -> None:

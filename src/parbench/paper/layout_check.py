@@ -100,21 +100,12 @@ def problems(pdf: Path, quarto_yml: Path) -> list[str]:
 
 
 def main(args) -> int:
-    import json
-    import sys
-
-    from parbench.records import write_atomic
+    from parbench.records import finish_check
 
     found = problems(Path(args.pdf), Path(args.quarto_yml))
-    if args.out:
-        write_atomic(Path(args.out), json.dumps({"pdf": args.pdf, "problems": found, "ok": not found}, indent=1) + "\n")
-    if found:
-        print(f"parbench paper-layout: {len(found)} page(s) with problems in {args.pdf}:", file=sys.stderr)
-        for p in found:
-            print(f"  {p}", file=sys.stderr)
-        return 1
-    print(f"parbench paper-layout: every word of {args.pdf} is on its page, none over another")
-    return 0
+    return finish_check(args.out, {"pdf": args.pdf}, found,
+                        f"parbench paper-layout: {len(found)} page(s) with problems in {args.pdf}:",
+                        f"parbench paper-layout: every word of {args.pdf} is on its page, none over another")
 
 
 def add_commands(sub) -> None:
