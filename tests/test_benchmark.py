@@ -289,19 +289,30 @@ def test_a_study_with_its_own_rules_reads_its_plan_and_paper_module():
 
     seen = []
     plan = types.SimpleNamespace(
-        cells=lambda cfg: [Cell(1, 0)], job_seconds=lambda: {"own_cell": lambda cfg, wc: 2.0, "own_build": None},
-        header=lambda cfg, jobs: ["OWN"],
-        config_errors=lambda cfg: ["bad"], cell_parameters=lambda cfg, cell: seen.append(cell) or {"size": cell.size})
+        cells=lambda cfg: [Cell(1, 0), Cell(2, 0)], cell_estimate_sec=lambda cfg, cell: 2.0 * cell.size,
+        cell_parameters=lambda cfg, cell: seen.append(cell) or {"size": cell.size})
+
+    class OwnCell(Cell):
+        @classmethod
+        def from_wildcards(cls, wc):
+            return cls(int(wc.size), int(wc.rep))
 
     class Own(StudyWithOwnRules):
         name = "sched"  # its paper module is sched's
         title, summary, Cell, PLAN = "Own", "its own rules", Cell, plan
+        CELL_RULES = {"own_cell": OwnCell}
+
+        def other_job_seconds(self):
+            return {"own_build": lambda cfg, wc: 7.0}
 
     own = Own()
     study = own.study()
-    assert not own.RUNNER_RULES and study.cells({}) == [Cell(1, 0)] and set(study.job_seconds) == {"own_cell", "own_build"}
-    assert study.header({}, []) == ["OWN"]
-    assert study.config_errors({}) == ["bad"] and own.cell_parameters({}, Cell(3, 0)) == {"size": 3} and seen
+    assert not own.RUNNER_RULES and study.cells({}) == [Cell(1, 0), Cell(2, 0)]
+    # a job of its cell rule is the cell its wildcards name (rep 0 where the rule has none)
+    assert study.job_seconds["own_cell"]({}, {"size": "2"}) == 4.0 and study.job_seconds["own_build"]({}, {}) == 7.0
+    assert study.header({}, [("own_cell", {"size": "2", "rep": "0"}), ("own_build", {})]) == [
+        "OWN (sched): its own rules", "Cells to measure: 1 of 2 (1 already measured), ~4s"]
+    assert own.cell_parameters({}, Cell(3, 0)) == {"size": 3} and seen
     assert study.paper().__name__ == "parbench.studies.sched.paper"
     with pytest.raises(SystemExit, match="this runner measures"):  # `parbench cell` is not its command
         runner._benchmark("cell", "sched")

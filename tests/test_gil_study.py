@@ -118,7 +118,7 @@ def test_cells_cover_the_found_runtimes_baseline_first(monkeypatch):
     assert [c.workload for c in cells[:4]] == wl.ORDER
     assert cells[0].outputs("local")["record"] == "data/raw/local/gil/cpython/multithread_cpu_r0.json"
     assert cells[9].label == "cpython multithread_cpu_scaled r1"
-    header = "\n".join(plan.header(cfg, []))
+    header = "\n".join(STUDY.header(cfg, []))
     assert "warning: gil: runtime cpython_bin is not measured: CPYTHON_BIN is not set" in header
     assert "Cells to measure: 0 of 24 (24 already measured)" in header
     assert "each cell 3 time(s), interleaved" in header

@@ -123,11 +123,11 @@ def test_the_header_counts_cells_and_names_the_counter(monkeypatch):
     jobs = [("kem_cell", {"implementation": "libcrux-avx2", "parameter_set": "ML-KEM-512", "operation": "encaps"}),
             ("kem_throughput", {"implementation": "libcrux-avx2", "parameter_set": "ML-KEM-512",
                                 "operation": "encaps", "threads": "2"})]
-    lines = plan.header(cfg, jobs)
+    lines = STUDY.header(cfg, jobs)
     assert lines[0].startswith("ML-KEM CYCLE BENCHMARK (kem)")
     assert "Cycle counter: the best available" in lines[2]
     assert "Cells to measure: 2 of 18 (16 already measured)" in lines[-1]
-    forced = plan.header(pbconfig.load("smoke", ["kem.cycle_counter=TIMER"]), [])
+    forced = STUDY.header(pbconfig.load("smoke", ["kem.cycle_counter=TIMER"]), [])
     assert "Cycle counter: TIMER" in forced[2]
 
 

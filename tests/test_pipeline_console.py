@@ -42,7 +42,8 @@ def test_a_plan_prints_the_header_and_starts_nothing(tmp_path, monkeypatch):
     for name in (RUN_ID_ENV, RUN_ESTIMATE_ENV):
         monkeypatch.delenv(name, raising=False)
     out = io.StringIO()
-    pipeline.start_run(pbconfig.load("smoke"), [("sigpar_cell", {}), ("all", {})], [], out=out, plan_only=True)
+    cell = {"algorithm": "Ed25519", "operation": "sign", "variant": "threading", "workers": "1", "rep": "0"}
+    pipeline.start_run(pbconfig.load("smoke"), [("sigpar_cell", cell), ("all", {})], [], out=out, plan_only=True)
     text = out.getvalue()
     assert "parbench: profile smoke" in text and "Plan only (dry run): nothing is measured" in text
     assert "Started at" not in text and "Estimated total time: ~" in text

@@ -16,7 +16,7 @@ import pytest
 
 from parbench import config as pbconfig
 from parbench.figures.ppm import read_ppm
-from parbench.studies.sched import figures, fracsteal, fracsteal_cell, fracsteal_tables, paper, plan
+from parbench.studies.sched import STUDY, figures, fracsteal, fracsteal_cell, fracsteal_tables, paper, plan
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,17 +65,17 @@ def test_estimate_and_header():
     cfg = pbconfig.load("smoke")
     one = cfg["sched"]["fracsteal"]["estimate_sec"]
     assert fracsteal.estimate_sec(cfg) == pytest.approx(fracsteal.OVERHEAD_SEC + 8 * (one / 2 + one))
-    seconds = plan.job_seconds()
+    seconds = STUDY.job_seconds()
     assert seconds["sched_fracsteal_zoom"](cfg, {}) == fracsteal.estimate_sec(cfg)
-    lines = plan.header(cfg, [("sched_fracsteal_zoom", {})])
+    lines = STUDY.header(cfg, [("sched_fracsteal_zoom", {})])
     assert lines[-1].startswith("Explorer zoom (fracsteal): seahorse_zoom_short.fss, 8 frames of 320x180 on "
                                 "ws_sync with 2 threads")
-    assert "already measured" in plan.header(cfg, [])[-1]
+    assert "already measured" in STUDY.header(cfg, [])[-1]
     # every round of the zoom counts
     local = pbconfig.load("local")
     one = local["sched"]["fracsteal"]["estimate_sec"]
     assert fracsteal.estimate_sec(local) == pytest.approx(fracsteal.OVERHEAD_SEC + 3 * 24 * (one / 2 + one))
-    assert "each also rendered sequentially, 3 rounds;" in plan.header(local, [("sched_fracsteal_zoom", {})])[-1]
+    assert "each also rendered sequentially, 3 rounds;" in STUDY.header(local, [("sched_fracsteal_zoom", {})])[-1]
 
 
 @pytest.mark.parametrize("override, words", [
@@ -162,7 +162,10 @@ def zoom_part(table):
     tables = {"sched_fracsteal_frames": table}
     f = Facts("sched", tables, paper.KEYS, {})
     ctx = paper.fracsteal(f, table)
-    figure = lambda name, label, caption: f"![{caption}](../figures/test/{name}.svg){{#{label}}}\n"
+    from parbench.paper import place_figure
+    from parbench.studies.sched import STUDY
+
+    figure = lambda name: place_figure(STUDY, name, f, {"profile": "test", "config": {}})  # noqa: E731
     text = templates.render(templates.sections_dir() / "sched", "fracsteal",
                             {"figure": figure, "disturbed_cells": [], **ctx, "f": f.view()})
     facts = f.records()

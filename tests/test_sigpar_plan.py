@@ -6,7 +6,7 @@ import pytest
 
 from parbench import config as pbconfig
 from parbench.progress import format_duration
-from parbench.studies.sigpar import plan
+from parbench.studies.sigpar import STUDY, plan
 
 
 def test_m4_plans_the_full_sweep():
@@ -105,7 +105,9 @@ def test_estimate_uses_the_profile_figures():
     cfg = pbconfig.load("smoke")
     sp = cfg["sigpar"]
     per_cell = sp["warmup_sec"] + sp["duration_sec"] + sp["cell_overhead_sec"]
-    assert plan.estimate_sec(cfg) == len(plan.cells(cfg)) * per_cell
+    assert all(STUDY.cell_seconds(cfg, cell) == per_cell for cell in plan.cells(cfg))
+    jobs = [("sigpar_cell", {})] * 3 + [("other", {})]
+    assert STUDY.header(cfg, jobs)[-1] == f"Measuring time: ~{format_duration(3 * per_cell)} ({format_duration(per_cell)} per cell)"
 
 
 def test_durations_in_the_seeds_style():

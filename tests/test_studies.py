@@ -204,10 +204,11 @@ def test_the_cells_of_all_studies_run_shuffled_together():
 
 def test_the_header_and_estimate_come_from_each_active_study(capsys):
     cfg = pbconfig.load("smoke")
-    jobs = [("sigpar_cell", {}), ("sched_cell", {"workload": "quicksort", "scheduler": "ws", "threads": "2"}),
+    sigpar_cell = {"algorithm": "Ed25519", "operation": "sign", "variant": "threading", "workers": "2", "rep": "0"}
+    jobs = [("sigpar_cell", sigpar_cell), ("sched_cell", {"workload": "quicksort", "scheduler": "ws", "threads": "2"}),
             ("sched_build", {}), ("sigpar_aggregate", {}), ("all", {})]
     seconds = pipeline.run_estimate_sec(cfg, jobs)
-    expected = (studies.get("sigpar").job_seconds["sigpar_cell"](cfg, {})
+    expected = (studies.get("sigpar").job_seconds["sigpar_cell"](cfg, sigpar_cell)
                 + studies.get("sched").job_seconds["sched_cell"](cfg, jobs[1][1])
                 + studies.get("sched").job_seconds["sched_build"](cfg, {}) + pipeline.OTHER_JOB_SEC)
     assert seconds == pytest.approx(expected)

@@ -40,12 +40,26 @@ def sources(args) -> int:
     return 0
 
 
+def place_figure(benchmark, name: str, facts, machine: dict) -> str:
+    """A study's figure in its paper: its declared label and its one caption
+    (paper/sections/<study>/captions.yml), what the caption names in braces written as the
+    study's fact of that name where it has one (`facts`), so that the paper check holds the
+    caption's numbers too."""
+    from parbench.paper.format import figure
+
+    cfg = machine.get("config", {})
+    view = facts.view()
+    values = {key: str(view[key]) if key in view else text for key, text in benchmark.caption_values(cfg).items()}
+    return figure(machine["profile"], name, benchmark.caption(name, cfg, values), benchmark.figure(name).label)
+
+
 def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[dict[str, str], dict]:
     """A study's generated parts ({part: Markdown}) and its facts ({key: record}): the
     paper module computes the facts and the context (`context(tables, machine)`), its
     templates (`paper/sections/<study>/<part>.md`) write the words."""
+    from parbench import studies
     from parbench.paper import templates
-    from parbench.paper.format import figure, md_table
+    from parbench.paper.format import md_table
 
     ctx = module.context(tables, machine)
     facts = ctx["f"]
@@ -54,20 +68,9 @@ def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[
     def table(name: str, label: str, caption: str) -> str:
         return md_table(frames[name], caption, label)
 
-    def fig(name: str) -> str:
-        # its declared label and its one caption (paper/sections/<study>/captions.yml), what
-        # the caption names in braces written as the study's fact of that name where it has
-        # one, so that the paper check holds the caption's numbers too
-        from parbench import studies
-
-        benchmark = studies.get(study_name).benchmark
-        values = benchmark.caption_values(machine.get("config", {}))
-        view = facts.view()
-        caption = benchmark.caption(name, machine.get("config", {}),
-                                    {key: str(view[key]) if key in view else text for key, text in values.items()})
-        return figure(machine["profile"], name, caption, benchmark.figure(name).label)
-
-    helpers = {"figure": fig, "table": table, "profile": machine["profile"]}
+    benchmark = studies.get(study_name).benchmark
+    helpers = {"figure": lambda name: place_figure(benchmark, name, facts, machine), "table": table,
+               "profile": machine["profile"]}
     folder = templates.sections_dir() / study_name
     parts = {part: templates.render(folder, part, {**helpers, **ctx, "f": facts.view()}) for part in module.FRAGMENTS}
     return parts, facts.records()

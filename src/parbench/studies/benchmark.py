@@ -39,6 +39,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, ClassVar
 
 from parbench import paths
@@ -303,18 +304,40 @@ class Benchmark:
         can ask for."""
         return {}
 
+    def other_job_seconds(self) -> dict:
+        """Rule name -> seconds one job of it takes, from (cfg, the job's wildcards), for the
+        study's rules that build or measure something other than its cells (a compiler run,
+        a probe)."""
+        return {}
+
+    def describe(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        """The study's first lines in the run's header, above the cells to measure: what
+        this run measures (`jobs`: the run's jobs as (rule name, wildcards))."""
+        return [f"{self.title.upper()} ({self.name}): {self.summary}"]
+
+    # --- what the run's header and estimate are made of ------------------------------------
+
+    def cell_rules(self) -> dict[str, Callable]:
+        """Rule name -> the cell a job of it measures, from (cfg, the job's wildcards as a
+        dict); None for a cell the config does not have."""
+        return {self.cell_rule: lambda cfg, wc: self.cell_of(cfg, wc["cell"]) if "cell" in wc else None}
+
     def job_seconds(self) -> dict:
         """Rule name -> seconds one of its jobs takes, from (cfg, the job's wildcards), for
-        the run's estimate: the cell rule, and any rule of its own that builds or measures."""
-        return {self.cell_rule: lambda cfg, wc: self.cell_seconds(cfg, self.cell_of(cfg, wc["cell"]))}
+        the run's estimate: each cell's `cell_seconds`, and `other_job_seconds`."""
+        def cell_job(cell_of: Callable) -> Callable:
+            return lambda cfg, wc: self.cell_seconds(cfg, cell_of(cfg, wc))
+
+        return {**{rule: cell_job(of) for rule, of in self.cell_rules().items()}, **self.other_job_seconds()}
 
     def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-        """The study's lines in the run's header: its title and the cells to measure."""
+        """The study's lines in the run's header: `describe`, then the cells this run
+        measures of all the config has, and how long they take."""
         from parbench.progress import cells_to_measure
 
-        todo = [self.cell_of(cfg, wc["cell"]) for rule, wc in jobs if rule == self.cell_rule and "cell" in wc]
-        todo = [c for c in todo if c is not None]
-        return [f"{self.title.upper()} ({self.name}): {self.summary}",
+        rules = self.cell_rules()
+        todo = [c for rule, wc in jobs if rule in rules and (c := rules[rule](cfg, wc)) is not None]
+        return [*self.describe(cfg, jobs),
                 cells_to_measure(len(todo), len(self.cells(cfg)), sum(self.cell_seconds(cfg, c) for c in todo))]
 
     # --- what the runner and the rules use -----------------------------------------------------
@@ -455,34 +478,40 @@ def _described(benchmark: Benchmark, fig: Figure) -> Callable:
 class StudyWithOwnRules(Benchmark):
     """A Benchmark that keeps its own cell rules and commands (`RUNNER_RULES` False; the five
     studies of the paper): its rules file (`workflow/rules/<study>.smk`) has its cells (at
-    the paths they had before the runner), its commands hand each cell to the runner, and
-    its `plan` module (`PLAN`) holds its sweep: `cells`, `cell_records`, `job_seconds`,
-    `header`, `config_errors` and `cell_parameters`, read here. Its aggregate
-    is the generic rule's, its `aggregate` method writing the tables and the seed's own
-    files. Its paper is its own module, `parbench.studies.<study>.paper`."""
+    the paths they had before the runner), its commands hand each cell to the runner. Its
+    `plan` module (`PLAN`) holds its sweep, read here: the raw-data layout and its cells
+    (`cells`, `cell_records`), what reruns a cell (`cell_parameters`) and how long one
+    takes (`cell_estimate_sec`). `CELL_RULES` names the rules that measure its cells and
+    the cell class of each (its `from_wildcards`). Its aggregate is the generic rule's, its
+    `aggregate` method writing the tables and the seed's own files. Its paper is its own
+    module, `parbench.studies.<study>.paper`."""
 
     RUNNER_RULES = False
     # the study's plan module
     PLAN: ClassVar[Any]
+    # rule name -> the cell class of the jobs it runs (`from_wildcards`)
+    CELL_RULES: ClassVar[dict[str, type]] = {}
 
     def cells(self, cfg: dict) -> list:
         return self.PLAN.cells(cfg)
 
-    def job_seconds(self) -> dict:
-        return self.PLAN.job_seconds()
+    def cell_rules(self) -> dict[str, Callable]:
+        def of(cell_class: type) -> Callable:
+            # a job's wildcards as the cell's from_wildcards reads them; `rep` 0 where the
+            # rule has none
+            return lambda cfg, wc: cell_class.from_wildcards(SimpleNamespace(**{"rep": 0, **wc}))
+
+        return {rule: of(cell_class) for rule, cell_class in self.CELL_RULES.items()}
+
+    def cell_seconds(self, cfg: dict, cell) -> float:
+        return self.PLAN.cell_estimate_sec(cfg, cell)
 
     def aggregate_inputs(self, cfg: dict) -> dict[str, list[str]]:
         return {"records": self.PLAN.cell_records(cfg)}
 
-    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-        return self.PLAN.header(cfg, jobs)
-
     def failure_label(self, cell) -> str:
         """The cell's label after the study's name, unless the label begins with it."""
         return cell.label if cell.label.startswith(f"{self.name} ") else f"{self.name} {cell.label}"
-
-    def config_errors(self, cfg: dict) -> list[str]:
-        return self.PLAN.config_errors(cfg)
 
     def confidence(self, cfg: dict) -> float | None:
         """The level of the intervals: the study's aggregate's `CONFIDENCE`."""

@@ -98,10 +98,15 @@ def _disturbed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def phase_rows(summary: pd.DataFrame, phase: str) -> pd.DataFrame:
+    """The main sweep's rows of one phase that passed and have a throughput."""
+    summary = main_only(summary)
+    return ok_rows(summary[summary["phase"] == phase]).dropna(subset=["median_throughput_tasks_per_sec"])
+
+
 def throughput_data(summary: pd.DataFrame) -> pd.DataFrame:
     """The main sweep's weak-scaling rows that passed: what `throughput` draws."""
-    summary = main_only(summary)
-    return ok_rows(summary[summary["phase"] == "weak_scaling"]).dropna(subset=["median_throughput_tasks_per_sec"])
+    return phase_rows(summary, "weak_scaling")
 
 
 def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
@@ -288,8 +293,7 @@ SUBMISSIONS = {"per_task": "one request (call) per task", "batch": "batched"}
 
 def saturation_data(summary: pd.DataFrame) -> pd.DataFrame:
     """The main sweep's saturation rows that passed: what `saturation` draws."""
-    summary = main_only(summary)
-    return ok_rows(summary[summary["phase"] == "saturation"]).dropna(subset=["median_throughput_tasks_per_sec"])
+    return phase_rows(summary, "saturation")
 
 
 def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:

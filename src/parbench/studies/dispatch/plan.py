@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parbench import paths
-from parbench.progress import cells_to_measure
 from parbench.studies.base import CellPaths
 
 MODES = ("local", "pull", "push", "push-naive")
@@ -204,87 +203,3 @@ def cell_estimate_sec(cfg: dict, cell: DispatchCell) -> float:
         p = params["platform"]
         seconds += (len(params["workers"]) - 1) * p["heartbeat_interval_sec"] * p["heartbeat_liveness"]
     return seconds
-
-
-def job_seconds() -> dict:
-    return {"dispatch_cell": lambda cfg, wildcards: cell_estimate_sec(
-        cfg, DispatchCell.parse(wildcards["system"], int(wildcards.get("rep", 0))))}
-
-
-def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-    dc = cfg["dispatch"]
-    todo = [DispatchCell.parse(w["system"], int(w.get("rep", 0))) for name, w in jobs if name == "dispatch_cell"]
-    total = len(cells(cfg))
-    sat = dc["saturation"]
-    local = dc["local_processes_per_worker"] or dc["processes_per_worker"]
-    exps = experiments(cfg)
-    lines = [
-        "FUNCTION DISPATCH BENCHMARK (dispatch) - the MPCSFaaS platform against Dask, Celery and Ray",
-        f"Modes: {', '.join(dc['modes']) or 'none'}; peers: {', '.join(dc['peers']) or 'none'}",
-        f"Workers: {dc['workers']} x {dc['processes_per_worker']} processes "
-        f"(local: x {local}); {dc['tasks_per_worker']} tasks per worker; "
-        f"workloads {', '.join(dc['workloads'])}; {dc['runs_per_worker_count']} run(s) per worker count",
-        f"Saturation: {sat['tasks']:,} no-op tasks at {sat['workers'] or 'no'} workers, "
-        f"{', '.join(sat['submissions'])}, {sat['runs']} run(s)",
-        f"Each system {dc['repetitions']} time(s), a fresh platform or cluster each time, interleaved",
-    ]
-    if exps:
-        lines.append(f"Anomaly experiments ({dc['anomaly']['repetitions']} time(s) each): "
-                     + "; ".join(f"{', '.join(e['systems'])} with {e['setting']}" for e in exps.values()))
-    return lines + [cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo))]
-
-
-def config_errors(cfg: dict) -> list[str]:
-    dc = cfg.get("dispatch", {})
-    errors = []
-    workers = dc.get("workers") or []
-    if isinstance(workers, list) and workers and 1 not in workers:
-        errors.append(f"dispatch.workers: {workers} has no 1; allowed: a list of worker counts that includes 1 "
-                      f"(the baseline of weak-scaling efficiency)")
-    sat = dc.get("saturation", {})
-    extra = [w for w in sat.get("workers", []) if isinstance(workers, list) and w not in workers]
-    if extra:
-        errors.append(f"dispatch.saturation.workers: {extra} not in dispatch.workers {workers}; allowed: "
-                      f"worker counts of the sweep")
-    if not dc.get("modes") and not dc.get("peers"):
-        errors.append("dispatch.modes and dispatch.peers are both empty; allowed: at least one mode or peer")
-    client = dc.get("client", {})
-    if isinstance(client.get("wait_sec"), (int, float)) and isinstance(client.get("run_timeout_sec"), (int, float)) \
-            and client["wait_sec"] > client["run_timeout_sec"]:
-        errors.append(f"dispatch.client.wait_sec: {client['wait_sec']} is longer than dispatch.client.run_timeout_sec "
-                      f"({client['run_timeout_sec']}); allowed: wait_sec <= run_timeout_sec")
-    return errors + anomaly_errors(dc)
-
-
-def anomaly_errors(dc: dict) -> list[str]:
-    """What the schema cannot check of `dispatch.anomaly`: each experiment with systems
-    names its worker counts, an expiry or an order that is not the main one's, and orders
-    of the main workloads."""
-    an = dc.get("anomaly")
-    if not isinstance(an, dict):
-        return []
-    errors = []
-    for kind, setting in (("scale", None), ("expiry", "heartbeats"), ("order", "orders")):
-        part = an.get(kind) or {}
-        if not part.get("systems"):
-            continue
-        if "workers" not in part:
-            errors.append(f"dispatch.anomaly.{kind}.workers is missing; allowed: worker counts in the order they run "
-                          f"(at least 2)")
-        if setting and not part.get(setting):
-            errors.append(f"dispatch.anomaly.{kind}.{setting} is missing or empty while {kind}.systems is "
-                          f"{part['systems']}; allowed: at least one entry, or systems: []")
-    platform = dc.get("platform", {})
-    main = [platform.get("heartbeat_interval_sec"), platform.get("heartbeat_liveness")]
-    for hb in (an.get("expiry") or {}).get("heartbeats") or []:
-        if isinstance(hb, list) and len(hb) == 2 and [float(hb[0]), hb[1]] == [float(main[0] or 0), main[1]]:
-            errors.append(f"dispatch.anomaly.expiry.heartbeats: {hb} is the main setting (dispatch.platform); "
-                          f"allowed: other settings (the main cells measure this one)")
-    workloads = dc.get("workloads") or []
-    for order in (an.get("order") or {}).get("orders") or []:
-        if sorted(order) != sorted(workloads):
-            errors.append(f"dispatch.anomaly.order.orders: {order} is not an order of dispatch.workloads {workloads}; "
-                          f"allowed: the same workloads in another order")
-        elif list(order) == list(workloads):
-            errors.append(f"dispatch.anomaly.order.orders: {order} is the main order; allowed: another order")
-    return errors

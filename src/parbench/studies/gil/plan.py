@@ -25,7 +25,6 @@ from functools import cache
 from pathlib import Path
 
 from parbench import paths
-from parbench.progress import cells_to_measure
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
 from parbench.studies.base import CellPaths
@@ -214,7 +213,7 @@ def related_tables(cfg: dict, processed: str) -> list[str]:
     return [f"{processed}/{RELATED_TABLE}.parquet"] if RELATED_STUDY in cfg["studies"] else []
 
 
-# --- time estimate and header ------------------------------------------------------------------
+# --- time estimates -------------------------------------------------------------------------
 
 def config_estimate_sec(cfg: dict, runtime: str, workload: str, execution: str, workers: int) -> float:
     """Seconds one run of a point takes: the workload's sequential time on this profile's
@@ -232,61 +231,3 @@ def cell_estimate_sec(cfg: dict, cell: GilCell) -> float:
     runs = warmup_runs(cfg, cell.runtime) + gc["runs_per_cell"]
     timed = sum(config_estimate_sec(cfg, cell.runtime, cell.workload, e, w) for e, w in configs(cfg))
     return gc["cell_overhead_sec"] + gc["runtimes"][cell.runtime]["startup_sec"] + runs * timed
-
-
-def job_seconds() -> dict:
-    def cell_sec(cfg: dict, wildcards: dict) -> float:
-        return cell_estimate_sec(cfg, GilCell(wildcards["runtime"], wildcards["workload"],
-                                              int(wildcards.get("rep", 0))))
-
-    return {"gil_cell": cell_sec, "gil_cpython_source": lambda cfg, wildcards: 15.0,
-            "gil_cpython_build": lambda cfg, wildcards: build_estimate_sec(cfg, wildcards.get("flavour"))}
-
-
-def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-    gc = cfg["gil"]
-    todo = [GilCell(w["runtime"], w["workload"], int(w.get("rep", 0))) for name, w in jobs if name == "gil_cell"]
-    total = len(cells(cfg))
-    all_runtimes = resolved(cfg)
-    found = [f"{r.name} ({' '.join(r.argv) if r.argv else f'built here from source, {r.source}'}"
-             + (f", {' '.join(f'{k}={v}' for k, v in r.env.items())}" if r.env else "") + ")"
-             for r in all_runtimes if r.found]
-    seed = gc["workloads"].get("multithread_cpu")
-    lines = [
-        "GIL BENCHMARK (gil) - the same CPU-bound Python work, sequential, in threads and in processes, "
-        "on several interpreters",
-        f"Workloads: {', '.join(w for w in wl.ORDER if w in gc['workloads'])}"
-        + (f" (the seed's: {seed['chunks']} x sum(range({seed['n']:,})))" if seed else ""),
-        f"Runtimes: {', '.join(found) or 'none found'}; baseline {gc['baseline']}",
-        f"Executions: {', '.join(gc['executions'])} at workers {sorted(gc['workers'])}; "
-        f"each cell {gc['repetitions']} time(s), interleaved, one interpreter launch each: "
-        f"{gc['warmup_runs']} warm-up run(s) (a runtime may ask for more) and {gc['runs_per_cell']} timed run(s) "
-        f"per point per launch",
-    ]
-    lines += [f"warning: gil: runtime {r.name} is not measured: {r.reason}" for r in all_runtimes if not r.found]
-    todo_builds = [w.get("flavour") for name, w in jobs if name == "gil_cpython_build"]
-    if todo_builds:
-        lines.append(f"CPython from source: {', '.join(todo_builds)} build(s) to make or reuse, about "
-                     f"{sum(build_estimate_sec(cfg, f) for f in todo_builds) / 60:.0f} min if nothing is cached")
-    lines.append(cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)))
-    return lines
-
-
-def config_errors(cfg: dict) -> list[str]:
-    gc = cfg.get("gil", {})
-    runtimes, measure = gc.get("runtimes", {}), gc.get("measure", [])
-    errors = []
-    if isinstance(runtimes, dict) and isinstance(measure, list):
-        for i, name in enumerate(measure):
-            if name not in runtimes:
-                errors.append(f"gil.measure[{i}]: {name!r} is not a configured runtime; "
-                              f"allowed: {', '.join(runtimes)} (gil.runtimes)")
-        baseline = gc.get("baseline")
-        if baseline is not None and baseline not in measure:
-            errors.append(f"gil.baseline: {baseline!r} is not measured; allowed: {', '.join(map(str, measure))} "
-                          f"(gil.measure)")
-    executions = gc.get("executions", [])
-    if isinstance(executions, list) and executions and "sequential" not in executions:
-        errors.append(f"gil.executions: {executions} lacks 'sequential', the baseline of every speedup; "
-                      f"allowed: a list of {', '.join(EXECUTIONS)} that includes sequential")
-    return errors

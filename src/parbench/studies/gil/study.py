@@ -58,6 +58,7 @@ class Gil(StudyWithOwnRules):
                       "default and free-threaded builds) and its native control; without them those runtimes are "
                       "listed as not measured", required=False),
     )
+    CELL_RULES = {"gil_cell": GilCell}
     FIGURES = (
         Figure("gil_wall_time", "wall_time", ("gil_summary",), "fig-gil-wall-time"),
         Figure("gil_thread_speedup", "thread_speedup", ("gil_summary",), "fig-gil-speedup"),
@@ -66,6 +67,58 @@ class Gil(StudyWithOwnRules):
 
     def __init__(self, spec: dict | None = None) -> None:
         self.spec = spec
+
+    # --- the run's header, its estimate and the config's checks ----------------------------------
+
+    def describe(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        """The sweep, the runtimes found here (and why the others are not measured), and the
+        CPython builds this run makes."""
+        gc = cfg["gil"]
+        all_runtimes = plan.resolved(cfg)
+        found = [f"{r.name} ({' '.join(r.argv) if r.argv else f'built here from source, {r.source}'}"
+                 + (f", {' '.join(f'{k}={v}' for k, v in r.env.items())}" if r.env else "") + ")"
+                 for r in all_runtimes if r.found]
+        seed = gc["workloads"].get("multithread_cpu")
+        lines = [
+            "GIL BENCHMARK (gil) - the same CPU-bound Python work, sequential, in threads and in processes, "
+            "on several interpreters",
+            f"Workloads: {', '.join(w for w in wl.ORDER if w in gc['workloads'])}"
+            + (f" (the seed's: {seed['chunks']} x sum(range({seed['n']:,})))" if seed else ""),
+            f"Runtimes: {', '.join(found) or 'none found'}; baseline {gc['baseline']}",
+            f"Executions: {', '.join(gc['executions'])} at workers {sorted(gc['workers'])}; "
+            f"each cell {gc['repetitions']} time(s), interleaved, one interpreter launch each: "
+            f"{gc['warmup_runs']} warm-up run(s) (a runtime may ask for more) and {gc['runs_per_cell']} timed run(s) "
+            f"per point per launch",
+        ]
+        lines += [f"warning: gil: runtime {r.name} is not measured: {r.reason}" for r in all_runtimes if not r.found]
+        builds = [w.get("flavour") for name, w in jobs if name == "gil_cpython_build"]
+        if builds:
+            lines.append(f"CPython from source: {', '.join(builds)} build(s) to make or reuse, about "
+                         f"{sum(plan.build_estimate_sec(cfg, f) for f in builds) / 60:.0f} min if nothing is cached")
+        return lines
+
+    def other_job_seconds(self) -> dict:
+        return {"gil_cpython_source": lambda cfg, wc: 15.0,
+                "gil_cpython_build": lambda cfg, wc: plan.build_estimate_sec(cfg, wc.get("flavour"))}
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        gc = cfg.get("gil", {})
+        runtimes, measure = gc.get("runtimes", {}), gc.get("measure", [])
+        errors = []
+        if isinstance(runtimes, dict) and isinstance(measure, list):
+            for i, name in enumerate(measure):
+                if name not in runtimes:
+                    errors.append(f"gil.measure[{i}]: {name!r} is not a configured runtime; "
+                                  f"allowed: {', '.join(runtimes)} (gil.runtimes)")
+            baseline = gc.get("baseline")
+            if baseline is not None and baseline not in measure:
+                errors.append(f"gil.baseline: {baseline!r} is not measured; allowed: {', '.join(map(str, measure))} "
+                              f"(gil.measure)")
+        executions = gc.get("executions", [])
+        if isinstance(executions, list) and executions and "sequential" not in executions:
+            errors.append(f"gil.executions: {executions} lacks 'sequential', the baseline of every speedup; "
+                          f"allowed: a list of {', '.join(plan.EXECUTIONS)} that includes sequential")
+        return errors
 
     # --- the sweep and its plan -----------------------------------------------------------------
 

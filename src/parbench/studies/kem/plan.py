@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parbench import paths
-from parbench.progress import cells_to_measure
 from parbench.studies.base import CellPaths
 
 # Raw layout under data/raw/<profile>/.
@@ -280,7 +279,7 @@ def crate_sources() -> list[str]:
     return [str(p) for p in files]
 
 
-# --- estimates and the header -----------------------------------------------------------------
+# --- estimates -------------------------------------------------------------------------------
 
 def cell_estimate_sec(cfg: dict, cell) -> float:
     """Seconds a cell takes (printed before the run)."""
@@ -294,55 +293,3 @@ def cell_estimate_sec(cfg: dict, cell) -> float:
         return est["cell_overhead_sec"] + kc["iterations"] * 5 * per_call * scale
     tc = kc["throughput"]
     return est["cell_overhead_sec"] + tc["warmup_sec"] + tc["duration_sec"]
-
-
-def job_seconds() -> dict:
-    """Seconds per job of the rules that measure or build, for the run's estimate."""
-    return {
-        "kem_cell": lambda cfg, wc: cell_estimate_sec(cfg, CyclesCell(wc["implementation"], wc["parameter_set"],
-                                                                      wc["operation"])),
-        "kem_throughput": lambda cfg, wc: cell_estimate_sec(cfg, ThroughputCell(
-            wc["implementation"], wc["parameter_set"], wc["operation"], int(wc["threads"]), int(wc.get("rep", 0)))),
-        "kem_build": lambda cfg, wc: BUILD_SEC,
-        "kem_counters": lambda cfg, wc: 1.5,
-    }
-
-
-def _cell_of(name: str, wc: dict):
-    if name == "kem_cell":
-        return CyclesCell(wc["implementation"], wc["parameter_set"], wc["operation"])
-    if name == "kem_throughput":
-        return ThroughputCell(wc["implementation"], wc["parameter_set"], wc["operation"], int(wc["threads"]),
-                              int(wc.get("rep", 0)))
-    return None
-
-
-def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-    kc = cfg["kem"]
-    tc = kc["throughput"]
-    todo = [c for name, wc in jobs if (c := _cell_of(name, wc)) is not None]
-    total = len(cells(cfg))
-    requested = requested_counter(cfg)
-    return [
-        "ML-KEM CYCLE BENCHMARK (kem) - libcrux-ml-kem (the seed's library), liboqs, X25519",
-        f"Implementations: {', '.join(kc['implementations'])}; levels: {sorted(kc['levels'])}; "
-        f"operations: {', '.join(kc['operations'])}; iterations per cell: {kc['iterations']:,}",
-        f"Cycle counter: {requested or 'the best available'}"
-        + (" (CYCLE_COUNTER from the environment)" if kc["cycle_counter"] == "auto" and requested else ""),
-        f"Thread sweep: {', '.join(tc['implementations']) or 'none'} {sorted(tc['levels'])} "
-        f"{'/'.join(tc['operations'])} at threads {sorted(tc['threads'])}, "
-        f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window, each point {kc['repetitions']} time(s), "
-        f"interleaved",
-        cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)),
-    ]
-
-
-def config_errors(cfg: dict) -> list[str]:
-    kc = cfg.get("kem", {})
-    errors = []
-    tc = kc.get("throughput", {})
-    threads = tc.get("threads")
-    if isinstance(threads, list) and threads and tc.get("implementations") and 1 not in threads:
-        errors.append(f"kem.throughput.threads: {threads} lacks 1; allowed: a list that includes 1 "
-                      f"(scaling efficiency is measured against one thread)")
-    return errors

@@ -78,6 +78,37 @@ class Kem(StudyWithOwnRules):
     def __init__(self, command: str = "kem-cell", binary: str = plan.BINARY, liboqs: str | None = None) -> None:
         self.command, self.binary, self.liboqs = command, binary, liboqs
 
+    CELL_RULES = {"kem_cell": plan.CyclesCell, "kem_throughput": plan.ThroughputCell}
+
+    # --- the run's header, its estimate and the config's checks ----------------------------------
+
+    def describe(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        kc = cfg["kem"]
+        tc = kc["throughput"]
+        requested = plan.requested_counter(cfg)
+        return [
+            "ML-KEM CYCLE BENCHMARK (kem) - libcrux-ml-kem (the seed's library), liboqs, X25519",
+            f"Implementations: {', '.join(kc['implementations'])}; levels: {sorted(kc['levels'])}; "
+            f"operations: {', '.join(kc['operations'])}; iterations per cell: {kc['iterations']:,}",
+            f"Cycle counter: {requested or 'the best available'}"
+            + (" (CYCLE_COUNTER from the environment)" if kc["cycle_counter"] == "auto" and requested else ""),
+            f"Thread sweep: {', '.join(tc['implementations']) or 'none'} {sorted(tc['levels'])} "
+            f"{'/'.join(tc['operations'])} at threads {sorted(tc['threads'])}, "
+            f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window, each point {kc['repetitions']} time(s), "
+            f"interleaved",
+        ]
+
+    def other_job_seconds(self) -> dict:
+        return {"kem_build": lambda cfg, wc: plan.BUILD_SEC, "kem_counters": lambda cfg, wc: 1.5}
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        tc = cfg.get("kem", {}).get("throughput", {})
+        threads = tc.get("threads")
+        if isinstance(threads, list) and threads and tc.get("implementations") and 1 not in threads:
+            return [f"kem.throughput.threads: {threads} lacks 1; allowed: a list that includes 1 "
+                    f"(scaling efficiency is measured against one thread)"]
+        return []
+
     # --- the sweep and its plan -----------------------------------------------------------------
 
     def aggregate_inputs(self, cfg: dict) -> dict[str, list[str]]:

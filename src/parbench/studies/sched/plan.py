@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parbench import paths
-from parbench.progress import cells_to_measure
-from parbench.studies.sched import fracsteal
 from parbench.studies.base import CellPaths
 
 # One folder per workload, one record per (scheduler, threads), under data/raw/<profile>/.
@@ -136,38 +134,3 @@ def cell_estimate_sec(cfg: dict, cell: SchedCell) -> float:
         # every frame is compared with a sequential render of the same view
         timed = sc["mandelbrot"]["frames"] * (one / cell.threads + one)
     return sc["cell_overhead_sec"] + timed
-
-
-def job_seconds() -> dict:
-    """Seconds per job of the rules that measure or build, for the run's estimate."""
-    def cell_sec(cfg: dict, wildcards: dict) -> float:
-        return cell_estimate_sec(cfg, SchedCell(wildcards["workload"], wildcards["scheduler"],
-                                                int(wildcards["threads"]), int(wildcards.get("rep", 0))))
-
-    return {"sched_cell": cell_sec, "sched_build": lambda cfg, wildcards: BUILD_SEC, **fracsteal.job_seconds()}
-
-
-def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-    sc = cfg["sched"]
-    todo = [SchedCell(w["workload"], w["scheduler"], int(w["threads"]), int(w.get("rep", 0)))
-            for name, w in jobs if name == "sched_cell"]
-    total = len(cells(cfg))
-    return [
-        f"SCHEDULER BENCHMARK (sched) - quicksort of {sc['quicksort']['size']:,} ints, "
-        f"Mandelbrot {sc['mandelbrot']['width']}x{sc['mandelbrot']['height']}",
-        f"Schedulers: sequential, {', '.join(sc['schedulers'])}; peers: {', '.join(sc['peers']) or 'none'}",
-        f"Thread counts: {sorted(sc['threads'])}; each cell {sc['repetitions']} time(s), interleaved; "
-        f"per repetition {sc['runs_per_cell']} sort(s) or {sc['mandelbrot']['frames']} frame(s)",
-        cells_to_measure(len(todo), total, sum(cell_estimate_sec(cfg, c) for c in todo)),
-        fracsteal.header_line(cfg, jobs),
-    ]
-
-
-def config_errors(cfg: dict) -> list[str]:
-    backoff = cfg.get("sched", {}).get("backoff", {})
-    lo, hi = backoff.get("min_ns"), backoff.get("max_ns")
-    errors = fracsteal.config_errors(cfg)
-    if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
-        errors.insert(0, f"sched.backoff.min_ns: {lo} is larger than sched.backoff.max_ns ({hi}); "
-                         f"allowed: 1 <= min_ns <= max_ns")
-    return errors

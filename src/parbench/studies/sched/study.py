@@ -78,6 +78,36 @@ class Sched(StudyWithOwnRules):
     def __init__(self, driver: str = plan.DRIVER) -> None:
         self.driver = driver
 
+    CELL_RULES = {"sched_cell": SchedCell}
+
+    # --- the run's header, its estimate and the config's checks ----------------------------------
+
+    def describe(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        sc = cfg["sched"]
+        return [
+            f"SCHEDULER BENCHMARK (sched) - quicksort of {sc['quicksort']['size']:,} ints, "
+            f"Mandelbrot {sc['mandelbrot']['width']}x{sc['mandelbrot']['height']}",
+            f"Schedulers: sequential, {', '.join(sc['schedulers'])}; peers: {', '.join(sc['peers']) or 'none'}",
+            f"Thread counts: {sorted(sc['threads'])}; each cell {sc['repetitions']} time(s), interleaved; "
+            f"per repetition {sc['runs_per_cell']} sort(s) or {sc['mandelbrot']['frames']} frame(s)",
+        ]
+
+    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        """The cells, then the fractal explorer's zoom."""
+        return super().header(cfg, jobs) + [fracsteal.header_line(cfg, jobs)]
+
+    def other_job_seconds(self) -> dict:
+        return {"sched_build": lambda cfg, wc: plan.BUILD_SEC, **fracsteal.job_seconds()}
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        backoff = cfg.get("sched", {}).get("backoff", {})
+        lo, hi = backoff.get("min_ns"), backoff.get("max_ns")
+        errors = fracsteal.config_errors(cfg)
+        if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
+            errors.insert(0, f"sched.backoff.min_ns: {lo} is larger than sched.backoff.max_ns ({hi}); "
+                             f"allowed: 1 <= min_ns <= max_ns")
+        return errors
+
     # --- one cell ---------------------------------------------------------------------------------
 
     def measure(self, cfg: dict, cell: SchedCell) -> dict:

@@ -21,12 +21,10 @@ A cell's folder is its variant: the mode, or `<mode>-<backend>` for an extra bac
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from parbench import paths
-from parbench.progress import format_duration
 from parbench.studies.base import CellPaths
 
 # The seed's raw layout, one folder per mode (under data/raw/<profile>/).
@@ -241,12 +239,6 @@ def cell_estimate_sec(cfg: dict) -> float:
     return sp["warmup_sec"] + sp["duration_sec"] + sp["cell_overhead_sec"]
 
 
-def estimate_sec(cfg: dict, n_cells: int | None = None) -> float:
-    """Seconds `n_cells` cells (default: all) take, by the profile's own figures."""
-    n = len(cells(cfg)) if n_cells is None else n_cells
-    return n * cell_estimate_sec(cfg)
-
-
 def cell_parameters(cfg: dict, cell: Cell) -> dict:
     """Everything that decides what a cell measures: Snakemake reruns a cell when this
     changes."""
@@ -263,43 +255,6 @@ def cell_parameters(cfg: dict, cell: Cell) -> dict:
     }
 
 
-def job_seconds() -> dict:
-    """Seconds per job of the rules that measure, for the run's estimate."""
-    return {"sigpar_cell": lambda cfg, wildcards: cell_estimate_sec(cfg)}
-
-
-def header(cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
-    """The seed's run header, with how many cells this run measures and how long."""
-    sp = cfg["sigpar"]
-    todo = sum(1 for name, _ in jobs if name == "sigpar_cell")
-    total = len(cells(cfg))
-    named = sp["algorithm_set"]["name"] if sp["algorithms"] == sp["algorithm_set"]["names"] else "custom list"
-    return [
-        f"PARALLELISM THROUGHPUT BENCHMARK (sigpar) - modes: {', '.join(sp['modes'])}; "
-        f"classical backends: {', '.join(sp['classical_backends'])}",
-        f"Testing {len(sp['algorithms'])} algorithms ({named})",
-        f"Worker counts: {sorted(sp['workers'])}; each cell {sp['repetitions']} time(s), interleaved",
-        f"Duration per config: {sp['duration_sec']:g}s (analysis window: {sp['analysis_window_sec']:g}s, "
-        f"warmup: {sp['warmup_sec']:g}s)",
-        f"Cells to measure: {todo} of {total} ({total - todo} already measured)",
-        f"Measuring time: ~{format_duration(estimate_sec(cfg, todo))} "
-        f"({format_duration(cell_estimate_sec(cfg))} per cell)",
-    ]
-
-
-def failures(cfg: dict, run_id: str | None) -> list[str]:
-    """The algorithms whose cells failed their checks in run `run_id`, and how to rerun them."""
-    lines = []
-    for path in sorted(Path(FAILURES.format(profile=cfg["profile"])).glob("*.json")):
-        record = json.loads(path.read_text())
-        if record.get("run_id") == run_id:
-            algorithm = record["cell"].split()[0]
-            lines += [f"FAILED: {record['cell']}: {record['failure']}",
-                      f"  its remaining cells were skipped; after fixing, rerun: "
-                      f"make rerun ALG={algorithm} PROFILE={cfg['profile']}"]
-    return lines
-
-
 def rerun_names(cfg: dict) -> list[str]:
     return list(cfg["sigpar"]["algorithms"])
 
@@ -307,18 +262,3 @@ def rerun_names(cfg: dict) -> list[str]:
 def rerun_tokens(cfg: dict, name: str) -> list[str]:
     """Forcing an algorithm's sweep token remeasures exactly its cells."""
     return [SWEEP.format(profile=cfg["profile"], algorithm=name)] if name in rerun_names(cfg) else []
-
-
-def config_errors(cfg: dict) -> list[str]:
-    """Checks that span keys of the sigpar config (the schema checks each key)."""
-    errors = []
-    sp = cfg.get("sigpar", {})
-    window, duration = sp.get("analysis_window_sec"), sp.get("duration_sec")
-    if isinstance(window, (int, float)) and isinstance(duration, (int, float)) and window > duration:
-        errors.append(f"sigpar.analysis_window_sec: {window!r} is longer than sigpar.duration_sec "
-                      f"({duration!r}); allowed: 0 < analysis_window_sec <= duration_sec")
-    workers = sp.get("workers")
-    if isinstance(workers, list) and workers and all(isinstance(w, int) for w in workers) and 1 not in workers:
-        errors.append(f"sigpar.workers: {workers!r} must include 1, the base of scaling efficiency "
-                      f"(ops(N) / (N x ops(1)))")
-    return errors

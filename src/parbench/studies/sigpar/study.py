@@ -48,6 +48,7 @@ class Sigpar(StudyWithOwnRules):
                       "the crypto shim of the openssl-cffi backend and the native-threads mode; without it those "
                       "cells are recorded as unavailable", required=False, brew="openssl@3"),
     )
+    CELL_RULES = {"sigpar_cell": Cell}
     FIGURES = (
         Figure("sigpar_scaling", "scaling", ("sigpar_cells",), "fig-sigpar-scaling"),
         Figure("sigpar_efficiency", "efficiency", ("sigpar_cells",), "fig-sigpar-efficiency"),
@@ -59,6 +60,61 @@ class Sigpar(StudyWithOwnRules):
 
     def __init__(self, shim_dir: str | None = None) -> None:
         self.shim_dir = shim_dir
+
+    # --- the run's header, its estimate, the config's checks, failures ---------------------------
+
+    def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:
+        """The seed's run header, with how many cells this run measures and how long."""
+        from parbench.progress import format_duration
+
+        sp = cfg["sigpar"]
+        todo = sum(1 for name, _ in jobs if name == self.cell_rule)
+        total = len(self.cells(cfg))
+        named = sp["algorithm_set"]["name"] if sp["algorithms"] == sp["algorithm_set"]["names"] else "custom list"
+        return [
+            f"PARALLELISM THROUGHPUT BENCHMARK (sigpar) - modes: {', '.join(sp['modes'])}; "
+            f"classical backends: {', '.join(sp['classical_backends'])}",
+            f"Testing {len(sp['algorithms'])} algorithms ({named})",
+            f"Worker counts: {sorted(sp['workers'])}; each cell {sp['repetitions']} time(s), interleaved",
+            f"Duration per config: {sp['duration_sec']:g}s (analysis window: {sp['analysis_window_sec']:g}s, "
+            f"warmup: {sp['warmup_sec']:g}s)",
+            f"Cells to measure: {todo} of {total} ({total - todo} already measured)",
+            f"Measuring time: ~{format_duration(todo * plan.cell_estimate_sec(cfg))} "
+            f"({format_duration(plan.cell_estimate_sec(cfg))} per cell)",
+        ]
+
+    def cell_seconds(self, cfg: dict, cell: Cell) -> float:
+        """Every cell takes its warm-up, its duration and the cell's overhead."""
+        return plan.cell_estimate_sec(cfg)
+
+    def config_errors(self, cfg: dict) -> list[str]:
+        """Checks that span keys of the sigpar config (the schema checks each key)."""
+        errors = []
+        sp = cfg.get("sigpar", {})
+        window, duration = sp.get("analysis_window_sec"), sp.get("duration_sec")
+        if isinstance(window, (int, float)) and isinstance(duration, (int, float)) and window > duration:
+            errors.append(f"sigpar.analysis_window_sec: {window!r} is longer than sigpar.duration_sec "
+                          f"({duration!r}); allowed: 0 < analysis_window_sec <= duration_sec")
+        workers = sp.get("workers")
+        if isinstance(workers, list) and workers and all(isinstance(w, int) for w in workers) and 1 not in workers:
+            errors.append(f"sigpar.workers: {workers!r} must include 1, the base of scaling efficiency "
+                          f"(ops(N) / (N x ops(1)))")
+        return errors
+
+    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
+        """The algorithms whose cells failed their checks in run `run_id` (the rest of an
+        algorithm's cells are skipped after one fails), each with `make rerun`."""
+        import json
+
+        lines = []
+        for path in sorted(Path(plan.FAILURES.format(profile=cfg["profile"])).glob("*.json")):
+            record = json.loads(path.read_text())
+            if record.get("run_id") == run_id:
+                algorithm = record["cell"].split()[0]
+                lines += [f"FAILED: {record['cell']}: {record['failure']}",
+                          f"  its remaining cells were skipped; after fixing, rerun: "
+                          f"make rerun ALG={algorithm} PROFILE={cfg['profile']}"]
+        return lines
 
     # --- the sweep and its plan -----------------------------------------------------------------
 
@@ -95,11 +151,6 @@ class Sigpar(StudyWithOwnRules):
         print(f"sigpar: {len(cells)} cells ({(cells['status'] == 'ok').sum()} ok) from {len(tables['reps'])} "
               f"repetitions, {len(tables['workers'])} worker rows, {len(tables['latency'])} latency samples "
               f"-> {out_dir}")
-
-    def failures(self, cfg: dict, run_id: str | None) -> list[str]:
-        """The algorithms whose cells failed (the rest of an algorithm's cells are skipped
-        after one fails), each with `make rerun`."""
-        return plan.failures(cfg, run_id)
 
     def complete_schema(self, schema: dict) -> dict:
         schema["$defs"]["sigpar_algorithm"]["enum"] = list(algorithms.CATALOG)
