@@ -74,40 +74,6 @@ def test_median_of_odd_even_and_empty():
     assert stats.median([]) is None
 
 
-def test_median_ci_is_the_order_statistic_interval_with_its_exact_coverage():
-    values = [float(v) for v in range(1, 10)]  # n = 9
-    lo, hi, coverage = stats.median_ci(list(reversed(values)), 0.95)
-    # k = 2: 1 - 2 * P(Bin(9, 1/2) <= 1) = 1 - 2 * 10/512
-    assert (lo, hi) == (2.0, 8.0)
-    assert coverage == pytest.approx(1 - 20 / 512)
-    lo, hi, coverage = stats.median_ci(values, 0.90)  # k = 3 reaches 1 - 2 * 46/512 = 0.82: too low
-    assert (lo, hi) == (2.0, 8.0)
-    lo, hi, coverage = stats.median_ci(values, 0.80)
-    assert (lo, hi) == (3.0, 7.0) and coverage == pytest.approx(1 - 2 * 46 / 512)
-
-
-def test_median_ci_with_too_few_values_reports_the_lower_coverage_it_has():
-    lo, hi, coverage = stats.median_ci([5.0, 1.0, 3.0, 2.0, 4.0], 0.95)
-    assert (lo, hi) == (1.0, 5.0)
-    assert coverage == pytest.approx(1 - 2 / 32)  # 0.9375 < 0.95: said, not rounded up
-    assert stats.median_ci([1.0], 0.95) == (None, None, None)
-    with pytest.raises(ValueError):
-        stats.median_ci([1.0, 2.0], 1.0)
-
-
-def test_median_ci_covers_the_median_as_often_as_it_says():
-    import random
-
-    rng = random.Random(7)
-    hits = trials = 0
-    for _ in range(2000):
-        sample = [rng.expovariate(1.0) for _ in range(9)]  # skewed, like timings; median ln 2
-        lo, hi, coverage = stats.median_ci(sample, 0.95)
-        hits += lo <= 0.6931471805599453 <= hi
-        trials += 1
-    assert abs(hits / trials - coverage) < 0.02
-
-
 def test_ratio_interval_takes_the_extreme_quotients():
     assert stats.ratio_interval((8.0, 10.0), (4.0, 5.0)) == (1.6, 2.5)
     assert stats.ratio_interval((None, 10.0), (4.0, 5.0)) == (None, None)

@@ -125,6 +125,9 @@ def test_a_caption_says_what_the_run_s_config_decides(study):
         assert "95%" not in written, figure.name  # the level is the run's, never written in
         # a caption describes the chart: a comparison is a verdict of the paper's text
         assert not templates.COMPARISONS.search(written), (figure.name, templates.COMPARISONS.search(written))
+        # plain text in the image's alt text (Markdown) and in the report's caption
+        # (reStructuredText): a bracket would also hide the figure from the paper check
+        assert not re.search(r"[\[\]*`|\\]|::|\w_\b", written), figure.name
     if study.name == "gil":
         drawn = study.benchmark.caption("gil_wall_time", pbconfig.load("smoke", ["gil.confidence=0.9"]))
         assert "the 90% percentile-bootstrap interval" in drawn

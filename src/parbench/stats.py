@@ -88,37 +88,6 @@ def median(values: Sequence[float]) -> float | None:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def _binomial_half_cdf(k: int, n: int) -> float:
-    """P(X <= k) for X ~ Binomial(n, 1/2)."""
-    return sum(math.comb(n, i) for i in range(0, k + 1)) / 2 ** n
-
-
-def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
-    """A distribution-free confidence interval of the median: (low, high, coverage).
-
-    The interval is [x_(k), x_(n+1-k)] of the sorted values, with the largest k whose
-    coverage, 1 - 2 P(Binomial(n, 1/2) <= k - 1), is at least `confidence` (exact for any
-    continuous distribution; no assumption of normality, fit for a handful of noisy
-    timings). With too few values for the asked confidence (fewer than 6 for 95%), the
-    interval is the whole range, [min, max], and the coverage returned is what that
-    range achieves, lower than asked: reported, never inflated. Fewer than 2 values:
-    (None, None, None)."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence {confidence} must lie strictly between 0 and 1")
-    n = len(values)
-    if n < 2:
-        return None, None, None
-    ordered = sorted(values)
-    best = 1
-    for k in range(1, n // 2 + 1):
-        if 1 - 2 * _binomial_half_cdf(k - 1, n) >= confidence:
-            best = k
-        else:
-            break
-    coverage = 1 - 2 * _binomial_half_cdf(best - 1, n)
-    return ordered[best - 1], ordered[n - best], coverage
-
-
 def ratio_interval(numerator: tuple[float | None, float | None],
                    denominator: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
     """Bounds of a ratio of two positive quantities from their intervals: (num_low /

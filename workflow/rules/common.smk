@@ -154,9 +154,11 @@ def paper_fragments(study):
 
 
 def paper_templates(folder):
-    """The templates of a study's generated parts (paper/sections/<study>/), or of the
-    shared ones (paper/sections/shared/): a change writes the parts again."""
-    return sorted(str(p) for p in Path(paths.PAPER_SECTIONS, folder).glob("*.md")) + sorted(
+    """The templates of a study's generated parts (paper/sections/<study>/) and its figures'
+    captions (captions.yml), or the shared templates (paper/sections/shared/): a change
+    writes the parts again."""
+    own = Path(paths.PAPER_SECTIONS, folder)
+    return sorted(str(p) for p in [*own.glob("*.md"), *own.glob("captions.yml")]) + sorted(
         str(p) for p in Path(paths.PAPER_SECTIONS, "shared").glob("*.md") if folder != "shared")
 
 

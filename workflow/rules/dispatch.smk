@@ -1,7 +1,7 @@
 # dispatch: the seed's function-as-a-service platform in its modes, and its peers. Cells
 # (one per platform mode or peer, each running the whole protocol on its own platform)
 # -> tidy Parquet and the seed's report -> figures -> the generated parts of its paper
-# section. Python: src/parbench/studies/dispatch/; config: conf/dispatch/; captions:
+# section. Python: src/parbench/studies/dispatch/; config: conf/dispatch/; table captions:
 # workflow/report/dispatch/.
 
 from parbench.studies.dispatch import plan as dispatch_plan

@@ -2,7 +2,7 @@
 # Python runtimes. Cells (one interpreter launch per runtime and workload) -> tidy Parquet
 # and the seed's report -> figures -> the generated parts of its paper section. Python:
 # src/parbench/studies/gil/ (the worker every interpreter runs: worker.py); config:
-# conf/gil/; captions: workflow/report/gil/.
+# conf/gil/; table captions: workflow/report/gil/.
 
 from parbench.studies.gil import cpython as gil_cpython
 from parbench.studies.gil import plan as gil_plan

@@ -2,7 +2,7 @@
 # X25519, and encaps/decaps throughput across threads. The binary build -> the counter
 # probe -> cells -> tidy Parquet and the seed's blocks -> figures -> the generated parts
 # of its paper section. Python: src/parbench/studies/kem/; Rust and C: native/kem/;
-# config: conf/kem/; captions: workflow/report/kem/.
+# config: conf/kem/; table captions: workflow/report/kem/.
 
 from parbench.studies.kem import plan as kem_plan
 

@@ -1,7 +1,7 @@
 # sched: native C schedulers and their peers on parallel quicksort and Mandelbrot. The
 # driver build -> cells -> tidy Parquet and the seed's console blocks -> figures -> the
 # generated parts of its paper section. Python: src/parbench/studies/sched/; C:
-# native/sched/; config: conf/sched/; captions: workflow/report/sched/. The fracsteal
+# native/sched/; config: conf/sched/; table captions: workflow/report/sched/. The fracsteal
 # explorer (native/sched/fracsteal): its builds, its scripted zoom and its table.
 
 from parbench.studies.sched import fracsteal as sched_fracsteal

@@ -2,7 +2,7 @@
 # counts, threads against processes against native threads, per backend. The crypto
 # shim's build -> cells -> per-algorithm blocks -> tidy Parquet and the seed's files ->
 # figures -> the generated parts of its paper section. Python:
-# src/parbench/studies/sigpar/; C: native/cryptoshim/; config: conf/sigpar/; captions:
+# src/parbench/studies/sigpar/; C: native/cryptoshim/; config: conf/sigpar/; table captions:
 # workflow/report/sigpar/.
 
 from parbench.studies.sigpar import plan as sigpar_plan

@@ -146,6 +146,8 @@ for _study in STUDIES:
         input:
             tables=figure_inputs(_study.name),
             machine=MACHINE,
+            # the caption, the chart's description (an edited caption redraws the figure)
+            captions=f"{paths.PAPER_SECTIONS}/{_study.name}/captions.yml",
         output:
             svg=report(
                 f"{FIGURES}/{{figure}}.svg",

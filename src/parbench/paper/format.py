@@ -109,16 +109,3 @@ def figure(profile: str, name: str, caption: str, label: str) -> str:
     folder = posixpath.relpath(paths.PAPER_FIGURES.format(profile=profile), paths.PAPER_DIR)
     # its own paragraph: an image inside a paragraph is inline, not a numbered figure
     return f"\n![{caption}]({folder}/{name}.svg){{#{label}}}\n"
-
-
-def findings(ok: pd.DataFrame, machine: dict, writers: dict) -> dict[str, str]:
-    """Each writer's part of a section (name -> writer(ok cells, machine) -> markdown), or,
-    when no cell passed its checks, a part that says so."""
-    if ok.empty:
-        return {name: "No cell passed its checks, so there is nothing to report here.\n" for name in writers}
-    return {name: writer(ok, machine) for name, writer in writers.items()}
-
-
-def join(*paragraphs: str) -> str:
-    """Paragraphs separated by blank lines, empty ones left out."""
-    return "\n\n".join(p.strip("\n") for p in paragraphs if p and p.strip()) + "\n"

@@ -5,9 +5,9 @@ A study is a plug-in: a package `parbench.studies.<name>` whose `__init__.py` de
 `STUDY`, a `parbench.studies.benchmark.Benchmark` (its cells, measurement, checks,
 figures, paper and hooks; the registry holds the `parbench.studies.base.Study` record it
 gives), plus its own rules file (`workflow/rules/<name>.smk`), config group
-(`conf/<name>/`), paper section (`paper/sections/<name>.qmd`) and table captions
-(`workflow/report/<name>/`; a figure's caption is declared with the figure). Nothing outside those places names a study; the shared
-machinery asks this registry. `docs/adding-a-study.md` lists the files to create.
+(`conf/<name>/`), paper section (`paper/sections/<name>.qmd`, its figures' captions in
+`paper/sections/<name>/captions.yml`) and table captions (`workflow/report/<name>/`).
+Nothing outside those places names a study; the shared machinery asks this registry. `docs/adding-a-study.md` lists the files to create.
 
 The order below is the paper's order and the order in which cells run.
 """

@@ -319,7 +319,7 @@ class Benchmark:
 
     def cell_rules(self) -> dict[str, Callable]:
         """Rule name -> the cell a job of it measures, from (cfg, the job's wildcards as a
-        dict); None for a cell the config does not have."""
+        dict; here a cell's key, None for a key the config does not have)."""
         return {self.cell_rule: lambda cfg, wc: self.cell_of(cfg, wc["cell"]) if "cell" in wc else None}
 
     def job_seconds(self) -> dict:
@@ -457,7 +457,7 @@ def read_captions(path: Path) -> dict[str, str]:
 def _read_captions(path: Path, _mtime_ns: int) -> tuple[tuple[str, str], ...]:
     import yaml
 
-    data = yaml.safe_load(path.read_text()) or {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     bad = [name for name, text in data.items() if not isinstance(text, str)]
     if bad:
         raise ValueError(f"{path}: a caption is one text; {bad[0]} is not")

@@ -126,8 +126,9 @@ class Gil(StudyWithOwnRules):
         return plan.related_tables(cfg, processed)
 
     def confidence(self, cfg: dict) -> float:
-        """The level of the intervals: the config's `gil.confidence`."""
-        return cfg["gil"]["confidence"]
+        """The level of the intervals: the config's `gil.confidence` (the default config's
+        95% for a machine record without the run's config)."""
+        return cfg.get("gil", {}).get("confidence", 0.95)
 
     def aggregate_parameters(self, cfg: dict) -> str:
         """The runtimes as resolved on this machine: one that appears or goes re-aggregates."""

@@ -6,7 +6,7 @@ its bar or band, the 95% bootstrap interval (none with a single repetition). The
 explorer's zoom is replayed once per repetition and drawn frame by frame, with intervals
 from its rounds. Cells from several machines (SLURM nodes) are told apart by host
 (parbench.hosts): point shape and a line each, or panels of their own. The study's
-FIGURES (`study.Sched`) name each figure's function, inputs, caption and label."""
+FIGURES (`study.Sched`) name each figure's function, inputs and label."""
 
 from __future__ import annotations
 
@@ -186,8 +186,8 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
             .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
                    row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
             .resolve_scale(y="independent")
-            .properties(title="Steal attempts per run: successes and failures (median of the repetitions, "
-                              "bars: 95% interval)"))
+            .properties(title="Steal attempts per run: successes and failures (median over the timed runs, "
+                              "whiskers: 95% interval)"))
 
 
 def tasks(summary: pd.DataFrame, workers: pd.DataFrame, runs: pd.DataFrame, machine: dict) -> alt.Chart:

@@ -234,7 +234,8 @@ def cell_arguments(cell: Cell, inputs) -> str:
     return " ".join(args)
 
 
-def cell_estimate_sec(cfg: dict) -> float:
+def cell_estimate_sec(cfg: dict, cell: Cell | None = None) -> float:
+    """Seconds one cell takes: every cell its warm-up, its duration and the cell's overhead."""
     sp = cfg["sigpar"]
     return sp["warmup_sec"] + sp["duration_sec"] + sp["cell_overhead_sec"]
 

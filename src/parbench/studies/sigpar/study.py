@@ -83,10 +83,6 @@ class Sigpar(StudyWithOwnRules):
             f"({format_duration(plan.cell_estimate_sec(cfg))} per cell)",
         ]
 
-    def cell_seconds(self, cfg: dict, cell: Cell) -> float:
-        """Every cell takes its warm-up, its duration and the cell's overhead."""
-        return plan.cell_estimate_sec(cfg)
-
     def config_errors(self, cfg: dict) -> list[str]:
         """Checks that span keys of the sigpar config (the schema checks each key)."""
         errors = []
