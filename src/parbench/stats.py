@@ -1,6 +1,6 @@
 """Statistics shared by the studies: percentiles, latency summaries, scaling efficiency,
-the median with a distribution-free confidence interval, bounds of a ratio, and
-percentile-bootstrap intervals of the median of repetitions and of ratios of medians.
+the median, bounds of a ratio, and percentile-bootstrap intervals of the median of
+repetitions and of ratios of medians.
 
 A percentile is reported only when there are enough samples for it to mean something:
 the q-th percentile needs at least 1 / (1 - q/100) samples (2 for p50, 20 for p95, 100
