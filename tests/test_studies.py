@@ -130,7 +130,7 @@ def test_a_caption_says_what_the_run_s_config_decides(study):
         assert not re.search(r"[\[\]*`|\\]|::|\w_\b", written), figure.name
     if study.name == "gil":
         drawn = study.benchmark.caption("gil_wall_time", pbconfig.load("smoke", ["gil.confidence=0.9"]))
-        assert "the 90% percentile-bootstrap interval" in drawn
+        assert "its 90% percentile-bootstrap interval" in drawn
 
 
 def test_every_paper_table_has_a_caption_in_the_report(study):
