@@ -143,7 +143,7 @@ def test_a_run_where_nothing_passed_says_so_instead_of_failing():
     parts, facts, tables = render(cells(status="failed"))
     assert "did not pass" in plain(parts["setup"])
     assert problems(parts, facts, tables) == []
-    assert paper.report_tables({"sigpar_cells": cells(status="failed")})["sigpar_summary"][0].empty
+    assert paper.report_tables({"sigpar_cells": cells(status="failed")})["sigpar_summary"].empty
 
 
 def test_a_disturbed_repetition_is_named():
@@ -178,3 +178,27 @@ def test_the_headline_takes_the_seeds_cffi_approach_when_it_ran():
 def test_the_figures_are_labelled_and_referenced(part):
     text = render()[0][part]
     assert "![" in text and "{#fig-sigpar-" in text and "@fig-sigpar-" in text
+
+
+def test_the_report_table_is_written_with_its_one_caption(tmp_path):
+    """`parbench paper-fragments` writes the report's table as HTML under its caption from
+    captions.yml, a CSV, and the same caption for Snakemake's report (RST)."""
+    import json
+    from types import SimpleNamespace
+
+    from parbench import paper as paper_cli
+    from parbench import studies
+
+    for name, frame in (("sigpar_cells", cells()), ("sigpar_load", load())):
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+    (tmp_path / "machine.json").write_text(json.dumps(MACHINE))
+    args = SimpleNamespace(study="sigpar", machine=str(tmp_path / "machine.json"), out_dir=str(tmp_path / "parts"),
+                           tables_dir=str(tmp_path / "tables"),
+                           tables=[str(tmp_path / f"{n}.parquet") for n in ("sigpar_cells", "sigpar_load")])
+    assert paper_cli.fragments(args) == 0
+    caption = studies.get("sigpar").benchmark.table_caption("sigpar_summary", MACHINE["config"])
+    assert "95% bootstrap interval" in caption
+    html = (tmp_path / "tables" / "sigpar_summary.html").read_text()
+    assert f"<caption>{caption.replace(chr(39), '&#x27;')}</caption>" in html
+    assert (tmp_path / "tables" / "sigpar_summary.rst").read_text().startswith(caption)
+    assert "1 worker, ops/s" in (tmp_path / "tables" / "sigpar_summary.csv").read_text()

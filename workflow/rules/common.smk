@@ -163,9 +163,10 @@ def paper_templates(folder):
 
 
 def report_tables(study):
-    """The study's paper tables as HTML (shown by Snakemake's report) and CSV."""
+    """The study's paper tables as HTML (shown by Snakemake's report), CSV, and the RST
+    of their captions in the report."""
     names = studies.get(study).paper().REPORT_TABLES
-    return {f"{name}_{ext}": f"{PROCESSED}/tables/{name}.{ext}" for name in names for ext in ("html", "csv")}
+    return {f"{name}_{ext}": f"{PROCESSED}/tables/{name}.{ext}" for name in names for ext in ("html", "csv", "rst")}
 
 
 def paper_inputs():

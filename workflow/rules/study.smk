@@ -11,16 +11,11 @@ import re
 import shlex
 
 
-def report_table_caption(study, table):
-    """A paper table's caption in Snakemake's report: its own (`table_caption`), else
-    the study's paper_tables.rst."""
-    own = table_caption(study, table)
-    exists = Path(workflow.basedir, "workflow/rules", own).resolve().is_file()
-    return own if exists else f"../report/{study}/paper_tables.rst"
-
-
 def report_table_outputs(study):
-    """Each of the study's paper tables as HTML (registered in the report) and CSV."""
+    """Each of the study's paper tables as HTML (registered in the report), CSV, and its
+    caption for the report (RST), all written by `parbench paper-fragments` from the
+    study's captions.yml. The report reads a caption when it is built, after the job wrote
+    it, so the path is absolute (Snakemake resolves a relative one against this file)."""
     files = report_tables(study)
     out = {}
     for name in studies.get(study).paper().REPORT_TABLES:
@@ -28,9 +23,10 @@ def report_table_outputs(study):
             study,
             f"tables/{name}.html",
             label=f"{name} (the paper's)",
-            caption=report_table_caption(study, name),
+            caption=str(Path(files[f"{name}_rst"]).absolute()),
         )
         out[f"{name}_csv"] = files[f"{name}_csv"]
+        out[f"{name}_rst"] = files[f"{name}_rst"]
     return out
 
 

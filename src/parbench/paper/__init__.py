@@ -97,7 +97,9 @@ def fragments(args) -> int:
     if sorted(views) != sorted(module.REPORT_TABLES):
         raise SystemExit(f"parbench paper-fragments {study.name}: report_tables wrote {sorted(views)}, "
                          f"but REPORT_TABLES declares {sorted(module.REPORT_TABLES)}")
-    for name, (frame, caption) in views.items():
+    cfg = machine.get("config", {})
+    for name, frame in views.items():
+        caption = study.benchmark.table_caption(name, cfg)
         for path in write_table_views(frame, Path(args.tables_dir) / name, caption):
             print(f"paper: wrote {path}")
     return 0

@@ -27,7 +27,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def table_html(frame, caption: str) -> str:
+def table_html(frame, caption: str, title: str | None = None) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     rows = []
     for row in frame.itertuples(index=False):
@@ -38,15 +38,18 @@ def table_html(frame, caption: str) -> str:
             cells.append(f"<td{cls}>{html.escape(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(caption)}</title><style>{_STYLE}</style></head><body>\n"
+            f"<title>{html.escape(title or caption)}</title><style>{_STYLE}</style></head><body>\n"
             f"<table><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>\n<tbody>\n"
             + "\n".join(rows) + "\n</tbody></table>\n</body></html>\n")
 
 
 def write_table_views(frame, stem: Path, caption: str) -> list[Path]:
-    """Write `<stem>.html` and `<stem>.csv`; return their paths."""
+    """Write `<stem>.html` (the table under its caption), `<stem>.csv` and `<stem>.rst`
+    (the caption again, as Snakemake's report shows it beside the HTML); return their
+    paths."""
     stem = Path(stem)
-    html_path, csv_path = stem.with_suffix(".html"), stem.with_suffix(".csv")
-    write_atomic(html_path, table_html(frame, caption))
+    html_path, csv_path, rst_path = (stem.with_suffix(ext) for ext in (".html", ".csv", ".rst"))
+    write_atomic(html_path, table_html(frame, caption, title=stem.name))
     write_atomic(csv_path, frame.to_csv(index=False))
-    return [html_path, csv_path]
+    write_atomic(rst_path, f"{caption} A CSV copy sits beside it.\n")
+    return [html_path, csv_path, rst_path]

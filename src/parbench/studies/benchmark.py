@@ -398,6 +398,15 @@ class Benchmark:
         """Figure name -> its caption as written in `paper/sections/<study>/captions.yml`:
         the paper's words, in the paper. What the run's config decides, a caption names in
         braces (`its {confidence} interval`), filled from `caption_values`."""
+        return self._captions_file()[0]
+
+    def table_captions(self) -> dict[str, str]:
+        """Report table name (`REPORT_TABLES`) -> its caption, written under `tables:` in
+        the same captions.yml: the HTML table's caption and its caption in Snakemake's
+        report."""
+        return self._captions_file()[1]
+
+    def _captions_file(self) -> tuple[dict[str, str], dict[str, str]]:
         from parbench.paper.templates import sections_dir
 
         return read_captions(sections_dir() / self.name / "captions.yml")
@@ -417,9 +426,17 @@ class Benchmark:
     def caption(self, name: str, cfg: dict, values: dict[str, str] | None = None) -> str:
         """A figure's caption, what it names in braces filled for the run's config (or with
         `values`: the paper writes them as its facts)."""
-        captions = self.captions()
+        return self._filled(self.captions(), "figure", name, cfg, values)
+
+    def table_caption(self, name: str, cfg: dict) -> str:
+        """A report table's caption, what it names in braces filled for the run's config."""
+        return self._filled(self.table_captions(), "table", name, cfg, None)
+
+    def _filled(self, captions: dict, kind: str, name: str, cfg: dict, values: dict | None) -> str:
         if name not in captions:
-            raise KeyError(f"{self.name}: the figure {name} has no caption in paper/sections/{self.name}/captions.yml")
+            where = "" if kind == "figure" else " under tables:"
+            raise KeyError(f"{self.name}: the {kind} {name} has no caption{where} in "
+                           f"paper/sections/{self.name}/captions.yml")
         return captions[name].format(**(self.caption_values(cfg) if values is None else values))
 
     def report_caption(self, name: str, cfg: dict) -> str:
@@ -448,20 +465,25 @@ def failed_line(cfg: dict, label: str, failure: str, record: str) -> str:
             f"conf/{cfg['profile']}.yaml --forcerun {record})")
 
 
-def read_captions(path: Path) -> dict[str, str]:
-    """A captions file: {figure name: caption}, read again when it changes."""
-    return dict(_read_captions(path, path.stat().st_mtime_ns))
+def read_captions(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """A captions file: ({figure name: caption}, {report table name: caption}, the latter
+    under its `tables:` key), read again when it changes."""
+    figures, tables = _read_captions(path, path.stat().st_mtime_ns)
+    return dict(figures), dict(tables)
 
 
 @functools.lru_cache(maxsize=32)
-def _read_captions(path: Path, _mtime_ns: int) -> tuple[tuple[str, str], ...]:
+def _read_captions(path: Path, _mtime_ns: int) -> tuple[tuple, tuple]:
     import yaml
 
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    bad = [name for name, text in data.items() if not isinstance(text, str)]
+    tables = data.pop("tables", None) or {}
+    if not isinstance(tables, dict):
+        raise ValueError(f"{path}: tables: is a mapping of report table name to caption")
+    bad = [name for name, text in [*data.items(), *tables.items()] if not isinstance(text, str)]
     if bad:
         raise ValueError(f"{path}: a caption is one text; {bad[0]} is not")
-    return tuple(data.items())
+    return tuple(data.items()), tuple(tables.items())
 
 
 def _described(benchmark: Benchmark, fig: Figure) -> Callable:
@@ -550,4 +572,5 @@ class BenchmarkPaper:
         return ctx
 
     def report_tables(self, tables: dict) -> dict:
+        """{REPORT_TABLES name: frame}; a Benchmark's paper has none."""
         return {}

@@ -1006,6 +1006,8 @@ def saturation_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
+    """The paper's tables as Snakemake's report shows them, {name: frame}; each one's caption is
+    in captions.yml beside the templates, under `tables:`."""
     s, anomaly = tables["dispatch_summary"], tables["dispatch_anomaly"]
 
     def flat(frame: pd.DataFrame) -> pd.DataFrame:
@@ -1013,11 +1015,11 @@ def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
         frame.columns = [str(c).replace("<br>", " ") for c in frame.columns]
         return frame
 
-    return {"dispatch_modes_table": (flat(modes_table(s)), "dispatch: the seed's key metrics per mode"),
-            "dispatch_anomaly_table": (flat(anomaly_table(s)), "dispatch: the push anomaly, no-op completion times"),
-            "dispatch_dose_table": (flat(dose_table(anomaly)), "dispatch: the anomaly's dose-response"),
-            "dispatch_order_table": (flat(order_table(anomaly)), "dispatch: the anomaly's order experiment"),
-            "dispatch_saturation_table": (flat(saturation_table(s)), "dispatch: saturation throughput")}
+    return {"dispatch_modes_table": flat(modes_table(s)),
+            "dispatch_anomaly_table": flat(anomaly_table(s)),
+            "dispatch_dose_table": flat(dose_table(anomaly)),
+            "dispatch_order_table": flat(order_table(anomaly)),
+            "dispatch_saturation_table": flat(saturation_table(s))}
 
 
 # --- the context ----------------------------------------------------------------------------------

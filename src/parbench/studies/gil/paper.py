@@ -791,15 +791,12 @@ def paper_speedup_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
+    """The paper's tables as Snakemake's report shows them, {name: frame}; each one's caption is
+    in captions.yml beside the templates, under `tables:`."""
     flat = {"<br>": " "}
-    return {"gil_speedup_table": (speedup_table(tables["gil_summary"]).replace(flat, regex=True),
-                                  "gil: sequential time, threads and processes at the most workers, per runtime and "
-                                  "workload (95% bootstrap intervals in parentheses)"),
-            "gil_runtimes_table": (runtimes_table(tables["gil_runtimes"]),
-                                   "gil: the runtimes measured and not measured, with the reason"),
-            "gil_comparisons_table": (comparisons_table(tables["gil_comparisons"]),
-                                      "gil: the GIL's cost on one binary and the free-threaded build's overhead, "
-                                      "point by point")}
+    return {"gil_speedup_table": speedup_table(tables["gil_summary"]).replace(flat, regex=True),
+            "gil_runtimes_table": runtimes_table(tables["gil_runtimes"]),
+            "gil_comparisons_table": comparisons_table(tables["gil_comparisons"])}
 
 
 # --- the headline and the limitations ---------------------------------------------------------------

@@ -532,13 +532,10 @@ def limitations(f: Facts, throughput: pd.DataFrame) -> dict:
 # --- the context ------------------------------------------------------------------------------
 
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
-    return {
-        "kem_seed_table": (seed_table_frame(tables["kem_cycles"], tables["kem_percentiles"]),
-                           "kem: the seed's Benchmark Results table (median and percentiles per call, in the "
-                           "counter's unit)"),
-        "kem_published_table": (published_table(tables["kem_cycles"]),
-                                "kem: published libcrux-ml-kem figures (cited) beside this run's measurements"),
-    }
+    """The paper's tables as Snakemake's report shows them, {name: frame}; each one's caption is
+    in captions.yml beside the templates, under `tables:`."""
+    return {"kem_seed_table": seed_table_frame(tables["kem_cycles"], tables["kem_percentiles"]),
+            "kem_published_table": published_table(tables["kem_cycles"])}
 
 
 def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:

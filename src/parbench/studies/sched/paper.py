@@ -414,9 +414,10 @@ def summary_frame(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
+    """The paper's tables as Snakemake's report shows them, {name: frame}; each one's caption is
+    in captions.yml beside the templates, under `tables:`."""
     frame = summary_frame(tables["sched_summary"]).replace({"<br>": " "}, regex=True)
-    return {"sched_summary_table": (frame, "sched: median times on one and the most threads and the speedups there, "
-                                           "per workload and scheduler (95% bootstrap intervals in parentheses)")}
+    return {"sched_summary_table": frame}
 
 
 # --- the context ------------------------------------------------------------------------------

@@ -413,10 +413,10 @@ def summary_table(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
+    """The paper's tables as Snakemake's report shows them, {name: frame}; each one's caption is
+    in captions.yml beside the templates, under `tables:`."""
     cells = tables["sigpar_cells"]
-    return {"sigpar_summary": (summary_table(cells), "sigpar: throughput with 1 and the most workers and the "
-                                                     "efficiency there, per algorithm, operation and backend, in "
-                                                     "threads and in processes")}
+    return {"sigpar_summary": summary_table(cells)}
 
 
 def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
