@@ -113,6 +113,11 @@ def test_every_figure_has_a_caption_in_the_report(study):
         assert (REPO / "workflow/report" / caption).is_file(), caption
 
 
+# Markup in a caption: it is plain text in the image's alt text (Markdown) and in the
+# report's caption (reStructuredText), and a bracket would hide a figure from the paper check.
+MARKUP = re.compile(r"[\[\]*`|\\]|::|\w_\b")
+
+
 def test_a_caption_says_what_the_run_s_config_decides(study):
     """What a caption names in braces is filled for the run's config (the level of the
     intervals): the report, the chart's description and the paper say the same."""
@@ -125,9 +130,7 @@ def test_a_caption_says_what_the_run_s_config_decides(study):
         assert "95%" not in written, figure.name  # the level is the run's, never written in
         # a caption describes the chart: a comparison is a verdict of the paper's text
         assert not templates.COMPARISONS.search(written), (figure.name, templates.COMPARISONS.search(written))
-        # plain text in the image's alt text (Markdown) and in the report's caption
-        # (reStructuredText): a bracket would also hide the figure from the paper check
-        assert not re.search(r"[\[\]*`|\\]|::|\w_\b", written), figure.name
+        assert not MARKUP.search(written), figure.name
     if study.name == "gil":
         drawn = study.benchmark.caption("gil_wall_time", pbconfig.load("smoke", ["gil.confidence=0.9"]))
         assert "its 90% percentile-bootstrap interval" in drawn
@@ -141,7 +144,7 @@ def test_every_paper_table_has_one_caption(study):
     assert sorted(study.benchmark.table_captions()) == sorted(study.paper().REPORT_TABLES)
     for table in study.paper().REPORT_TABLES:
         written = study.benchmark.table_captions()[table]
-        assert "95%" not in written and not re.search(r"[\[\]*`|\\]|::|\w_\b", written), table
+        assert "95%" not in written and not MARKUP.search(written), table
         caption = study.benchmark.table_caption(table, cfg)
         assert caption.strip() and "{" not in caption and "}" not in caption, table
         assert not (REPO / "workflow/report" / study.name / f"{table.removeprefix(study.name + '_')}.rst").exists()

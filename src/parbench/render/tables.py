@@ -27,7 +27,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def table_html(frame, caption: str, title: str | None = None) -> str:
+def table_html(frame, caption: str, title: str) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     rows = []
     for row in frame.itertuples(index=False):
@@ -38,7 +38,7 @@ def table_html(frame, caption: str, title: str | None = None) -> str:
             cells.append(f"<td{cls}>{html.escape(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title or caption)}</title><style>{_STYLE}</style></head><body>\n"
+            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n"
             f"<table><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>\n<tbody>\n"
             + "\n".join(rows) + "\n</tbody></table>\n</body></html>\n")
 
@@ -49,7 +49,7 @@ def write_table_views(frame, stem: Path, caption: str) -> list[Path]:
     paths."""
     stem = Path(stem)
     html_path, csv_path, rst_path = (stem.with_suffix(ext) for ext in (".html", ".csv", ".rst"))
-    write_atomic(html_path, table_html(frame, caption, title=stem.name))
+    write_atomic(html_path, table_html(frame, caption, stem.name))
     write_atomic(csv_path, frame.to_csv(index=False))
     write_atomic(rst_path, f"{caption} A CSV copy sits beside it.\n")
     return [html_path, csv_path, rst_path]

@@ -426,17 +426,15 @@ class Benchmark:
     def caption(self, name: str, cfg: dict, values: dict[str, str] | None = None) -> str:
         """A figure's caption, what it names in braces filled for the run's config (or with
         `values`: the paper writes them as its facts)."""
-        return self._filled(self.captions(), "figure", name, cfg, values)
+        return self._filled(self.captions(), name, cfg, values, f"the figure {name} has no caption")
 
     def table_caption(self, name: str, cfg: dict) -> str:
         """A report table's caption, what it names in braces filled for the run's config."""
-        return self._filled(self.table_captions(), "table", name, cfg, None)
+        return self._filled(self.table_captions(), name, cfg, None, f"the table {name} has no caption under tables:")
 
-    def _filled(self, captions: dict, kind: str, name: str, cfg: dict, values: dict | None) -> str:
+    def _filled(self, captions: dict, name: str, cfg: dict, values: dict | None, missing: str) -> str:
         if name not in captions:
-            where = "" if kind == "figure" else " under tables:"
-            raise KeyError(f"{self.name}: the {kind} {name} has no caption{where} in "
-                           f"paper/sections/{self.name}/captions.yml")
+            raise KeyError(f"{self.name}: {missing} in paper/sections/{self.name}/captions.yml")
         return captions[name].format(**(self.caption_values(cfg) if values is None else values))
 
     def report_caption(self, name: str, cfg: dict) -> str:
