@@ -78,3 +78,16 @@ def test_every_figure_drawn_from_the_tables_holds_against_its_data(fixture, tmp_
                      for u in tables[i][c].dropna().astype(str)}
             problems += figure_check.unit_problems(svg, name, units)
     assert drawn >= 20 and problems == []
+
+
+def test_every_study_states_its_load_through_the_one_door(fixture):
+    # the paper's machinery makes each study's Facts and states its load (how many
+    # repetitions, how many measured again or disturbed); the study's paper module only
+    # adds its own facts (`facts(f, tables)`)
+    machine, tables = fixture
+    for study in studies.registered():
+        module = study.paper()
+        assert callable(module.facts) and not hasattr(module, "context"), study.name
+        _, facts = render_parts(study.name, module, {t: tables[t] for t in module.TABLES}, machine)
+        assert {f"{study.name}.load_reps", f"{study.name}.load_disturbed"} <= set(facts), study.name
+        assert facts[f"{study.name}.load_reps"]["source"]["table"] == f"{study.name}_load", study.name

@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+# The columns naming one row of every study's `<study>_load` table.
+LOAD_KEY = ["cell", "rep"]
 
 
 def _write(path: Path, text: str) -> Path:
@@ -53,17 +57,31 @@ def place_figure(benchmark, name: str, facts, machine: dict) -> str:
     return figure(machine["profile"], name, benchmark.caption(name, cfg, values), benchmark.figure(name).label)
 
 
+def study_facts(study_name: str, module, tables: dict, machine: dict) -> tuple[Any, dict]:
+    """A study's facts (a `Facts` over `tables`) and the rest of its templates' context:
+    what every study states about load (`<study>_load`), then what its paper module's
+    `facts(f, tables)` registers and returns."""
+    from parbench.disturbance import load_facts
+    from parbench.paper.facts import Facts
+
+    load = f"{study_name}_load"
+    f = Facts(study_name, tables, {**module.KEYS, load: LOAD_KEY}, machine)
+    ctx: dict = {"tables": {}}
+    ctx.update(load_facts(f, tables[load], load))
+    ctx.update(module.facts(f, tables))
+    return f, ctx
+
+
 def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[dict[str, str], dict]:
     """A study's generated parts ({part: Markdown}) and its facts ({key: record}): the
-    paper module computes the facts and the context (`context(tables, machine)`), its
-    templates (`paper/sections/<study>/<part>.md`) write the words."""
+    paper module computes the facts (`study_facts`), its templates
+    (`paper/sections/<study>/<part>.md`) write the words."""
     from parbench import studies
     from parbench.paper import templates
     from parbench.paper.format import md_table
 
-    ctx = module.context(tables, machine)
-    facts = ctx["f"]
-    frames = ctx.get("tables", {})
+    facts, ctx = study_facts(study_name, module, tables, machine)
+    frames = ctx["tables"]
 
     def table(name: str, label: str, caption: str) -> str:
         return md_table(frames[name], caption, label)

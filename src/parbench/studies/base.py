@@ -165,8 +165,8 @@ class Study:
 
     def paper(self) -> Any:
         """What the paper's machinery reads of the study: TABLES, FRAGMENTS, REPORT_TABLES,
-        KEYS, `context(tables, machine)`, `report_tables(tables)` (a paper module of the
-        study's own, or the Benchmark's generic one)."""
+        KEYS, `facts(f, tables)`, `report_tables(tables)` (a paper module of the study's
+        own, or the Benchmark's generic one)."""
         return self.benchmark.paper()
 
 

@@ -220,7 +220,9 @@ class Benchmark:
 
     def facts(self, f, tables: dict) -> dict:
         """Register the facts the paper states on `f` (parbench.paper.facts.Facts over
-        `tables`); return the rest of the templates' context (rows to loop over, flags)."""
+        `tables`, the run's machine.json as `f.machine`); return the rest of the templates'
+        context (rows to loop over, flags; the paper's tables under "tables"). The load every
+        study states (`<study>_load`) is registered before, by the paper's machinery."""
         return {}
 
     # --- what a study may refine ---------------------------------------------------------------
@@ -541,14 +543,14 @@ class StudyWithOwnRules(Benchmark):
         return self.PLAN.cell_parameters(cfg, cell)
 
     def paper(self):
-        """The section's facts and context (`paper.py`); its words are the templates of
-        paper/sections/<study>/."""
+        """The section's facts (`paper.py`, its `facts(f, tables)`); its words are the
+        templates of paper/sections/<study>/."""
         return importlib.import_module(f"parbench.studies.{self.name}.paper")
 
 
 class BenchmarkPaper:
     """A Benchmark as the paper's machinery reads a study's paper module: TABLES, FRAGMENTS,
-    REPORT_TABLES, KEYS, `context(tables, machine)` and `report_tables(tables)`."""
+    REPORT_TABLES, KEYS, `facts(f, tables)` and `report_tables(tables)`."""
 
     REPORT_TABLES: tuple = ()
 
@@ -556,18 +558,8 @@ class BenchmarkPaper:
         self.benchmark = benchmark
         self.TABLES = benchmark.table_names()
         self.FRAGMENTS = list(benchmark.FRAGMENTS)
-        self.KEYS = {**benchmark.KEYS, f"{benchmark.name}_load": ["cell", "rep"]}
-
-    def context(self, tables: dict, machine: dict) -> dict[str, Any]:
-        from parbench.disturbance import load_facts
-        from parbench.paper.facts import Facts
-
-        name = self.benchmark.name
-        f = Facts(name, tables, self.KEYS, machine)
-        ctx = {"f": f, "tables": {}}
-        ctx.update(load_facts(f, tables[f"{name}_load"], f"{name}_load"))
-        ctx.update(self.benchmark.facts(f, tables))
-        return ctx
+        self.KEYS = dict(benchmark.KEYS)
+        self.facts = benchmark.facts
 
     def report_tables(self, tables: dict) -> dict:
         """{REPORT_TABLES name: frame}; a Benchmark's paper has none."""

@@ -48,7 +48,6 @@ KEYS = {
     f"dispatch_runs|{SLOPES}": ["system"],
     "dispatch_cells": ["experiment", "system", "rep"],
     f"dispatch_cells|{SYSTEMS_OF}": ["system"],
-    "dispatch_load": ["cell", "rep"],
 }
 # The generated parts (templates in paper/sections/dispatch/), in the order the section
 # includes them; `headline` and `limitations` go to the paper's summary and limitations.
@@ -1040,21 +1039,19 @@ def drawn(tables: dict) -> dict:
     return out
 
 
-def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
-    from parbench.disturbance import load_facts
-
-    f = Facts("dispatch", tables, KEYS, machine)
+def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
+    """The section's facts, registered on `f`, and the rest of its templates' context."""
+    machine = f.machine
     summary = tables["dispatch_summary"]
     frames = {"dispatch_modes": modes_table(summary), "dispatch_anomaly": anomaly_table(summary),
               "dispatch_dose": dose_table(tables["dispatch_anomaly"]),
               "dispatch_order": order_table(tables["dispatch_anomaly"]),
               "dispatch_saturation": saturation_table(summary)}
-    ctx: dict = {"f": f, "drawn": drawn(tables), "tables": frames,
+    ctx: dict = {"drawn": drawn(tables), "tables": frames,
                  "disturbed_columns": {name: "disturbed repetitions" in frame for name, frame in frames.items()},
                  "anomaly_scale": any(scale_experiment(summary, s) != MAIN for s in ("push-naive", "push"))}
     ctx.update(seed_setup(f))
     ctx.update(setup(f, tables, machine))
-    ctx.update(load_facts(f, tables["dispatch_load"], "dispatch_load"))
     found = modes(f, summary, machine)
     ctx.update(found)
     ctx["seed_avg"] = seed_averages(f, summary, machine, ctx["seed_counts"])

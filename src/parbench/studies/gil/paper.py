@@ -42,7 +42,6 @@ KEYS = {
     "gil_runtimes": ["runtime"],
     f"gil_runtimes|{RUNTIMES_MS}": ["runtime"],
     "gil_comparisons": ["comparison", "workload", "execution", "workers"],
-    "gil_load": ["cell", "rep"],
 }
 # The generated parts (templates in paper/sections/gil/), in the order the section
 # includes them; `headline` and `limitations` go to the paper's summary and limitations.
@@ -866,11 +865,10 @@ def limitations(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, machine
 
 # --- the context ------------------------------------------------------------------------------------
 
-def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
-    from parbench.disturbance import load_facts
-
+def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
+    """The section's facts, registered on `f`, and the rest of its templates' context."""
+    machine = f.machine
     runtimes, comparisons = tables["gil_runtimes"], tables["gil_comparisons"]
-    f = Facts("gil", tables, KEYS, machine)
     # the rows the facts read are rows of gil_summary through POINTS
     summary = points(tables["gil_summary"])
     ok = _ok(summary)
@@ -878,7 +876,7 @@ def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
     par = ok[ok["execution"] != "sequential"]
     top = int(par["workers"].max()) if len(par) else None
     baseline = machine["config"]["gil"]["baseline"]
-    ctx: dict = {"f": f, "any_ok": not ok.empty, "baseline": baseline,
+    ctx: dict = {"any_ok": not ok.empty, "baseline": baseline,
                  "controls": sorted(controls),
                  "tables": {"gil_runtimes": runtimes_table(runtimes), "gil_speedup": paper_speedup_table(summary),
                             "gil_freethreading": comparisons_frame(comparisons) if len(comparisons) else None}}
@@ -887,7 +885,6 @@ def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
                                                                    "execution": ["threads", "processes"]}, fmt="int")
     seed = seed_facts(f)
     ctx.update(setup(f, summary, runtimes, machine))
-    ctx.update(load_facts(f, tables["gil_load"], "gil_load"))
     ctx.update(runtimes_part(f, summary, runtimes))
     ctx.update(report_part(f, summary, runtimes, machine))
     ctx.update(seed_row(f, summary, runtimes, seed))

@@ -37,7 +37,6 @@ KEYS = {
     "kem_throughput": [*CELL_KEY, "threads"],
     "kem_counters": ["counter"],
     f"kem_counters|{COUNTERS}": ["counter"],
-    "kem_load": ["cell", "rep"],
 }
 # The generated parts (templates in paper/sections/kem/), in the order the section
 # includes them; `headline` and `limitations` go to the paper's summary and limitations.
@@ -538,16 +537,13 @@ def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
             "kem_published_table": published_table(tables["kem_cycles"])}
 
 
-def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
-    from parbench.disturbance import load_facts
-
+def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
+    """The section's facts, registered on `f`, and the rest of its templates' context."""
     cycles, percentiles = tables["kem_cycles"], tables["kem_percentiles"]
     throughput, counters = tables["kem_throughput"], tables["kem_counters"]
-    f = Facts("kem", tables, KEYS, machine)
-    ctx = {"f": f, "tables": {"kem_seed": seed_table_frame(cycles, percentiles),
+    ctx = {"tables": {"kem_seed": seed_table_frame(cycles, percentiles),
                               "kem_published": published_table(cycles)}}
     ctx.update(setup(f, cycles, throughput, counters))
-    ctx.update(load_facts(f, tables["kem_load"], "kem_load"))
     ctx.update(cycles_part(f, cycles))
     ctx.update(seed_table(f, cycles, percentiles))
     ctx.update(distribution(f, percentiles))

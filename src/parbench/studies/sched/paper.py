@@ -30,7 +30,6 @@ KEYS = {
     "sched_fracsteal_frames": ["status"],  # a failed zoom: its one row
     f"sched_fracsteal_frames|{ZOOM}": [],  # one row: the zoom
     f"sched_fracsteal_frames|{ZOOM_FRAMES}": ["frame"],
-    "sched_load": ["cell", "rep"],
 }
 # The generated parts (templates in paper/sections/sched/), in the order the section
 # includes them; `headline` and `limitations` go to the paper's summary and limitations.
@@ -432,17 +431,15 @@ def _main_host(summary: pd.DataFrame, machine: dict) -> tuple[pd.DataFrame, list
     return summary[summary["hostname"].isna() | (summary["hostname"] == main)], sorted(set(hosts) - {main})
 
 
-def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
-    from parbench.disturbance import load_facts
-
+def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
+    """The section's facts, registered on `f`, and the rest of its templates' context."""
+    machine = f.machine
     summary = tables["sched_summary"]
-    f = Facts("sched", tables, KEYS, machine)
     mine, other_hosts = _main_host(summary, machine)
     ok = mine[mine["status"] == "ok"]
-    ctx: dict = {"f": f, "any_ok": not ok.empty, "other_hosts": other_hosts, "drawn": drawn(summary),
+    ctx: dict = {"any_ok": not ok.empty, "other_hosts": other_hosts, "drawn": drawn(summary),
                  "tables": {"sched_summary": summary_frame(summary)}}
     ctx.update(setup(f, summary, machine))
-    ctx.update(load_facts(f, tables["sched_load"], "sched_load"))
     ctx.update(limitations(f, summary, machine))
     ctx.update(fracsteal(f, tables["sched_fracsteal_frames"]))
     if ok.empty:

@@ -26,7 +26,6 @@ KEYS = {
     "sigpar_cells": ["algorithm", "operation", "mode", "backend", "workers", "hostname"],
     f"sigpar_cells|{RATIO}": ["algorithm", "operation", "workers", "backend"],
     f"sigpar_cells|{COST}": ["algorithm", "operation", "backend"],
-    "sigpar_load": ["cell", "rep"],
 }
 # The generated parts (templates in paper/sections/sigpar/), in the order the section
 # includes them; `headline` and `limitations` go to the paper's summary and limitations.
@@ -419,16 +418,14 @@ def report_tables(tables: dict[str, pd.DataFrame]) -> dict:
     return {"sigpar_summary": summary_table(cells)}
 
 
-def context(tables: dict[str, pd.DataFrame], machine: dict) -> dict:
-    from parbench.disturbance import load_facts
-
+def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
+    """The section's facts, registered on `f`, and the rest of its templates' context."""
+    machine = f.machine
     cells = tables["sigpar_cells"]
-    f = Facts("sigpar", tables, KEYS, machine)
     ok = cells[cells["status"] == "ok"]
-    ctx = {"f": f, "any_ok": not ok.empty, "headline": None,
+    ctx = {"any_ok": not ok.empty, "headline": None,
            "tables": {f"sigpar_summary_{k}": v for k, v in summary_frames(ok).items()}}
     ctx.update(setup(f, cells, ok, machine))
-    ctx.update(load_facts(f, tables["sigpar_load"], "sigpar_load"))
     ctx.update(versions(f, cells))
     ctx.update(limitations(f, cells, machine))
     if ok.empty:
