@@ -1,6 +1,8 @@
 """Config composition (Hydra) and validation: every bad value stops with a message that
 names it and what is allowed."""
 
+import json
+
 import pytest
 
 from parbench import config as pbconfig
@@ -131,3 +133,92 @@ def test_a_command_stops_on_a_bad_profile_naming_itself_and_the_allowed_ones():
         pbconfig.load_for_command("sched-cell", "nosuch")
     assert str(info.value).startswith("parbench sched-cell: unknown profile 'nosuch'; allowed: local, m4, smoke")
     assert pbconfig.load_for_command("sched-cell", "smoke")["profile"] == "smoke"
+
+
+# --- the composed config kept in data/cache/config/ ------------------------------------------
+
+@pytest.fixture
+def conf_copy(tmp_path):
+    """A copy of conf/ in a folder of its own (its kept configs go beside it)."""
+    import shutil
+
+    from parbench import project
+
+    conf = tmp_path / "conf"
+    shutil.copytree(project.conf_dir(), conf)
+    return conf
+
+
+def kept_files(conf):
+    return sorted((conf.parent / pbconfig.COMPOSED_CACHE).glob("*.json"))
+
+
+def no_hydra(monkeypatch):
+    def refuse(*args):
+        raise AssertionError("composed with Hydra, where the kept config was expected")
+
+    monkeypatch.setattr(pbconfig, "_compose", refuse)
+
+
+def test_a_composed_config_is_kept_and_read_back_as_it_was(conf_copy, monkeypatch):
+    first = pbconfig.load("smoke", ["sigpar.workers=[1]"], conf_dir=conf_copy)
+    assert len(kept_files(conf_copy)) == 1
+    no_hydra(monkeypatch)
+    assert pbconfig.load("smoke", ["sigpar.workers=[1]"], conf_dir=conf_copy) == first
+
+
+@pytest.mark.parametrize("change", ["file", "override", "cores", "studies"])
+def test_anything_composition_reads_composes_it_again(conf_copy, monkeypatch, change):
+    pbconfig.load("smoke", conf_dir=conf_copy)
+    overrides = []
+    if change == "file":
+        path = conf_copy / "sigpar" / "smoke.yaml"
+        path.write_text(path.read_text().replace("duration_sec: 0.8", "duration_sec: 0.9"))
+    elif change == "override":
+        overrides = ["sigpar.duration_sec=0.9"]
+    elif change == "cores":  # the resolvers read this machine's CPUs
+        monkeypatch.setattr(pbconfig, "available_cpus", lambda: list(range(7)))
+    else:
+        monkeypatch.setattr(pbconfig.studies, "names", lambda: ["sigpar"])
+        assert pbconfig.composed_key("smoke", [], conf_copy.resolve()) not in [p.stem for p in kept_files(conf_copy)]
+        return
+    cfg = pbconfig.load("smoke", overrides, conf_dir=conf_copy)
+    assert len(kept_files(conf_copy)) == 2
+    if change == "cores":
+        assert cfg["telemetry"]["cpu_affinity"]["performance_cores"] == list(range(7))
+    else:
+        assert cfg["sigpar"]["duration_sec"] == 0.9
+
+
+def test_a_config_reading_the_environment_is_never_kept(conf_copy, monkeypatch):
+    override = "description=${oc.env:PARBENCH_TEST_TEXT}"
+    monkeypatch.setenv("PARBENCH_TEST_TEXT", "first")
+    assert pbconfig.load("smoke", [override], conf_dir=conf_copy)["description"] == "first"
+    monkeypatch.setenv("PARBENCH_TEST_TEXT", "second")
+    assert pbconfig.load("smoke", [override], conf_dir=conf_copy)["description"] == "second"
+    assert kept_files(conf_copy) == []
+
+
+def test_a_kept_config_cut_short_is_composed_again(conf_copy):
+    cfg = pbconfig.load("smoke", conf_dir=conf_copy)
+    (kept,) = kept_files(conf_copy)
+    kept.write_text(kept.read_text()[:100])
+    assert pbconfig.load("smoke", conf_dir=conf_copy) == cfg
+    assert kept.read_text() == json.dumps(cfg)
+
+
+def test_a_kept_config_is_still_validated_on_every_load(conf_copy):
+    pbconfig.load("smoke", conf_dir=conf_copy)
+    (kept,) = kept_files(conf_copy)
+    doc = json.loads(kept.read_text())
+    doc["sigpar"]["workers"] = [0]
+    kept.write_text(json.dumps(doc))
+    with pytest.raises(pbconfig.ConfigError, match=r"sigpar.workers\[0\]"):
+        pbconfig.load("smoke", conf_dir=conf_copy)
+
+
+def test_a_bad_override_is_refused_every_time_and_never_kept(conf_copy):
+    for _ in range(2):
+        with pytest.raises(pbconfig.ConfigError, match="no_such_key"):
+            pbconfig.load("smoke", ["sigpar.no_such_key=1"], conf_dir=conf_copy)
+    assert kept_files(conf_copy) == []

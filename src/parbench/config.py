@@ -9,6 +9,13 @@ values), then the Hydra overrides, into one plain dict. That dict is checked aga
 checks that span keys. Snakemake (workflow/rules/common.smk) and every cell command load
 the config through `load()`, so both see the same values.
 
+Composing takes most of a second (Hydra parses every YAML file), and every cell and every
+job of a run loads the config: a composed config is kept in `data/cache/config/` beside
+`conf/`, under a key of everything composition reads (the profile, the overrides, every
+file of `conf/`, the values of the resolvers on this machine, the registered studies, this
+module and the versions of Hydra and OmegaConf), and composed again whenever any of them
+differs. Validation runs on every load, cached or not.
+
 Errors are `ConfigError`s whose message names the bad value, where it is, and what is
 allowed.
 """
@@ -17,6 +24,8 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -26,6 +35,8 @@ from parbench import project, studies
 from parbench.telemetry.affinity import available_cpus, core_topology
 
 DEFAULT_PROFILE = "local"
+# libyaml's safe loader where PyYAML was built with it (the same documents, parsed in C)
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ConfigError(ValueError):
@@ -123,9 +134,64 @@ def _primary(profile: str, conf_dir: Path) -> str:
     return name
 
 
+# The composed configs kept (see the module's docstring), beside conf/.
+COMPOSED_CACHE = "data/cache/config"
+# Bumped when what a cached file holds changes.
+COMPOSED_FORMAT = 1
+
+
+def composed_key(profile: str, overrides: list[str] | tuple[str, ...], conf_dir: Path) -> str | None:
+    """The key of a composed config: a digest of everything composition reads. None where a
+    value may come from outside those (an `${oc.env:...}` or another of OmegaConf's own
+    resolvers in a file or an override): such a config is composed every time."""
+    from importlib.metadata import version
+
+    files = sorted(p for p in conf_dir.rglob("*") if p.is_file())
+    texts = [p.read_bytes() for p in files]
+    if any(b"${oc." in t for t in texts) or any("${oc." in o for o in overrides):
+        return None
+    topology = core_topology()
+    digest = hashlib.sha256(json.dumps({
+        "format": COMPOSED_FORMAT, "profile": profile, "overrides": list(overrides), "conf_dir": str(conf_dir),
+        "available_cpus": available_cpus(), "performance_cpus": topology["performance"],
+        "efficiency_cpus": topology["efficiency"], "studies": studies.names(),
+        "hydra": version("hydra-core"), "omegaconf": version("omegaconf"),
+        "files": [str(p.relative_to(conf_dir)) for p in files]}, sort_keys=True).encode())
+    for text in texts:
+        digest.update(len(text).to_bytes(8, "little") + text)
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:32]
+
+
 def compose(profile: str, overrides: list[str] | tuple[str, ...] = (),
             conf_dir: Path | None = None) -> dict:
-    """Compose profile + overrides with Hydra and resolve it to a plain dict."""
+    """Compose profile + overrides with Hydra and resolve it to a plain dict: the one kept
+    under its key when there is one (`composed_key`), else composed and kept."""
+    conf_dir = Path(conf_dir or project.conf_dir()).resolve()
+    if profile not in list_profiles(conf_dir):
+        raise ConfigError(f"unknown profile {profile!r}; allowed: {', '.join(list_profiles(conf_dir))} "
+                          f"(files in {conf_dir}/)")
+    if isinstance(overrides, str):
+        raise ConfigError(f"overrides must be a list of Hydra overrides, got the string {overrides!r}")
+    key = composed_key(profile, overrides, conf_dir)
+    kept = conf_dir.parent / COMPOSED_CACHE / f"{key}.json" if key else None
+    if kept is not None:
+        try:
+            return json.loads(kept.read_text())
+        except (OSError, ValueError):  # not kept yet, or a file cut short: compose it
+            pass
+    cfg = _compose(profile, list(overrides), conf_dir)
+    if kept is not None and json.loads(json.dumps(cfg)) == cfg:  # JSON keeps it as it is (no int keys)
+        from parbench.records import write_atomic
+
+        try:
+            write_atomic(kept, json.dumps(cfg))
+        except OSError:  # a read-only checkout: compose every time
+            pass
+    return cfg
+
+
+def _compose(profile: str, overrides: list[str], conf_dir: Path) -> dict:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -134,16 +200,10 @@ def compose(profile: str, overrides: list[str] | tuple[str, ...] = (),
     from omegaconf.errors import OmegaConfBaseException
 
     _register_resolvers()
-    conf_dir = Path(conf_dir or project.conf_dir()).resolve()
-    if profile not in list_profiles(conf_dir):
-        raise ConfigError(f"unknown profile {profile!r}; allowed: {', '.join(list_profiles(conf_dir))} "
-                          f"(files in {conf_dir}/)")
-    if isinstance(overrides, str):
-        raise ConfigError(f"overrides must be a list of Hydra overrides, got the string {overrides!r}")
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
-            cfg = hydra_compose(config_name=_primary(profile, conf_dir), overrides=_expand_aliases(list(overrides)))
+            cfg = hydra_compose(config_name=_primary(profile, conf_dir), overrides=_expand_aliases(overrides))
         resolved = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         # Hydra appends its search path to "not found" messages; the options list before it
@@ -163,7 +223,7 @@ def compose(profile: str, overrides: list[str] | tuple[str, ...] = (),
 def schema() -> dict:
     """The whole config's schema: the shared keys, and each registered study's section."""
     with open(project.schema_path()) as fh:
-        doc = yaml.safe_load(fh)
+        doc = yaml.load(fh, Loader=FAST_LOADER)
     doc["properties"]["studies"]["items"]["enum"] = studies.names()
     for study in studies.registered():
         section = study.schema()

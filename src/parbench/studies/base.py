@@ -173,4 +173,4 @@ class Study:
 @functools.cache
 def _load_yaml(path: Path) -> dict:
     with open(path) as fh:
-        return yaml.safe_load(fh)
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
