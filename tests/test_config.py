@@ -178,9 +178,19 @@ def test_anything_composition_reads_composes_it_again(conf_copy, monkeypatch, ch
         overrides = ["sigpar.duration_sec=0.9"]
     elif change == "cores":  # the resolvers read this machine's CPUs
         monkeypatch.setattr(pbconfig, "available_cpus", lambda: list(range(7)))
-    else:
+    else:  # which studies compose, and the aliases of their overrides, are the code's
+        import dataclasses
+
+        before = pbconfig.composed_key("smoke", [], conf_copy.resolve())
+        assert [p.stem for p in kept_files(conf_copy)] == [before]
+        registered = pbconfig.studies.registered()
+        renamed = [dataclasses.replace(s, override_aliases={"algos": "sigpar/algorithms"}) if s.name == "sigpar"
+                   else s for s in registered]
+        monkeypatch.setattr(pbconfig.studies, "registered", lambda: renamed)
+        assert pbconfig.composed_key("smoke", [], conf_copy.resolve()) != before
+        monkeypatch.setattr(pbconfig.studies, "registered", lambda: registered)
         monkeypatch.setattr(pbconfig.studies, "names", lambda: ["sigpar"])
-        assert pbconfig.composed_key("smoke", [], conf_copy.resolve()) not in [p.stem for p in kept_files(conf_copy)]
+        assert pbconfig.composed_key("smoke", [], conf_copy.resolve()) != before
         return
     cfg = pbconfig.load("smoke", overrides, conf_dir=conf_copy)
     assert len(kept_files(conf_copy)) == 2

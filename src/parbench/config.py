@@ -13,8 +13,8 @@ Composing takes most of a second (Hydra parses every YAML file), and every cell 
 job of a run loads the config: a composed config is kept in `data/cache/config/` beside
 `conf/`, under a key of everything composition reads (the profile, the overrides, every
 file of `conf/`, the values of the resolvers on this machine, the registered studies, this
-module and the versions of Hydra and OmegaConf), and composed again whenever any of them
-differs. Validation runs on every load, cached or not.
+module, the studies' override aliases and the versions of Hydra and OmegaConf), and
+composed again whenever any of them differs. Validation runs on every load, cached or not.
 
 Errors are `ConfigError`s whose message names the bad value, where it is, and what is
 allowed.
@@ -155,6 +155,7 @@ def composed_key(profile: str, overrides: list[str] | tuple[str, ...], conf_dir:
         "format": COMPOSED_FORMAT, "profile": profile, "overrides": list(overrides), "conf_dir": str(conf_dir),
         "available_cpus": available_cpus(), "performance_cpus": topology["performance"],
         "efficiency_cpus": topology["efficiency"], "studies": studies.names(),
+        "aliases": {s.name: s.override_aliases for s in studies.registered()},
         "hydra": version("hydra-core"), "omegaconf": version("omegaconf"),
         "files": [str(p.relative_to(conf_dir)) for p in files]}, sort_keys=True).encode())
     for text in texts:
