@@ -209,6 +209,15 @@ def test_a_config_reading_the_environment_is_never_kept(conf_copy, monkeypatch):
     assert kept_files(conf_copy) == []
 
 
+@pytest.mark.parametrize("override, kept", [
+    ("description=${now:%Y}", False), ("description=${hydra:runtime.cwd}", False),
+    ("sigpar.workers=${worker_sweep:4}", True), ("sigpar.workers=[1,2]", True)])
+def test_only_parbench_s_own_resolvers_are_kept(conf_copy, override, kept):
+    # parbench's read this machine or the registry, both in the key; any other may read
+    # the clock, the environment or the working folder
+    assert (pbconfig.composed_key("smoke", [override], conf_copy.resolve()) is not None) == kept
+
+
 def test_a_kept_config_cut_short_is_composed_again(conf_copy):
     cfg = pbconfig.load("smoke", conf_dir=conf_copy)
     (kept,) = kept_files(conf_copy)

@@ -27,6 +27,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -67,18 +68,22 @@ def thread_range(cores: int | None = None) -> list[int]:
     return list(range(1, cores + 1))
 
 
+# The resolvers the profiles use (`${cores:}`): each reads this machine or the registry.
+RESOLVERS = {
+    "available_cpus": lambda: available_cpus(),
+    "performance_cpus": lambda: core_topology()["performance"],
+    "efficiency_cpus": lambda: core_topology()["efficiency"],
+    "cores": lambda: usable_cores(),
+    "worker_sweep": lambda cores=None: worker_sweep(cores),
+    "thread_range": lambda cores=None: thread_range(cores),
+    "registered_studies": lambda: studies.names(),
+}
+
+
 def _register_resolvers() -> None:
     from omegaconf import OmegaConf
 
-    for name, fn in {
-        "available_cpus": lambda: available_cpus(),
-        "performance_cpus": lambda: core_topology()["performance"],
-        "efficiency_cpus": lambda: core_topology()["efficiency"],
-        "cores": lambda: usable_cores(),
-        "worker_sweep": lambda cores=None: worker_sweep(cores),
-        "thread_range": lambda cores=None: thread_range(cores),
-        "registered_studies": lambda: studies.names(),
-    }.items():
+    for name, fn in RESOLVERS.items():
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)
 
@@ -142,13 +147,15 @@ COMPOSED_FORMAT = 1
 
 def composed_key(profile: str, overrides: list[str] | tuple[str, ...], conf_dir: Path) -> str | None:
     """The key of a composed config: a digest of everything composition reads. None where a
-    value may come from outside those (an `${oc.env:...}` or another of OmegaConf's own
-    resolvers in a file or an override): such a config is composed every time."""
+    value may come from outside those (a resolver other than parbench's own in a file or an
+    override: OmegaConf's `${oc.env:...}`, Hydra's `${hydra:...}` or `${now:...}`): such a
+    config is composed every time."""
     from importlib.metadata import version
 
     files = sorted(p for p in conf_dir.rglob("*") if p.is_file())
     texts = [p.read_bytes() for p in files]
-    if any(b"${oc." in t for t in texts) or any("${oc." in o for o in overrides):
+    called = set(re.findall(rb"\$\{\s*([\w.]+)\s*:", b"\n".join([*texts, *(o.encode() for o in overrides)])))
+    if any(name.decode() not in RESOLVERS for name in called):
         return None
     topology = core_topology()
     digest = hashlib.sha256(json.dumps({
