@@ -30,14 +30,10 @@ import os
 import re
 from pathlib import Path
 
-import yaml
-
-from parbench import project, studies
+from parbench import project, studies, yaml_file
 from parbench.telemetry.affinity import available_cpus, core_topology
 
 DEFAULT_PROFILE = "local"
-# libyaml's safe loader where PyYAML was built with it (the same documents, parsed in C)
-FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ConfigError(ValueError):
@@ -230,8 +226,7 @@ def _compose(profile: str, overrides: list[str], conf_dir: Path) -> dict:
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
     """The whole config's schema: the shared keys, and each registered study's section."""
-    with open(project.schema_path()) as fh:
-        doc = yaml.load(fh, Loader=FAST_LOADER)
+    doc = yaml_file.read(project.schema_path())
     doc["properties"]["studies"]["items"]["enum"] = studies.names()
     for study in studies.registered():
         section = study.schema()

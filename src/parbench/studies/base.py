@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-import yaml
+from parbench import yaml_file
 
 
 def _none(*_args) -> list:
@@ -172,5 +172,4 @@ class Study:
 
 @functools.cache
 def _load_yaml(path: Path) -> dict:
-    with open(path) as fh:
-        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml_file.read(path)

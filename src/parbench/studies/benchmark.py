@@ -42,7 +42,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, ClassVar
 
-from parbench import paths
+from parbench import paths, yaml_file
 from parbench.studies.base import CellPaths, Study
 
 # A cell's key is a file name and a Snakemake wildcard value.
@@ -474,9 +474,7 @@ def read_captions(path: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 @functools.lru_cache(maxsize=32)
 def _read_captions(path: Path, _mtime_ns: int) -> tuple[tuple, tuple]:
-    import yaml
-
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = yaml_file.read(path) or {}
     tables = data.pop("tables", None) or {}
     if not isinstance(tables, dict):
         raise ValueError(f"{path}: tables: is a mapping of report table name to caption")
