@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from parbench import studies
-from parbench.paper import check, figure_check, render_parts
+from parbench.paper import check, figure_check, render_parts, render_study, templates
+from parbench.paper.facts import SPAN, plain
 from parbench.paper.sources import shared_parts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,7 +30,15 @@ def fixture():
 
 
 @pytest.fixture(scope="module")
-def paper(fixture, tmp_path_factory):
+def rendered(fixture):
+    """Every study's parts, facts and report tables' captions from the fixture tables."""
+    machine, tables = fixture
+    return {study.name: render_study(study.name, study.paper(), {t: tables[t] for t in study.paper().TABLES}, machine)
+            for study in studies.registered()}
+
+
+@pytest.fixture(scope="module")
+def paper(fixture, rendered, tmp_path_factory):
     """The paper's generated folder, rendered from the fixture tables beside a copy of the
     paper's sources."""
     machine, tables = fixture
@@ -41,8 +50,7 @@ def paper(fixture, tmp_path_factory):
         (generated / name).write_text(text)
     (generated / "facts.json").write_text(json.dumps(facts))
     for study in studies.registered():
-        module = study.paper()
-        study_parts, study_facts = render_parts(study.name, module, {t: tables[t] for t in module.TABLES}, machine)
+        study_parts, study_facts, _ = rendered[study.name]
         (generated / study.name).mkdir()
         for name, text in study_parts.items():
             (generated / study.name / f"{name}.md").write_text(text)
@@ -91,3 +99,53 @@ def test_every_study_states_its_load_through_the_one_door(fixture):
         _, facts = render_parts(study.name, module, {t: tables[t] for t in module.TABLES}, machine)
         assert {f"{study.name}.load_reps", f"{study.name}.load_disturbed"} <= set(facts), study.name
         assert facts[f"{study.name}.load_reps"]["source"]["table"] == f"{study.name}_load", study.name
+
+
+def test_a_table_the_paper_and_the_report_both_show_has_one_caption(rendered):
+    """A report table's caption is its captions.yml template filled from the study's facts:
+    plain text in the report, and, where the paper shows the same table
+    (`table_caption(name)` in a template), the very caption the paper gives it, with the
+    paper's fact spans."""
+    shared = 0
+    for study in studies.registered():
+        parts, _, captions = rendered[study.name]
+        assert sorted(captions) == sorted(study.paper().REPORT_TABLES), study.name
+        sources = "".join(p.read_text() for p in (REPO / "paper" / "sections" / study.name).glob("*.md"))
+        for name, caption in captions.items():
+            assert caption.strip() and not SPAN.search(caption), name
+            assert not any(mark in caption for mark in ("{", "}", "[", "]", "`", "*")), (name, caption)
+            if f'table_caption("{name}")' in sources:
+                assert any(caption in plain(part) for part in parts.values()), name
+                shared += 1
+    assert shared >= 7  # kem's two, dispatch's five
+
+
+def test_a_table_caption_names_no_number_of_its_own():
+    # a table's caption is a template of the paper: its numbers are facts
+    for study in studies.registered():
+        for name, written in study.benchmark.table_captions().items():
+            where = f"paper/sections/{study.name}/captions.yml: {name}"
+            assert templates.lint_text(written, where) == []
+            assert "95%" not in written, where
+            assert "{confidence}" not in written, where  # the figures' form; a table's is {{ f.confidence }}
+
+
+def test_the_level_of_a_table_caption_is_the_runs(fixture):
+    machine, tables = fixture
+    machine = {**machine, "config": {**machine["config"], "gil": {**machine["config"]["gil"], "confidence": 0.9}}}
+    study = studies.get("gil")
+    _, _, captions = render_study("gil", study.paper(), {t: tables[t] for t in study.paper().TABLES}, machine)
+    assert "its 90% bootstrap interval" in captions["gil_speedup_table"]
+
+
+def test_a_template_naming_a_table_caption_not_written_fails(fixture, tmp_path, monkeypatch):
+    machine, tables = fixture
+    study = studies.get("kem")
+    sections = tmp_path / "sections"
+    shutil.copytree(REPO / "paper" / "sections", sections)
+    published = sections / "kem" / "published.md"
+    published.write_text(published.read_text().replace('table_caption("kem_published_table")',
+                                                       'table_caption("kem_nothing")'))
+    monkeypatch.setattr(templates, "sections_dir", lambda: sections)
+    with pytest.raises(templates.TemplateError, match="kem_nothing has no caption under tables:"):
+        render_study("kem", study.paper(), {t: tables[t] for t in study.paper().TABLES}, machine)

@@ -196,8 +196,11 @@ def test_the_report_table_is_written_with_its_one_caption(tmp_path):
                            tables_dir=str(tmp_path / "tables"),
                            tables=[str(tmp_path / f"{n}.parquet") for n in ("sigpar_cells", "sigpar_load")])
     assert paper_cli.fragments(args) == 0
-    caption = studies.get("sigpar").benchmark.table_caption("sigpar_summary", MACHINE["config"])
-    assert "95% bootstrap interval" in caption
+    tables = {"sigpar_cells": cells(), "sigpar_load": load()}
+    _, _, captions = paper_cli.render_study("sigpar", studies.get("sigpar").paper(), tables, MACHINE)
+    caption = captions["sigpar_summary"]
+    # the level is the facts', as plain text: no fact span outside the paper
+    assert "its 95% bootstrap interval" in caption and ".fact" not in caption
     html = (tmp_path / "tables" / "sigpar_summary.html").read_text()
     assert f"<caption>{caption.replace(chr(39), '&#x27;')}</caption>" in html
     assert (tmp_path / "tables" / "sigpar_summary.rst").read_text().startswith(caption)

@@ -72,26 +72,44 @@ def study_facts(study_name: str, module, tables: dict, machine: dict) -> tuple[A
     return f, ctx
 
 
-def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[dict[str, str], dict]:
-    """A study's generated parts ({part: Markdown}) and its facts ({key: record}): the
-    paper module computes the facts (`study_facts`), its templates
-    (`paper/sections/<study>/<part>.md`) write the words."""
+def render_study(study_name: str, module, tables: dict, machine: dict) -> tuple[dict[str, str], dict, dict[str, str]]:
+    """A study's generated parts ({part: Markdown}), its facts ({key: record}) and the
+    captions of its report tables ({REPORT_TABLES name: plain text}): the paper module computes
+    the facts (`study_facts`), its templates (`paper/sections/<study>/<part>.md`) write the
+    words, and each table caption under `tables:` in its captions.yml is a template filled
+    from the same context, once, for the paper (`table_caption(name)`) and the report."""
     from parbench import studies
     from parbench.paper import templates
+    from parbench.paper.facts import plain
     from parbench.paper.format import md_table
 
     facts, ctx = study_facts(study_name, module, tables, machine)
     frames = ctx["tables"]
+    benchmark = studies.get(study_name).benchmark
+    folder = templates.sections_dir() / study_name
+    written = benchmark.table_captions()
+    captions: dict[str, str] = {}
 
     def table(name: str, label: str, caption: str) -> str:
         return md_table(frames[name], caption, label)
 
-    benchmark = studies.get(study_name).benchmark
-    helpers = {"figure": lambda name: place_figure(benchmark, name, facts, machine), "table": table,
-               "profile": machine["profile"]}
-    folder = templates.sections_dir() / study_name
-    parts = {part: templates.render(folder, part, {**helpers, **ctx, "f": facts.view()}) for part in module.FRAGMENTS}
-    return parts, facts.records()
+    def table_caption(name: str) -> str:
+        if name not in written:
+            raise templates.TemplateError(f"{folder / 'captions.yml'}: the table {name} has no caption under tables:")
+        if name not in captions:
+            captions[name] = templates.render_text(folder, written[name], context, f"{folder / 'captions.yml'}: {name}")
+        return captions[name]
+
+    context = {"figure": lambda name: place_figure(benchmark, name, facts, machine), "table": table,
+               "table_caption": table_caption, "profile": machine["profile"], **ctx, "f": facts.view()}
+    parts = {part: templates.render(folder, part, context) for part in module.FRAGMENTS}
+    return parts, facts.records(), {name: plain(table_caption(name)) for name in module.REPORT_TABLES}
+
+
+def render_parts(study_name: str, module, tables: dict, machine: dict) -> tuple[dict[str, str], dict]:
+    """A study's generated parts and its facts (`render_study` without the report's captions)."""
+    parts, facts, _ = render_study(study_name, module, tables, machine)
+    return parts, facts
 
 
 def fragments(args) -> int:
@@ -107,7 +125,7 @@ def fragments(args) -> int:
     missing = [t for t in module.TABLES if t not in tables]
     if missing:
         raise SystemExit(f"parbench paper-fragments {study.name}: missing table(s) {', '.join(missing)}")
-    parts, facts = render_parts(study.name, module, tables, machine)
+    parts, facts, captions = render_study(study.name, module, tables, machine)
     for name in module.FRAGMENTS:
         print(f"paper: wrote {_write(Path(args.out_dir) / f'{name}.md', parts[name])}")
     print(f"paper: wrote {_write(Path(args.out_dir) / 'facts.json', json.dumps(facts, indent=1))}")
@@ -115,10 +133,8 @@ def fragments(args) -> int:
     if sorted(views) != sorted(module.REPORT_TABLES):
         raise SystemExit(f"parbench paper-fragments {study.name}: report_tables wrote {sorted(views)}, "
                          f"but REPORT_TABLES declares {sorted(module.REPORT_TABLES)}")
-    cfg = machine.get("config", {})
     for name, frame in views.items():
-        caption = study.benchmark.table_caption(name, cfg)
-        for path in write_table_views(frame, Path(args.tables_dir) / name, caption):
+        for path in write_table_views(frame, Path(args.tables_dir) / name, captions[name]):
             print(f"paper: wrote {path}")
     return 0
 

@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from parbench.paper.format import fmt_num, fmt_pct, span_text
+from parbench.paper.format import fmt_num, fmt_pct, span_text, unspan_text
 
 
 def _series(values) -> str:
@@ -408,4 +408,10 @@ def _dig(doc: dict, path: str):
 
 
 SPAN = re.compile(r'\[(?P<text>[^\[\]]*)\]\{\.fact key="(?P<key>[^"]+)"\}')
+
+
+def plain(markdown: str) -> str:
+    """`markdown` with each fact's span written as the fact's text: what a caption the paper
+    also shows says in Snakemake's report, where no paper check reads it."""
+    return SPAN.sub(lambda m: unspan_text(m["text"]), markdown)
 

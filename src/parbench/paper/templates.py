@@ -15,6 +15,9 @@ What a template gets:
 - `figure(name)`: the study's figure, with its declared label and its one caption (the
   study's `captions.yml`, beside its templates);
 - `table(name, label, caption)`: a table the paper module gives in its context's `tables`;
+- `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
+  (itself a template, filled from the same context): the caption of a table the paper and
+  Snakemake's report both show, written once;
 - anything else the paper module puts in its context (rows to loop over, names).
 """
 
@@ -64,6 +67,17 @@ def render(folder: Path, part: str, context: dict) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
+def render_text(folder: Path, text: str, context: dict, where: str) -> str:
+    """Render one template written elsewhere than in its own file (a table's caption in
+    captions.yml) with `context`, as a template of `folder`; one line, its spaces
+    collapsed. `where` names it in an error."""
+    try:
+        rendered = environment(folder).from_string(text).render(**context)
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(f"{where}: {exc}") from None
+    return " ".join(rendered.split())
+
+
 def _words(source: str) -> str:
     """A template's own words: without Jinja expressions, statements and comments, fenced
     or inline code, cross-references, labels and includes."""
@@ -79,10 +93,15 @@ def _words(source: str) -> str:
 
 def lint(path: Path) -> list[str]:
     """What breaks the rules in one template: every number and comparison word of its own."""
+    return lint_text(path.read_text(), str(path))
+
+
+def lint_text(source: str, where: str) -> list[str]:
+    """The same for a template written elsewhere (a table's caption); `where` names it."""
     problems = []
-    for n, line in enumerate(_words(path.read_text()).splitlines(), 1):
+    for n, line in enumerate(_words(source).splitlines(), 1):
         for m in FREE_NUMBER.finditer(line):
-            problems.append(f"{path}:{n}: the number {m.group(0)!r} is not a fact")
+            problems.append(f"{where}:{n}: the number {m.group(0)!r} is not a fact")
         for m in COMPARISONS.finditer(line):
-            problems.append(f"{path}:{n}: the comparison {m.group(0)!r} is not a verdict fact")
+            problems.append(f"{where}:{n}: the comparison {m.group(0)!r} is not a verdict fact")
     return problems

@@ -403,9 +403,13 @@ class Benchmark:
         return self._captions_file()[0]
 
     def table_captions(self) -> dict[str, str]:
-        """Report table name (`REPORT_TABLES`) -> its caption, written under `tables:` in
-        the same captions.yml: the HTML table's caption and its caption in Snakemake's
-        report."""
+        """Table name -> its caption as written under `tables:` in the same captions.yml:
+        a template of the study's paper (`{{ f.confidence }}`), filled from the paper's
+        facts by `parbench paper-fragments`, once for the report table of that name (the
+        HTML table's caption and its caption in Snakemake's report) and for the paper's
+        table that shows the same (`table_caption(name)` in a template). Figures are
+        captioned before any paper is written (the chart, the report), so their captions
+        name only the config's values, in single braces."""
         return self._captions_file()[1]
 
     def _captions_file(self) -> tuple[dict[str, str], dict[str, str]]:
@@ -428,15 +432,9 @@ class Benchmark:
     def caption(self, name: str, cfg: dict, values: dict[str, str] | None = None) -> str:
         """A figure's caption, what it names in braces filled for the run's config (or with
         `values`: the paper writes them as its facts)."""
-        return self._filled(self.captions(), name, cfg, values, f"the figure {name} has no caption")
-
-    def table_caption(self, name: str, cfg: dict) -> str:
-        """A report table's caption, what it names in braces filled for the run's config."""
-        return self._filled(self.table_captions(), name, cfg, None, f"the table {name} has no caption under tables:")
-
-    def _filled(self, captions: dict, name: str, cfg: dict, values: dict | None, missing: str) -> str:
+        captions = self.captions()
         if name not in captions:
-            raise KeyError(f"{self.name}: {missing} in paper/sections/{self.name}/captions.yml")
+            raise KeyError(f"{self.name}: the figure {name} has no caption in paper/sections/{self.name}/captions.yml")
         return captions[name].format(**(self.caption_values(cfg) if values is None else values))
 
     def report_caption(self, name: str, cfg: dict) -> str:
