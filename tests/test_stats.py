@@ -115,6 +115,19 @@ def test_bootstrap_ratio_ci_brackets_the_ratio_of_medians():
     assert stats.bootstrap_ratio_ci(at_two, [0.0, 0.0]) == (None, None)
 
 
+def test_median_ratio_is_the_ratio_of_medians_with_the_seeded_interval():
+    base, mine = [4.0, 4.2, 3.9, 4.1], [1.0, 1.1, 0.9, 1.05]
+    value, lo, hi = stats.median_ratio(base, mine, 2, 0.9, ("speedup", "quicksort", 2))
+    assert value == stats.median(base) / (2 * stats.median(mine))
+    assert (lo, hi) == stats.bootstrap_ratio_ci(base, mine, scale=2, confidence=0.9,
+                                               seed=stats.bootstrap_seed("speedup", "quicksort", 2))
+    assert lo <= value <= hi
+    assert stats.median_ratio([], mine) == (None, None, None)
+    assert stats.median_ratio(None, mine) == (None, None, None)
+    assert stats.median_ratio([2.0], [1.0])[0] == 2.0  # one repetition each: a ratio, no interval
+    assert stats.median_ratio([2.0], [1.0])[1:] == (None, None)
+
+
 def test_distinguishable_only_when_intervals_are_disjoint():
     assert stats.distinguishable((1.0, 2.0), (2.5, 3.0))
     assert stats.distinguishable((2.5, 3.0), (1.0, 2.0))

@@ -159,6 +159,18 @@ def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
     return _interval(top / (scale * bottom), confidence)
 
 
+def median_ratio(numerator: Sequence[float] | None, denominator: Sequence[float], scale: float = 1.0,
+                 confidence: float = 0.95, key: tuple = ()) -> tuple[float | None, float | None, float | None]:
+    """median(numerator) / (scale x median(denominator)) and its bootstrap interval
+    (`bootstrap_ratio_ci`, seeded by `key`: the point's name, `bootstrap_seed`); (None,
+    None, None) when either group is empty."""
+    if not numerator or not denominator:
+        return None, None, None
+    value = median(numerator) / (scale * median(denominator))
+    lo, hi = bootstrap_ratio_ci(numerator, denominator, scale=scale, confidence=confidence, seed=bootstrap_seed(*key))
+    return value, lo, hi
+
+
 def distinguishable(a: tuple[float | None, float | None], b: tuple[float | None, float | None]) -> bool:
     """Whether two intervals (low, high) are disjoint, i.e. the two quantities can be told
     apart on this machine. Overlapping intervals, or a missing interval (one repetition),

@@ -173,15 +173,6 @@ def point_row(launches: list[tuple[dict, dict]], confidence: float) -> tuple[dic
     return row, per_launch
 
 
-def _ratio(numerator: list[float], denominator: list[float], scale: float, confidence: float, *key):
-    """median(numerator) / (scale x median(denominator)) and its bootstrap interval."""
-    if not numerator or not denominator:
-        return None, None, None
-    value = stats.median(numerator) / (scale * stats.median(denominator))
-    lo, hi = stats.bootstrap_ratio_ci(numerator, denominator, scale=scale, confidence=confidence, seed=stats.bootstrap_seed(*key))
-    return value, lo, hi
-
-
 def _by_point(records: list[dict], confidence: float) -> tuple[list[dict], dict]:
     """Every point's row, and each ok point's launch times (for the ratios' intervals)."""
     by_point: dict[tuple, list[tuple[dict, dict]]] = {}
@@ -227,7 +218,7 @@ def comparison_table(records: list[dict], confidence: float) -> pd.DataFrame:
             base = launch_times.get((against, *key[1:]))
             if not base:
                 continue
-            value, lo, hi = _ratio(mine, base, 1, confidence, name, *key)
+            value, lo, hi = stats.median_ratio(mine, base, 1, confidence, (name, *key))
             a, b = facts.get(runtime, {}), facts.get(against, {})
             rows.append({"study": "gil", "comparison": name, "meaning": what, "runtime": runtime, "against": against,
                          "workload": key[1], "execution": key[2], "workers": key[3],
@@ -268,13 +259,13 @@ def summary_table(records: list[dict], confidence: float, baseline: str) -> pd.D
         # numerator; a point against itself is exactly 1 (no interval: nothing was compared)
         itself = r.execution == "sequential"
         values["speedup"].append((1.0, None, None) if itself and mine else
-                                 _ratio(seq, mine, 1, confidence, "speedup", *key))
+                                 stats.median_ratio(seq, mine, 1, confidence, ("speedup", *key)))
         values["efficiency"].append((1.0 / r.workers, None, None) if itself and mine else
-                                    _ratio(seq, mine, r.workers, confidence, "efficiency", *key))
+                                    stats.median_ratio(seq, mine, r.workers, confidence, ("efficiency", *key)))
         # the native control's work is scaled: its times are never compared with the runtimes'
         values["ratio"].append((None, None, None) if r.control is True else
                                (1.0, None, None) if r.runtime == baseline and mine else
-                               _ratio(mine, base, 1, confidence, "ratio", *key))
+                               stats.median_ratio(mine, base, 1, confidence, ("ratio", *key)))
     for name, column in (("speedup", "speedup_vs_sequential"), ("efficiency", "efficiency"),
                          ("ratio", "ratio_vs_baseline")):
         triples = values[name]

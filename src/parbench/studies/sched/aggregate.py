@@ -168,17 +168,6 @@ def task_share_cvs(workers: pd.DataFrame) -> list[float]:
     return cvs
 
 
-def _ratio(numerator: list[float] | None, denominator: list[float], scale: float, *key):
-    """A median ratio and its bootstrap interval: median(numerator) / (scale x
-    median(denominator)), (None, None, None) without a numerator."""
-    if not numerator or not denominator:
-        return None, None, None
-    value = statistics.median(numerator) / (scale * statistics.median(denominator))
-    lo, hi = stats.bootstrap_ratio_ci(numerator, denominator, scale=scale, confidence=CONFIDENCE,
-                                      seed=stats.bootstrap_seed(*key))
-    return value, lo, hi
-
-
 def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame) -> pd.DataFrame:
     by_cell: dict[tuple, list[dict]] = {}
     for record in records:
@@ -205,7 +194,7 @@ def summary_table(records: list[dict], runs: pd.DataFrame, workers: pd.DataFrame
             elif base_key == key:
                 columns[name].append((1.0 / scale, None, None))
             else:
-                columns[name].append(_ratio(base, mine, scale, name, *key))
+                columns[name].append(stats.median_ratio(base, mine, scale, CONFIDENCE, (name, *key)))
     summary = summary.drop(columns="host_key")
     for name, values in columns.items():
         summary[name] = [v[0] for v in values]
