@@ -493,6 +493,31 @@ def test_the_gil_parts_hold_against_their_tables(records):
     assert "protopy ([PROTOPY_BIN is not set]{.fact" in parts["limitations"]
 
 
+def test_the_headline_compares_the_times_where_the_two_speedups_overlap():
+    """GIL off against on in threads: each speedup is over its own sequential run, so two
+    speedups may overlap where the times themselves are set apart; the headline then
+    states the time ratio (the GIL's cost at that point) and its verdict."""
+    ft = {"name": "cpython_ft", "alternatives": ["python3.13t"], "argv": ["/x/python3.13t"], "chosen": "python3.13t",
+          "reason": None, "gil_declared": None}
+    resolutions = [*RESOLUTIONS, ft, dict(ft, name="cpython_ft_gil")]
+    scaled = "multithread_cpu_scaled"
+    recs = launches([
+        record("cpython", scaled, [point("sequential", 1, [0.10, 0.11, 0.12]), point("threads", 2, [0.11, 0.12, 0.13])]),
+        record("cpython_ft", scaled, [point("sequential", 1, [0.044, 0.045, 0.046]),
+                                      point("threads", 2, [0.022, 0.023, 0.024], cpu_factor=1.9)], gil=False),
+        record("cpython_ft_gil", scaled, [point("sequential", 1, [0.088, 0.090, 0.092]),
+                                          point("threads", 2, [0.048, 0.050, 0.052])]),
+    ])
+    tables, m = paper_tables(recs, resolutions), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    head = parts["headline"]
+    assert "[not distinguishable on this machine from]" in head  # 1.96 against 1.80
+    assert "so the headline cannot say" not in head
+    assert "with its GIL on the same binary took [2.17 (" in head
+    assert '[slower with the GIL on]{.fact key="gil.time_ratio_vs_one.gil_cost.' in head
+
+
 def test_a_tampered_fact_verdict_or_span_is_caught(records):
     tables, m = paper_tables(records), machine()
     parts, facts = render(tables, m)

@@ -134,6 +134,9 @@ def test_a_caption_says_what_the_run_s_config_decides(study):
     if study.name == "gil":
         drawn = study.benchmark.caption("gil_wall_time", pbconfig.load("smoke", ["gil.confidence=0.9"]))
         assert "its 90% percentile-bootstrap interval" in drawn
+    if study.name == "sigpar":  # the latency sample is the run's, not the config key's name
+        drawn = study.benchmark.caption("sigpar_latency", pbconfig.load("smoke", ["sigpar.max_latency_samples=4096"]))
+        assert "over up to 4,096 latencies per worker" in drawn
 
 
 def test_every_paper_table_has_one_caption(study):

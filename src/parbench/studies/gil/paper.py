@@ -403,6 +403,11 @@ def _ms_cell(row) -> str:
 
 # --- the GIL and the free-threaded build ----------------------------------------------------------
 
+# the verdicts of the GIL's cost (a time ratio, GIL on over off, against one)
+GIL_COST_WORDS = ("slower with the GIL on", "faster with the GIL on",
+                  "not distinguishable on this machine with the GIL on and off")
+
+
 def comparison_fact(f: Facts, row, short: str) -> Fact:
     return f.lookup(_id(short, row["comparison"], row["workload"], row["execution"], _w(row)), "gil_comparisons",
                     row, "time_ratio", fmt="fixed2", about=(row["workload"],))
@@ -435,9 +440,7 @@ def freethreading(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, compa
            "overhead_versions": None, "overhead_origins": None, "alloc": None, "ft_table": bool(len(comparisons))}
     gil = comparisons[comparisons["comparison"] == "gil_cost"]
     if len(gil):
-        items = [_comparison_item(f, r, "slower with the GIL on", "faster with the GIL on",
-                                  "not distinguishable on this machine with the GIL on and off")
-                 for _, r in gil.iterrows()]
+        items = [_comparison_item(f, r, *GIL_COST_WORDS) for _, r in gil.iterrows()]
         seq = [i for i in items if i["execution"] == "sequential"]
         out["gil_cost"] = grouped(f, "gil_cost", [i for i in items if i["execution"] != "sequential"])
         out["gil_cost_seq"] = grouped(f, "gil_cost_seq", seq) if seq else None
@@ -820,6 +823,11 @@ def headline(f: Facts, ok: pd.DataFrame, comparisons: pd.DataFrame, seed: dict, 
            "verdict": f.verdict("headline_ft_vs_gil", s_ft, s_on, better="higher than", worse="lower than"),
            "ft_vs_one": vs_one(f, "headline_ft_vs_one", s_ft), "on_vs_one": vs_one(f, "headline_on_vs_one", s_on),
            "seed": None, "cpu": None}
+    # the same point's times compared directly (the GIL's cost: on over off), where two
+    # speedups, each over its own sequential run, may not tell the two apart
+    cost = comparisons[(comparisons["comparison"] == "gil_cost") & (comparisons["workload"] == workload)
+                       & (comparisons["execution"] == "threads") & (comparisons["workers"] == top)]
+    out["cost"] = _comparison_item(f, cost.iloc[0], *GIL_COST_WORDS) if len(cost) else None
     if pd.notna(ft.get("cpu_sec_per_wall_sec")):
         # the threads ran at once only if they kept more than one core busy: the CPU time
         # says so, whatever the speedup's interval

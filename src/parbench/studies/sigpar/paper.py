@@ -79,6 +79,7 @@ def setup(f: Facts, cells: pd.DataFrame, ok: pd.DataFrame, machine: dict) -> dic
     f.config("seed", "run_order_seed", fmt="plain")
     f.constant("confidence", CONFIDENCE, fmt="pct")
     f.config("min_ops", "sigpar.min_ops_per_worker", fmt="int")
+    f.config("max_latency_samples", "sigpar.max_latency_samples", fmt="int")  # the latency figure's caption
     f.config("sample_interval", "telemetry.sample_interval_sec", unit="s")
     few_rows = [{"row": r, "per_worker": f.lookup(_id("per_worker", r.algorithm, r.operation, r.variant,
                                                       f"t{int(r.workers)}"), "sigpar_cells", r, "ops_per_worker",

@@ -148,6 +148,15 @@ class Sigpar(StudyWithOwnRules):
               f"repetitions, {len(tables['workers'])} worker rows, {len(tables['latency'])} latency samples "
               f"-> {out_dir}")
 
+    def caption_values(self, cfg: dict) -> dict[str, str]:
+        """The level of the intervals, and how many latencies a worker keeps at most
+        (`sigpar.max_latency_samples`, the latency figure's sample)."""
+        from parbench.paper.format import fmt_num
+
+        samples = (cfg.get("sigpar") or {}).get("max_latency_samples")
+        return {**super().caption_values(cfg), "max_latency_samples": "a configured number of" if samples is None
+                else fmt_num(samples)}
+
     def complete_schema(self, schema: dict) -> dict:
         schema["$defs"]["sigpar_algorithm"]["enum"] = list(algorithms.CATALOG)
         return schema
