@@ -414,4 +414,3 @@ def plain(markdown: str) -> str:
     """`markdown` with each fact's span written as the fact's text: what a caption the paper
     also shows says in Snakemake's report, where no paper check reads it."""
     return SPAN.sub(lambda m: unspan_text(m["text"]), markdown)
-
