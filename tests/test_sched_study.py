@@ -238,6 +238,20 @@ def test_speedups_carry_intervals_from_both_cells_repetitions(reps_records):
     assert single["median_time_s_ci_low"].isna().all() and single["speedup_vs_sequential_ci_low"].isna().all()
 
 
+def test_the_speedup_figure_draws_every_interval_even_beside_a_point_without_one(reps_records):
+    # against its own 1-thread run a scheduler's speedup at one thread is one, with no
+    # interval: a band needs two points with one, so each interval is a whisker as well
+    import json
+
+    summary = aggregate.study_tables(reps_records)["summary"]
+    spec = json.loads(figures.speedup(summary, {}).to_json())
+    layers = spec["spec"]["layer"]
+    whiskers = [layer for layer in layers if (layer.get("mark") or {}).get("type") == "errorbar"]
+    assert len(whiskers) == 1
+    assert whiskers[0]["encoding"]["y"]["field"] == "speedup_ci_low"
+    assert whiskers[0]["encoding"]["y2"]["field"] == "speedup_ci_high"
+
+
 def test_steal_counts_and_tasks_per_thread_carry_intervals_from_the_repetitions():
     recs = [rec for k, steals in enumerate([(10, 3, 1), (14, 2, 1), (12, 5, 1)])
             for rec in repeated("quicksort", "ws", 2, [[4.0]], steals=steals, tasks=[40 + 10 * k, 60 - 10 * k])]

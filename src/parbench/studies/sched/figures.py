@@ -144,17 +144,23 @@ def speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                  alt.Tooltip("speedup_ci_low:Q", format=".2f", title="95% CI low"),
                  alt.Tooltip("speedup_ci_high:Q", format=".2f", title="95% CI high"),
                  alt.Tooltip("disturbed_reps:Q", title="disturbed repetitions")])
-    bands = base.transform_filter("isValid(datum.speedup_ci_low)").mark_area(opacity=0.18).encode(
+    with_ci = base.transform_filter("isValid(datum.speedup_ci_low)")
+    bands = with_ci.mark_area(opacity=0.18).encode(
         y="speedup_ci_low:Q", y2="speedup_ci_high:Q", color=scheduler_color(long, LINE_LEGEND), detail=f"{HOST}:N")
+    # whiskers too: against its own 1-thread run a speedup at one thread is one, with no
+    # interval, so a band there would join nothing and show no interval at all
+    whiskers = with_ci.mark_errorbar(ticks=True).encode(
+        y=alt.Y("speedup_ci_low:Q", title="speedup"), y2="speedup_ci_high:Q",
+        color=scheduler_color(long, LINE_LEGEND), detail=f"{HOST}:N")
     # linear speedup, drawn from the same rows so that every facet gets its own
     diagonal = base.transform_calculate(linear="datum.threads").mark_line(
         strokeDash=[4, 4], color="#999999").encode(y="linear:Q", detail="scheduler:N")
     marks = disturbed_layer(base.encode(y="speedup:Q"), long)
-    return (alt.layer(diagonal, bands, lines, *marks).properties(width=260, height=200)
+    return (alt.layer(diagonal, bands, whiskers, lines, *marks).properties(width=260, height=200)
             .facet(column=alt.Column("baseline:N", title=None, sort=["against the sequential baseline"]),
                    row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
-            .properties(title="Speedup against threads: median of the repetitions, band: 95% bootstrap "
-                              "interval from both cells' repetitions (dashed: linear)"))
+            .properties(title="Speedup against threads: median of the repetitions, band and whiskers: 95% "
+                              "bootstrap interval from both cells' repetitions (dashed: linear)"))
 
 
 def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
