@@ -1,7 +1,8 @@
 """YAML files read one way: the safe loader, in C (libyaml) where PyYAML was built with it.
 
-Both loaders accept the same documents and build the same objects; the C one parses a
-schema or a composed config several times faster, which every cell's start pays for.
+Both loaders accept the same documents and build the same objects; the C one parses the
+config's schema, the studies' schemas and their captions files several times faster, which
+every cell's start pays for (a composed config is kept as JSON, `config.COMPOSED_CACHE`).
 """
 
 from __future__ import annotations
