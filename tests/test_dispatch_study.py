@@ -588,7 +588,6 @@ def test_every_drawn_dispatch_figure_passes_the_figure_check(repeated):
             assert DISTURBED_COLOR in svg, name
         # only the systems drawn: no peer ran in these records
         assert ">processpool<" not in svg and ">ray<" not in svg and "system: ray" not in svg, name
-    assert figures.decades([0.3, 2.9e3]) == [0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]
     # nothing to draw: the paper leaves the figure out and says so in words
     assert paper.drawn(paper_tables(repeated))["order"] is False
     parts, _ = render(paper_tables(repeated), m)

@@ -296,6 +296,25 @@ def test_log_ticks_give_each_panel_numbers_over_its_own_values():
     assert [t for t in log_ticks([[0.27, 2.6]]) if 0.27 <= t <= 2.6] == [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1, 1.5, 2]
 
 
+def test_a_padded_log_scale_numbers_a_narrow_panel_over_decades_at_powers_of_ten_none_hidden():
+    from parbench.figures import LOG_PADDING, padded_log_scale
+
+    # dispatch's latency panels, 180 px over 0.5 to 2,600 ms: an axis rounded out to
+    # 10,000 dropped that last number for crowding 1,000
+    values = [0.5, 3.0, 40.0, 2_600.0]
+    scale, axis = padded_log_scale(values, ",~g")
+    assert scale.domain == [0.5 / LOG_PADDING, 2_600.0 * LOG_PADDING]
+    assert axis.values == [1.0, 10.0, 100.0, 1_000.0]
+    data = pd.DataFrame({"x": values, "y": [0.25, 0.5, 0.75, 1.0]})
+    svg = _svg(alt.Chart(data).mark_line().encode(x=alt.X("x:Q", scale=scale, axis=axis), y="y:Q")
+               .properties(width=180))
+    assert 'opacity="0"' not in svg and figure_check.problems(svg, "latency") == []
+    assert ">1,000<" in svg
+    # fewer than three decades keep the 2s, 3s and 5s between them; nothing to draw, no domain
+    assert 200.0 in padded_log_scale([120.0, 9_000.0])[1].values
+    assert padded_log_scale([float("nan")])[0].domain is alt.Undefined
+
+
 def test_labels_hidden_for_overlap_leave_the_saved_svg():
     from parbench.figures import log_axis, without_hidden_text
 

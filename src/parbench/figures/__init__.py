@@ -40,6 +40,10 @@ FINE_LOG_MANTISSAS = (1, 1.5, 2, 3, 4, 5, 6, 7, 8)
 # still finer, where those span less than EVEN_TICKS_SPAN of the values (1.0 to 4.0 had
 # only 1.5, 2 and 3: half the axis)
 FINER_LOG_MANTISSAS = (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8)
+# Over this many times its bottom value (three decades), an axis is numbered at the powers
+# of ten only: 2s, 3s and 5s between them crowd each other in print and the overlap rule
+# then drops labels unevenly.
+DECADES_ONLY_SPAN = 1000
 
 
 def _panel_ticks(values) -> list[float]:
@@ -49,7 +53,9 @@ def _panel_ticks(values) -> list[float]:
     if not clean:
         return []
     lo, hi = min(clean), max(clean)
-    if hi >= 10 * lo:  # a decade or more: a few mantissas in each decade
+    if hi >= DECADES_ONLY_SPAN * lo:
+        ticks = _mantissa_ticks(lo, hi, (1,))
+    elif hi >= 10 * lo:  # a decade or more: a few mantissas in each decade
         ticks = _mantissa_ticks(lo, hi, LOG_MANTISSAS)
     elif hi >= 3 * lo:  # a third of a decade or more: more of them, enough to span the values
         ticks = _mantissa_ticks(lo, hi, FINE_LOG_MANTISSAS)
@@ -120,6 +126,25 @@ def log_axis(panels=None, number_format: str = "~g", domain=None, **options) -> 
         ends = [float(v) for v in domain] if domain is not None else []
         options["values"] = log_ticks([[*values, *ends] for values in panels])
     return alt.Axis(labelExpr=f"format(datum.value, '{number_format}')", labelOverlap="greedy", **options)
+
+
+# How far a padded log scale reaches past its values, each side (a factor).
+LOG_PADDING = 1.15
+
+
+def padded_log_scale(values, number_format: str = "~g", **axis_options) -> tuple[alt.Scale, alt.Axis]:
+    """A log scale over `values` (every number a panel draws: points, interval ends),
+    reaching `LOG_PADDING` past them each side, and its axis (`log_axis`). A log scale's
+    own domain rounds out to powers of ten: it squeezed the lines into a strip, and the
+    number at its far end was dropped for crowding its neighbour on a narrow panel."""
+    import math
+
+    clean = [float(v) for v in values if v is not None and not math.isnan(float(v)) and float(v) > 0]
+    if not clean:
+        return alt.Scale(type="log"), log_axis(number_format=number_format, **axis_options)
+    domain = [min(clean) / LOG_PADDING, max(clean) * LOG_PADDING]
+    return (alt.Scale(type="log", nice=False, domain=domain),
+            log_axis([clean], number_format=number_format, domain=domain, **axis_options))
 
 
 # A label Vega hid (an axis label dropped for overlap) is still a text in the SVG, drawn

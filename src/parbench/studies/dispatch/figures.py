@@ -7,17 +7,15 @@ Each figure's data comes from a `<figure>_data` function, which the paper module
 asks whether the figure draws anything (a figure without data is a sentence instead).
 Legends list only the systems drawn, each in its fixed colour; every faceted mark carries
 its panel's workload in its tooltip; a point whose repetition stayed disturbed (the
-machine busy elsewhere) is marked with a red diamond; log axes are labelled at powers of
-ten only, so that their labels never crowd each other."""
+machine busy elsewhere) is marked with a red diamond; log axes reach a little past the
+values they draw (`parbench.figures.padded_log_scale`)."""
 
 from __future__ import annotations
-
-import math
 
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, note, ok_rows, palette_scale, present
+from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, present
 from parbench.studies.dispatch.aggregate import main_only, previous_count
 from parbench.studies.dispatch.plan import MAIN, SYSTEMS
 
@@ -44,23 +42,9 @@ def workload_titles(machine: dict) -> dict[str, str]:
             "io": f"I/O ({1000 * io:g} ms sleep)" if io else "I/O"}
 
 
-def decades(values) -> list[float]:
-    """The powers of ten from below the smallest to above the largest of `values`: the
-    only labels of a log axis (2s and 5s between them crowd each other in print)."""
-    clean = [float(v) for v in values if v is not None and not pd.isna(v) and float(v) > 0]
-    if not clean:
-        return [1.0]
-    lo, hi = math.floor(math.log10(min(clean))), math.ceil(math.log10(max(clean)))
-    return [10.0 ** k for k in range(lo, max(hi, lo + 1) + 1)]
-
-
-def log_scale(values) -> alt.Scale:
-    ticks = decades(values)
-    return alt.Scale(type="log", domain=[ticks[0], ticks[-1]])
-
-
-def log_axis(values) -> alt.Axis:
-    return alt.Axis(values=decades(values), format=",~g", grid=True)
+def log_scale(values) -> tuple[alt.Scale, alt.Axis]:
+    """A padded log scale over `values` and its axis, numbers with thousands separators."""
+    return padded_log_scale([v for v in values if not pd.isna(v)], ",~g", grid=True)
 STAGES = [("waiting to be dispatched", "submitted_ms", "first_dispatched_ms", "#bab0ac"),
           ("sent to a worker that is gone", "first_dispatched_ms", "dispatched_ms", "#e45756"),
           ("in transit to a process", "dispatched_ms", "started_ms", "#f58518"),
@@ -117,9 +101,10 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     values = pd.concat([s["median_throughput_tasks_per_sec"], s["median_throughput_tasks_per_sec_ci_low"],
                         s["median_throughput_tasks_per_sec_ci_high"]])
     y_title = "tasks/s (median of repetitions; log)"
+    scale, axis = log_scale(values)
     base = alt.Chart(s).encode(x=_workers_axis(s), color=system_color(s))
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("median_throughput_tasks_per_sec:Q", title=y_title, scale=log_scale(values), axis=log_axis(values)),
+        y=alt.Y("median_throughput_tasks_per_sec:Q", title=y_title, scale=scale, axis=axis),
         tooltip=["system", "workload_title", "workers", "repetitions", "disturbed_reps",
                  alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.1f"),
                  alt.Tooltip("median_throughput_tasks_per_sec_ci_low:Q", title="95% CI low", format=",.1f"),
@@ -155,7 +140,7 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     r = r[["system", "workload", "workload_title", "workers", "rep", "repetition", "run", "completion_time_sec",
            "stale_workers", "requeued_tasks", "disturbed"]]
     y_title = "completion time, s (log)"
-    scale, axis = log_scale(r["completion_time_sec"]), log_axis(r["completion_time_sec"])
+    scale, axis = log_scale(r["completion_time_sec"])
     line = alt.Chart(r).mark_line().encode(
         x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title=y_title, scale=scale, axis=axis),
         color=system_color(r))
@@ -191,10 +176,11 @@ def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
     top["fraction"] = top.groupby(["system", "workload"]).cumcount() + 1
     top["fraction"] = top["fraction"] / top.groupby(["system", "workload"])["latency_ms"].transform("count")
     top["workload_title"] = top["workload"].map(workload_titles(machine))
+    x_scale, x_axis = log_scale(top["latency_ms"])
     chart = alt.Chart(top[["system", "workload", "workload_title", "latency_ms", "fraction"]]).mark_line(
         interpolate="step-after").encode(
         x=alt.X("latency_ms:Q", title="latency, ms (submission to result seen; log)",
-                scale=log_scale(top["latency_ms"]), axis=log_axis(top["latency_ms"])),
+                scale=x_scale, axis=x_axis),
         y=alt.Y("fraction:Q", title="fraction of tasks", scale=alt.Scale(domain=[0, 1])),
         color=system_color(top), tooltip=["system", "workload_title", alt.Tooltip("latency_ms:Q", format=".2f"),
                                           alt.Tooltip("fraction:Q", format=".2f")])
@@ -309,7 +295,7 @@ def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     y = alt.Y("label:N", title=None, sort=order)
     values = pd.concat([s["median_throughput_tasks_per_sec"], s["median_throughput_tasks_per_sec_ci_low"],
                         s["median_throughput_tasks_per_sec_ci_high"]])
-    x_scale = log_scale(values)
+    x_scale, x_axis = log_scale(values)
     drawn = present(s, "submission_title", list(SUBMISSIONS.values()))
     color = alt.Color("submission_title:N", title="submission", sort=drawn,
                       scale=palette_scale(s, "submission_title", list(SUBMISSIONS.values()),
@@ -319,7 +305,7 @@ def saturation(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     base = alt.Chart(s).encode(y=y, yOffset=alt.YOffset("submission_title:N", sort=drawn))
     dots = base.mark_point(filled=True, size=90).encode(
         x=alt.X("median_throughput_tasks_per_sec:Q", title="no-op tasks/s (median of repetitions, 95% interval; log)",
-                scale=x_scale, axis=log_axis(values)),
+                scale=x_scale, axis=x_axis),
         color=color,
         tooltip=["system", "workers", "submission_title", "tasks_per_run", "repetitions", "disturbed_reps",
                  alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.0f"),

@@ -13,7 +13,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import DISTURBED_COLOR, disturbed_layer, log_axis, note, ok_rows, palette_scale, with_columns
+from parbench.figures import (DISTURBED_COLOR, disturbed_layer, note, ok_rows, padded_log_scale, palette_scale,
+                               with_columns)
 from parbench.hosts import HOST, host_encoding, several_hosts, split_by_host, with_host
 from parbench.stats import bootstrap_median_ci
 from parbench.studies.sched.plan import REFERENCES, SCHEDULER_ORDER
@@ -69,13 +70,9 @@ def _time_against_threads(summary: pd.DataFrame, runs: pd.DataFrame, workload: s
     parallel = s[s["scheduler"] != "sequential"]
     seq = s[s["scheduler"] == "sequential"]
     width = 420
-    # the domain the data spans, a little wider: a log scale's nice powers of ten would
-    # squeeze the lines into a strip
     values = pd.concat([s[c] for c in ("median_time_s", "median_time_s_ci_low", "median_time_s_ci_high")]).dropna()
-    domain = [float(values.min()) / 1.15, float(values.max()) * 1.15] if len(values) else None
-    y = alt.Y("median_time_s:Q", title=f"{y_title} (log scale)",
-              scale=alt.Scale(type="log", nice=False, **({"domain": domain} if domain else {})),
-              axis=log_axis([values.tolist()], domain=domain))
+    scale, axis = padded_log_scale(values.tolist())
+    y = alt.Y("median_time_s:Q", title=f"{y_title} (log scale)", scale=scale, axis=axis)
     line = alt.Chart(parallel).mark_line(point=True).encode(
         x=_thread_axis(parallel), y=y, color=scheduler_color(parallel, LINE_LEGEND),
         strokeDash=scheduler_dash(parallel), **host_encoding(s),
