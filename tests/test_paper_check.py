@@ -310,6 +310,9 @@ def test_a_padded_log_scale_numbers_a_narrow_panel_over_decades_at_powers_of_ten
                .properties(width=180))
     assert 'opacity="0"' not in svg and figure_check.problems(svg, "latency") == []
     assert ">1,000<" in svg
+    # a power of ten less than twice past the values ends the axis: its top has a number
+    scale, axis = padded_log_scale([3.5, 80.0, 7_000.0])
+    assert scale.domain == [3.5 / LOG_PADDING, 10_000.0] and axis.values == [10.0, 100.0, 1_000.0, 10_000.0]
     # fewer than three decades keep the 2s, 3s and 5s between them; nothing to draw, no domain
     assert 200.0 in padded_log_scale([120.0, 9_000.0])[1].values
     assert padded_log_scale([float("nan")])[0].domain is alt.Undefined

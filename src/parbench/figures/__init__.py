@@ -128,21 +128,29 @@ def log_axis(panels=None, number_format: str = "~g", domain=None, **options) -> 
     return alt.Axis(labelExpr=f"format(datum.value, '{number_format}')", labelOverlap="greedy", **options)
 
 
-# How far a padded log scale reaches past its values, each side (a factor).
+# How far a padded log scale reaches past its values, each side (a factor); one numbered at
+# the powers of ten only reaches on to the next power of ten within DECADE_SNAP of that, so
+# that its top or bottom stretch has a number too.
 LOG_PADDING = 1.15
+DECADE_SNAP = 2.0
 
 
 def padded_log_scale(values, number_format: str = "~g", **axis_options) -> tuple[alt.Scale, alt.Axis]:
     """A log scale over `values` (every number a panel draws: points, interval ends),
-    reaching `LOG_PADDING` past them each side, and its axis (`log_axis`). A log scale's
-    own domain rounds out to powers of ten: it squeezed the lines into a strip, and the
-    number at its far end was dropped for crowding its neighbour on a narrow panel."""
+    reaching `LOG_PADDING` past them each side (or on to a near power of ten, over three
+    decades), and its axis (`log_axis`). A log scale's own domain rounds out to powers of
+    ten whatever the distance: it squeezed the lines into a strip, and the number at its
+    far end was dropped for crowding its neighbour on a narrow panel."""
     import math
 
     clean = [float(v) for v in values if v is not None and not math.isnan(float(v)) and float(v) > 0]
     if not clean:
         return alt.Scale(type="log"), log_axis(number_format=number_format, **axis_options)
-    domain = [min(clean) / LOG_PADDING, max(clean) * LOG_PADDING]
+    lo, hi = min(clean) / LOG_PADDING, max(clean) * LOG_PADDING
+    if max(clean) >= DECADES_ONLY_SPAN * min(clean):  # numbered at powers of ten: reach a near one
+        down, up = 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi))
+        lo, hi = (down if lo / down <= DECADE_SNAP else lo), (up if up / hi <= DECADE_SNAP else hi)
+    domain = [lo, hi]
     return (alt.Scale(type="log", nice=False, domain=domain),
             log_axis([clean], number_format=number_format, domain=domain, **axis_options))
 
