@@ -180,6 +180,25 @@ def test_the_figures_are_labelled_and_referenced(part):
     assert "![" in text and "{#fig-sigpar-" in text and "@fig-sigpar-" in text
 
 
+@pytest.mark.parametrize("draw", ["scaling", "latency"])
+def test_the_legends_show_each_modes_dash_and_its_point(draw):
+    """Keyed on one field, Vega-Lite merged the dash and shape legends into one of filled
+    shapes: the lines' dashes were in no legend."""
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+    from parbench.studies.sigpar import figures
+
+    svg = vlc.vegalite_to_svg(getattr(figures, draw)(cells(), MACHINE).to_json())
+    assert ">mode (backend), line<" in svg and ">mode (backend), point<" in svg
+    # each mode's dash drawn in the legend as a stroke, beside its name (the prefix cut)
+    entries = re.findall(r'role-legend-symbol"[^>]*><path [^>]*stroke-dasharray="([^"]+)"[^>]*/></g>'
+                         r'<g class="mark-text role-legend-label"[^>]*><text [^>]*>([^<]+)</text>', svg)
+    dashes = {name: dash.split(",") for dash, name in entries}
+    assert dashes == {v: [str(n) for n in figures.VARIANT_DASHES[v]] for v in set(cells()["variant"])}
+    assert figure_check.problems(svg, draw) == []
+
+
 def test_the_report_table_is_written_with_its_one_caption(tmp_path):
     """`parbench paper-fragments` writes the report's table as HTML under its caption from
     captions.yml, a CSV, and the same caption for Snakemake's report (RST)."""

@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 
 from parbench import stats
-from parbench.figures import disturbed_layer, log_axis, note, ok_rows, palette_scale
+from parbench.figures import disturbed_layer, log_axis, note, ok_rows, palette_scale, present
 from parbench.hosts import split_by_host
 
 from parbench.studies.sigpar.algorithms import CATALOG
@@ -33,15 +33,24 @@ VARIANT_SHAPES = {"threading": "circle", "multiprocess": "square", "threading-op
                   "multiprocess-openssl-cffi": "diamond", "native-threads": "cross"}
 
 
+# The lines' dashes are keyed on the variant behind a prefix (DASH_PREFIX, cut from the
+# legend's labels): keyed on the variant itself, their scale had the points' domain, and
+# Vega-Lite merged the two legends into one drawn with filled shapes, no dash in it.
+DASH_FIELD, DASH_PREFIX = "variant_line", "line:"
+
+
 def variant_dash(frame: pd.DataFrame) -> alt.StrokeDash:
-    return alt.StrokeDash("variant:N", title="mode (backend)", sort=VARIANT_ORDER,
-                          scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_DASHES),
-                          legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#444444",
-                                            symbolStrokeWidth=2, symbolSize=400))
+    domain = present(frame, "variant", VARIANT_ORDER)
+    return alt.StrokeDash(f"{DASH_FIELD}:N", title="mode (backend), line",
+                          scale=alt.Scale(domain=[DASH_PREFIX + v for v in domain],
+                                          range=[VARIANT_DASHES[v] for v in domain]) if domain else alt.Scale(),
+                          legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#444444", symbolStrokeWidth=2,
+                                            symbolSize=400,
+                                            labelExpr=f"replace(datum.label, '{DASH_PREFIX}', '')"))
 
 
 def variant_shape(frame: pd.DataFrame) -> alt.Shape:
-    return alt.Shape("variant:N", title="mode (backend)", sort=VARIANT_ORDER,
+    return alt.Shape("variant:N", title="mode (backend), point", sort=VARIANT_ORDER,
                      scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_SHAPES))
 
 
@@ -79,7 +88,8 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
     )
     # the dash is on the lines only: points with it too would draw the legend's dashes as
     # dots, invisible
-    lines = base.mark_line().encode(strokeDash=variant_dash(data))
+    lines = base.transform_calculate(**{DASH_FIELD: f"'{DASH_PREFIX}' + datum.variant"}).mark_line().encode(
+        strokeDash=variant_dash(data))
     points = base.mark_point(size=40, opacity=1, filled=True).encode(shape=variant_shape(data))
     bars = base.transform_filter(f"isValid(datum['{bounds[0]}'])").mark_rule(strokeWidth=1.5).encode(
         y=alt.Y(f"{bounds[0]}:Q", scale=LOG_EXTENT), y2=f"{bounds[1]}:Q", detail="variant:N")
