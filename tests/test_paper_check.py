@@ -2,6 +2,7 @@
 templates without numbers or comparisons of their own, figures against their data, the
 PDF against its page."""
 
+import re
 from pathlib import Path
 
 import altair as alt
@@ -316,6 +317,24 @@ def test_a_padded_log_scale_numbers_a_narrow_panel_over_decades_at_powers_of_ten
     # fewer than three decades keep the 2s, 3s and 5s between them; nothing to draw, no domain
     assert 200.0 in padded_log_scale([120.0, 9_000.0])[1].values
     assert padded_log_scale([float("nan")])[0].domain is alt.Undefined
+
+
+def test_a_panel_log_scale_spans_each_panels_own_values():
+    from parbench.figures import panel_log_scale
+
+    # dispatch's throughput: no-op rates over three decades, I/O rates a few percent apart;
+    # on one domain for both, the I/O panel's lines lay on each other
+    data = pd.DataFrame({"w": ["noop"] * 3 + ["io"] * 3, "s": ["a", "b", "c"] * 2,
+                         "y": [3.7, 300.0, 7_000.0, 15.8, 16.5, 33.0]})
+    scale, axis = panel_log_scale(data, ["w"], ["y"], ",~g")
+    assert scale.domain is alt.Undefined and scale.nice is False
+    assert {10.0, 100.0, 1_000.0} <= set(axis.values) and {20.0, 30.0} <= set(axis.values)
+    chart = (alt.Chart(data).mark_point().encode(x="s:N", y=alt.Y("y:Q", scale=scale, axis=axis), tooltip=["w"])
+             .facet(column="w:N").resolve_scale(y="independent"))
+    svg = _svg(chart)
+    assert figure_check.problems(svg, "panels") == []
+    io_axis = re.findall(r">([\d,.]+)</text>", svg)
+    assert "20" in io_axis and "1,000" in io_axis
 
 
 def test_labels_hidden_for_overlap_leave_the_saved_svg():

@@ -155,6 +155,21 @@ def padded_log_scale(values, number_format: str = "~g", **axis_options) -> tuple
             log_axis([clean], number_format=number_format, domain=domain, **axis_options))
 
 
+# A log scale over each panel's own values (a facet whose y scales are independent): no
+# domain is set, so each panel spans its data, a few pixels clear of its edges.
+PANEL_LOG_SCALE = alt.Scale(type="log", nice=False, zero=False, padding=6)
+
+
+def panel_log_scale(frame, panels: list[str], columns: list[str], number_format: str = "~g",
+                    **axis_options) -> tuple[alt.Scale, alt.Axis]:
+    """`PANEL_LOG_SCALE` and its axis, numbered over the values of `columns` (points and
+    interval ends) in each panel, a panel per value of the `panels` columns of `frame`.
+    Decade-wide panels shared by every panel squeezed lines that differ by a few percent
+    onto each other."""
+    values = [[float(v) for c in columns for v in group[c].dropna()] for _, group in frame.groupby(panels)]
+    return PANEL_LOG_SCALE, log_axis(values, number_format=number_format, **axis_options)
+
+
 # A label Vega hid (an axis label dropped for overlap) is still a text in the SVG, drawn
 # with opacity 0: the PDF would carry it as text printed over its neighbours.
 _HIDDEN_TEXT = re.compile(r'<text\b[^>]*\bopacity="0"[^>]*?(?:/>|>[^<]*</text>)')

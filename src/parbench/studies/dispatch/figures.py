@@ -15,7 +15,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, present
+from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, panel_log_scale, present
 from parbench.studies.dispatch.aggregate import main_only, previous_count
 from parbench.studies.dispatch.plan import MAIN, SYSTEMS
 
@@ -98,10 +98,12 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     if s.empty:
         return note("Throughput", "no weak-scaling run passed its checks")
     s["workload_title"] = s["workload"].map(workload_titles(machine))
-    values = pd.concat([s["median_throughput_tasks_per_sec"], s["median_throughput_tasks_per_sec_ci_low"],
-                        s["median_throughput_tasks_per_sec_ci_high"]])
     y_title = "tasks/s (median of repetitions; log)"
-    scale, axis = log_scale(values)
+    # each workload's panel over its own values: on one scale for all three, the I/O
+    # panel's systems, a few percent apart, were one line
+    scale, axis = panel_log_scale(s, ["workload"], ["median_throughput_tasks_per_sec",
+                                                     "median_throughput_tasks_per_sec_ci_low",
+                                                     "median_throughput_tasks_per_sec_ci_high"], ",~g", grid=True)
     base = alt.Chart(s).encode(x=_workers_axis(s), color=system_color(s))
     lines = base.mark_line(point=True).encode(
         y=alt.Y("median_throughput_tasks_per_sec:Q", title=y_title, scale=scale, axis=axis),
@@ -140,7 +142,7 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     r = r[["system", "workload", "workload_title", "workers", "rep", "repetition", "run", "completion_time_sec",
            "stale_workers", "requeued_tasks", "disturbed"]]
     y_title = "completion time, s (log)"
-    scale, axis = log_scale(r["completion_time_sec"])
+    scale, axis = panel_log_scale(r, ["workload"], ["completion_time_sec"], ",~g", grid=True)
     line = alt.Chart(r).mark_line().encode(
         x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title=y_title, scale=scale, axis=axis),
         color=system_color(r))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, log_axis, note, ok_rows, with_columns
+from parbench.figures import disturbed_layer, note, ok_rows, panel_log_scale, with_columns
 from parbench.studies.kem.aggregate import CONFIDENCE, IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER
 
 COLORS = dict(zip(IMPLEMENTATION_ORDER, ["#e45756", "#4c78a8", "#72b7b2", "#f58518", "#444444"]))
@@ -91,14 +91,12 @@ def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
         return note("Percentile distribution", "no ML-KEM cell passed its checks in this run")
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
     ops = [o for o in OPERATION_ORDER if o in set(data["operation"])]
+    scale, axis = panel_log_scale(data, ["parameter_set", "operation"], ["value_ticks"], "~s")
     chart = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=alt.X("percentile:Q", title="percentile", scale=alt.Scale(domain=[0, 100]),
                 axis=alt.Axis(values=[1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99])),
         # the data's own extent, not whole decades: the calls' percentiles span less than one
-        y=alt.Y("value_ticks:Q", title=f"{unit_title(data)} (log)",
-                scale=alt.Scale(type="log", nice=False, zero=False, padding=6),
-                axis=log_axis([g["value_ticks"].tolist() for _, g in data.groupby(["parameter_set", "operation"])],
-                              "~s")),
+        y=alt.Y("value_ticks:Q", title=f"{unit_title(data)} (log)", scale=scale, axis=axis),
         color=implementation_color(data),
         tooltip=["implementation", "parameter_set", "operation", "percentile",
                  alt.Tooltip("value_ticks:Q", title=unit_title(data), format=",.0f"),

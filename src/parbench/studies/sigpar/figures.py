@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 
 from parbench import stats
-from parbench.figures import disturbed_layer, log_axis, note, ok_rows, palette_scale, present
+from parbench.figures import disturbed_layer, note, ok_rows, palette_scale, panel_log_scale, present
 from parbench.hosts import split_by_host
 
 from parbench.studies.sigpar.algorithms import CATALOG
@@ -54,14 +54,6 @@ def variant_shape(frame: pd.DataFrame) -> alt.Shape:
                      scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_SHAPES))
 
 
-def panel_values(data: pd.DataFrame, panels: list[str], columns: list[str]) -> list[list[float]]:
-    """The numbers each facet panel draws (a panel per value of `panels`)."""
-    return [pd.concat([g[c] for c in columns]).dropna().tolist() for _, g in data.groupby(panels)]
-
-
-LOG_EXTENT = alt.Scale(type="log", nice=False, zero=False, padding=6)
-
-
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
     """Lines against worker count, one panel per family (rows) and operation (columns),
     one colour per algorithm, one dash pattern per variant (mode and backend)."""
@@ -74,13 +66,13 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
     data = data[["algorithm", "family", "operation", "variant", "workers", y, *bounds, "disturbed_reps"]].dropna(
         subset=[y])
     workers = sorted(data["workers"].unique().tolist())
+    scale, axis = panel_log_scale(data, ["family", "operation"], [y, *bounds])
     base = alt.Chart(data).encode(
         x=alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
                 axis=alt.Axis(values=workers, format="d")),
         # the data's own extent, not whole decades: a decade-wide axis squeezed the modes'
         # lines onto each other, so that no dash or shape could tell them apart
-        y=alt.Y(f"{y}:Q", title=y_title, scale=LOG_EXTENT,
-                axis=log_axis(panel_values(data, ["family", "operation"], [y, *bounds]))),
+        y=alt.Y(f"{y}:Q", title=y_title, scale=scale, axis=axis),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
         tooltip=["family", "algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f"),
                  alt.Tooltip(f"{bounds[0]}:Q", format=",.3~f", title="95% CI low"),
@@ -92,7 +84,7 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
         strokeDash=variant_dash(data))
     points = base.mark_point(size=40, opacity=1, filled=True).encode(shape=variant_shape(data))
     bars = base.transform_filter(f"isValid(datum['{bounds[0]}'])").mark_rule(strokeWidth=1.5).encode(
-        y=alt.Y(f"{bounds[0]}:Q", scale=LOG_EXTENT), y2=f"{bounds[1]}:Q", detail="variant:N")
+        y=alt.Y(f"{bounds[0]}:Q", scale=scale), y2=f"{bounds[1]}:Q", detail="variant:N")
     # one row per family, sign and verify side by side: legible at the paper's width
     chart = (alt.layer(lines, bars, points, *disturbed_layer(base, data)).properties(width=260, height=150)
              .facet(row=alt.Row("family:N", sort=FAMILY_ORDER, title=None, header=alt.Header(labelFontSize=12)),
