@@ -701,6 +701,35 @@ def test_every_figure_draws_repetitions_and_a_single_one(repeated, records):
     spec = str(figures.throughput(aggregate.study_tables(repeated)["summary"], {}).to_dict())
     assert "median_throughput_tasks_per_sec_ci_low" in spec and "95% bootstrap" in spec
 
+def test_each_workload_panel_has_a_log_axis_of_its_own(repeated):
+    """The I/O panel's systems, a few percent apart, were one line on the decades the no-op
+    panel needs; and a facet's shared tick list crowded the no-op panel with the I/O
+    panel's fine ticks. Each panel now spans its own values, numbered its own way."""
+    from parbench.studies.dispatch import figures
+
+    summary = aggregate.study_tables(repeated)["summary"]
+    weak = summary[summary["phase"] == "weak_scaling"]  # push and push-naive, no-op, 1 and 2 workers
+    rates = {"noop": [3.7, 40.0, 700.0, 7_000.0], "io": [15.8, 16.0, 16.2, 16.5]}
+    panels = []
+    for workload, values in rates.items():
+        median = pd.Series(values, index=weak.index)
+        panels.append(weak.assign(workload=workload, median_throughput_tasks_per_sec=median,
+                                  median_throughput_tasks_per_sec_ci_low=median * 0.99,
+                                  median_throughput_tasks_per_sec_ci_high=median * 1.01))
+    summary = pd.concat(panels, ignore_index=True)
+    spec = figures.throughput(summary, {}).to_dict()
+    axes = {panel["title"]["text"]: next(layer["encoding"]["y"]["axis"]["values"] for layer in panel["layer"]
+                                          if "axis" in layer["encoding"]["y"])
+            for panel in spec["hconcat"]}
+    assert axes["no-op"] == [10.0, 100.0, 1_000.0, 10_000.0]
+    assert all(15.0 <= t <= 17.0 for t in axes["I/O"]) and len(axes["I/O"]) >= 3
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+
+    assert figure_check.problems(vlc.vegalite_to_svg(spec), "throughput") == []
+
+
 
 # --- the push anomaly's experiments, on canned records -------------------------------------------------
 

@@ -132,13 +132,14 @@ def log_axis(panels=None, number_format: str = "~g", domain=None, **options) -> 
 # the powers of ten only reaches on to the next power of ten within DECADE_SNAP of that, so
 # that its top or bottom stretch has a number too.
 LOG_PADDING = 1.15
+PADDING_SHARE = 0.08
 DECADE_SNAP = 2.0
 
 
 def padded_log_scale(values, number_format: str = "~g", **axis_options) -> tuple[alt.Scale, alt.Axis]:
     """A log scale over `values` (every number a panel draws: points, interval ends),
-    reaching `LOG_PADDING` past them each side (or on to a near power of ten, over three
-    decades), and its axis (`log_axis`). A log scale's own domain rounds out to powers of
+    reaching `LOG_PADDING` past them each side (less for values close together; on to a
+    near power of ten over three decades), and its axis (`log_axis`). A log scale's own domain rounds out to powers of
     ten whatever the distance: it squeezed the lines into a strip, and the number at its
     far end was dropped for crowding its neighbour on a narrow panel."""
     import math
@@ -146,7 +147,10 @@ def padded_log_scale(values, number_format: str = "~g", **axis_options) -> tuple
     clean = [float(v) for v in values if v is not None and not math.isnan(float(v)) and float(v) > 0]
     if not clean:
         return alt.Scale(type="log"), log_axis(number_format=number_format, **axis_options)
-    lo, hi = min(clean) / LOG_PADDING, max(clean) * LOG_PADDING
+    # at most PADDING_SHARE of the values' own log span each side: 15% past values a few
+    # percent apart squeezed them into the middle fifth of the axis
+    pad = min(LOG_PADDING, (max(clean) / min(clean)) ** PADDING_SHARE) if max(clean) > min(clean) else LOG_PADDING
+    lo, hi = min(clean) / pad, max(clean) * pad
     if max(clean) >= DECADES_ONLY_SPAN * min(clean):  # numbered at powers of ten: reach a near one
         down, up = 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi))
         lo, hi = (down if lo / down <= DECADE_SNAP else lo), (up if up / hi <= DECADE_SNAP else hi)

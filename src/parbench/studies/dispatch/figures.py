@@ -15,7 +15,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, panel_log_scale, present
+from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, present
 from parbench.studies.dispatch.aggregate import main_only, previous_count
 from parbench.studies.dispatch.plan import MAIN, SYSTEMS
 
@@ -26,6 +26,7 @@ WORKLOAD_ORDER = ["noop", "cpu", "io"]
 # A workload's panel, three side by side: at 230 px the figures were up to 1,086 px wide,
 # which the PDF shrinks to the text's width, their labels under 5 pt.
 PANEL_WIDTH = 180
+
 
 def system_color(frame: pd.DataFrame) -> alt.Color:
     """The systems `frame` draws, each in its colour: the legend lists no other."""
@@ -45,6 +46,8 @@ def workload_titles(machine: dict) -> dict[str, str]:
 def log_scale(values) -> tuple[alt.Scale, alt.Axis]:
     """A padded log scale over `values` and its axis, numbers with thousands separators."""
     return padded_log_scale([v for v in values if not pd.isna(v)], ",~g", grid=True)
+
+
 STAGES = [("waiting to be dispatched", "submitted_ms", "first_dispatched_ms", "#bab0ac"),
           ("sent to a worker that is gone", "first_dispatched_ms", "dispatched_ms", "#e45756"),
           ("in transit to a process", "dispatched_ms", "started_ms", "#f58518"),
@@ -64,6 +67,17 @@ def _facet_workload(chart, title: str, frame: pd.DataFrame, machine: dict):
     order = [titles[w] for w in WORKLOAD_ORDER if w in set(frame["workload"])]
     return (chart.facet(column=alt.Column("workload_title:N", title=None, sort=order))
             .resolve_scale(y="independent").properties(title=title))
+
+
+def _panels(draw, frame: pd.DataFrame, title: str, machine: dict) -> alt.HConcatChart:
+    """A panel per workload, in the seed's order, side by side: `draw(rows)` draws one
+    from its workload's rows, on a log axis of its own. (A facet's panels share one list
+    of tick values: the I/O panel's fine ticks, a few percent apart, crowded the no-op
+    panel's decades with lines and numbers.) The marks carry `workload_title`."""
+    titles = workload_titles(machine)
+    header = {"fontSize": 11, "fontWeight": "normal", "anchor": "middle"}
+    return alt.hconcat(*(draw(frame[frame["workload"] == w]).properties(title=alt.TitleParams(titles[w], **header))
+                         for w in WORKLOAD_ORDER if w in set(frame["workload"]))).properties(title=title)
 
 
 def local_note(machine: dict) -> str:
@@ -99,28 +113,29 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         return note("Throughput", "no weak-scaling run passed its checks")
     s["workload_title"] = s["workload"].map(workload_titles(machine))
     y_title = "tasks/s (median of repetitions; log)"
-    # each workload's panel over its own values: on one scale for all three, the I/O
-    # panel's systems, a few percent apart, were one line
-    scale, axis = panel_log_scale(s, ["workload"], ["median_throughput_tasks_per_sec",
-                                                     "median_throughput_tasks_per_sec_ci_low",
-                                                     "median_throughput_tasks_per_sec_ci_high"], ",~g", grid=True)
-    base = alt.Chart(s).encode(x=_workers_axis(s), color=system_color(s))
-    lines = base.mark_line(point=True).encode(
-        y=alt.Y("median_throughput_tasks_per_sec:Q", title=y_title, scale=scale, axis=axis),
-        tooltip=["system", "workload_title", "workers", "repetitions", "disturbed_reps",
-                 alt.Tooltip("median_throughput_tasks_per_sec:Q", format=",.1f"),
-                 alt.Tooltip("median_throughput_tasks_per_sec_ci_low:Q", title="95% CI low", format=",.1f"),
-                 alt.Tooltip("median_throughput_tasks_per_sec_ci_high:Q", title="95% CI high", format=",.1f")])
-    # the 95% bootstrap interval of the median (none with a single repetition)
-    bars = base.transform_filter("isValid(datum.median_throughput_tasks_per_sec_ci_low)").mark_errorbar().encode(
-        y=alt.Y("median_throughput_tasks_per_sec_ci_low:Q", title=y_title),
-        y2="median_throughput_tasks_per_sec_ci_high:Q")
-    # the diamonds' own colour: a chart without the system colour encoding (which would win)
-    marked = disturbed_layer(alt.Chart(s).encode(x=_workers_axis(s), y="median_throughput_tasks_per_sec:Q",
-                                                 tooltip=["system", "workload_title", "workers", "disturbed_reps"]), s)
-    return _facet_workload(alt.layer(bars, lines, *marked).properties(width=PANEL_WIDTH, height=220),
-                           "Weak scaling: throughput against workers (median of repetitions, 95% bootstrap "
-                           "interval bars; log scales)" + local_note(machine), s, machine)
+    median, low, high = ("median_throughput_tasks_per_sec", "median_throughput_tasks_per_sec_ci_low",
+                         "median_throughput_tasks_per_sec_ci_high")
+
+    def panel(rows: pd.DataFrame) -> alt.LayerChart:
+        scale, axis = log_scale(pd.concat([rows[median], rows[low], rows[high]]))
+        base = alt.Chart(rows).encode(x=_workers_axis(s), color=system_color(s))
+        lines = base.mark_line(point=True).encode(
+            y=alt.Y(f"{median}:Q", title=y_title, scale=scale, axis=axis),
+            tooltip=["system", "workload_title", "workers", "repetitions", "disturbed_reps",
+                     alt.Tooltip(f"{median}:Q", format=",.1f"),
+                     alt.Tooltip(f"{low}:Q", title="95% CI low", format=",.1f"),
+                     alt.Tooltip(f"{high}:Q", title="95% CI high", format=",.1f")])
+        # the 95% bootstrap interval of the median (none with a single repetition)
+        bars = base.transform_filter(f"isValid(datum.{low})").mark_errorbar().encode(
+            y=alt.Y(f"{low}:Q", title=y_title), y2=f"{high}:Q")
+        # the diamonds' own colour: a chart without the system colour encoding (which would win)
+        marked = disturbed_layer(alt.Chart(rows).encode(
+            x=_workers_axis(s), y=f"{median}:Q", tooltip=["system", "workload_title", "workers", "disturbed_reps"]),
+            rows)
+        return alt.layer(bars, lines, *marked).properties(width=PANEL_WIDTH, height=220)
+
+    return _panels(panel, s, "Weak scaling: throughput against workers (median of repetitions, 95% bootstrap "
+                              "interval bars; log scales)" + local_note(machine), machine)
 
 
 def weak_scaling_data(runs: pd.DataFrame) -> pd.DataFrame:
@@ -142,22 +157,26 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     r = r[["system", "workload", "workload_title", "workers", "rep", "repetition", "run", "completion_time_sec",
            "stale_workers", "requeued_tasks", "disturbed"]]
     y_title = "completion time, s (log)"
-    scale, axis = panel_log_scale(r, ["workload"], ["completion_time_sec"], ",~g", grid=True)
-    line = alt.Chart(r).mark_line().encode(
-        x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title=y_title, scale=scale, axis=axis),
-        color=system_color(r))
-    points = alt.Chart(r).mark_point(filled=True, size=45, opacity=0.8).encode(
-        x=_workers_axis(r), y=alt.Y("completion_time_sec:Q", title=y_title), color=system_color(r),
-        shape=alt.Shape("run:N", title="run", sort=present(r, "run", RUN_KINDS),
-                        scale=palette_scale(r, "run", RUN_KINDS, dict(zip(RUN_KINDS, ["diamond", "circle"])))),
-        tooltip=["system", "workload_title", "workers", "rep", "repetition", "run",
-                 alt.Tooltip("completion_time_sec:Q", format=".4f"), "stale_workers", "requeued_tasks", "disturbed"])
-    marked = disturbed_layer(alt.Chart(r).encode(x=_workers_axis(r), y="completion_time_sec:Q",
-                                                 tooltip=["system", "workload_title", "workers", "rep", "disturbed"]),
-                             r, "disturbed")
-    return _facet_workload(alt.layer(line, points, *marked).properties(width=PANEL_WIDTH, height=230),
-                           "Weak scaling: completion time of every run of every repetition against workers "
-                           "(line: median)", r, machine)
+    shape = alt.Shape("run:N", title="run", sort=present(r, "run", RUN_KINDS),
+                      scale=palette_scale(r, "run", RUN_KINDS, dict(zip(RUN_KINDS, ["diamond", "circle"]))))
+
+    def panel(rows: pd.DataFrame) -> alt.LayerChart:
+        scale, axis = log_scale(rows["completion_time_sec"])
+        line = alt.Chart(rows).mark_line().encode(
+            x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title=y_title, scale=scale, axis=axis),
+            color=system_color(r))
+        points = alt.Chart(rows).mark_point(filled=True, size=45, opacity=0.8).encode(
+            x=_workers_axis(r), y=alt.Y("completion_time_sec:Q", title=y_title), color=system_color(r), shape=shape,
+            tooltip=["system", "workload_title", "workers", "rep", "repetition", "run",
+                     alt.Tooltip("completion_time_sec:Q", format=".4f"), "stale_workers", "requeued_tasks",
+                     "disturbed"])
+        marked = disturbed_layer(alt.Chart(rows).encode(
+            x=_workers_axis(r), y="completion_time_sec:Q",
+            tooltip=["system", "workload_title", "workers", "rep", "disturbed"]), rows, "disturbed")
+        return alt.layer(line, points, *marked).properties(width=PANEL_WIDTH, height=230)
+
+    return _panels(panel, r, "Weak scaling: completion time of every run of every repetition against workers "
+                             "(line: median)", machine)
 
 
 def latency_data(tasks: pd.DataFrame) -> pd.DataFrame:
