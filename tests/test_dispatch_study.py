@@ -566,10 +566,26 @@ def test_the_anomaly_figure_stays_legible_when_its_run_stayed_disturbed(repeated
     assert figure_check.type_problems(svg, "dispatch_anomaly", text_width=482) == []
 
 
+def test_the_anomaly_figure_marks_where_each_task_ends(repeated):
+    """A task of a few milliseconds is a sliver on an axis of seconds: a tick marks its end."""
+    from parbench.studies.dispatch import figures
+
+    tables = paper_tables(_loaded(repeated, ("push-naive", 2)))
+    spec = figures.anomaly(tables["dispatch_tasks"], tables["dispatch_depth"], tables["dispatch_runs"],
+                           machine()).to_dict()
+    ticks = [layer for panel in spec["vconcat"] for part in panel.get("vconcat", [panel])
+             for layer in part.get("layer", []) if layer["mark"]["type"] == "tick"]
+    shown = figures.anomaly_data(tables["dispatch_tasks"], tables["dispatch_runs"])
+    assert len(ticks) == len(shown)
+    for tick, (run, seg) in zip(ticks, shown.values()):
+        ends = pd.DataFrame(spec["datasets"][tick["data"]["name"]]).set_index("task")["to_ms"]
+        assert ends.to_dict() == seg.groupby("task")["to_ms"].max().to_dict()
+
+
 def test_every_drawn_dispatch_figure_passes_the_figure_check(repeated):
     """Panel headers are the data under them (the workload in every tooltip), legends list
-    only the systems drawn, no title states a comparison, log axes are labelled at powers
-    of ten only; a disturbed repetition is marked."""
+    only the systems drawn, no title states a comparison, every log axis tick has its
+    number; a disturbed repetition is marked."""
     import vl_convert as vlc
 
     from parbench.figures import DISTURBED_COLOR

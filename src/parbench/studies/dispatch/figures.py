@@ -275,8 +275,13 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
             color=alt.Color("stage:N", title="stage", sort=[st[0] for st in drawn],
                             scale=alt.Scale(domain=[st[0] for st in drawn], range=[st[3] for st in drawn])),
             tooltip=["task", "stage", "worker", "attempts", alt.Tooltip("from_ms:Q", format=".2f"),
-                     alt.Tooltip("to_ms:Q", format=".2f")]).properties(
-            width=620, height=max(120, 7 * seg["task"].nunique()), title=title)
+                     alt.Tooltip("to_ms:Q", format=".2f")])
+        # a tick where each task's time ends: a task of a few milliseconds is a sliver on
+        # an axis of seconds, its tick still shows
+        ends = alt.Chart(seg.groupby("task", as_index=False)["to_ms"].max()).mark_tick(
+            color="black", thickness=1.5, size=7).encode(
+            x="to_ms:Q", y="task:O", tooltip=["task", alt.Tooltip("to_ms:Q", title="result seen, ms", format=".2f")])
+        bars = alt.layer(bars, ends).properties(width=620, height=max(120, 7 * seg["task"].nunique()), title=title)
         d = depth[(depth["system"] == system) & (depth["rep"] == run["rep"]) & (depth["run_index"] == run["run_index"])]
         if len(d):
             held = alt.Chart(d).mark_line(interpolate="step-after", point=True).encode(
