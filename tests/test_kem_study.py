@@ -566,6 +566,26 @@ def test_the_paper_ranks_implementations_only_when_intervals_tell_them_apart(rec
     assert facts["kem.repetitions"]["value"] == 3
 
 
+def test_where_the_sweep_and_the_cost_per_call_disagree_the_paper_says_how_they_differ(records):
+    """liboqs slower than libcrux-avx2 per call, the two not distinguishable in the sweep
+    at one thread: set side by side, with how each was measured; where they agree, nothing."""
+    cycles, _ = copy.deepcopy(records)
+    cycles.append(cycles_record("libcrux-avx2", "ML-KEM-768", "decaps", [50000 + i for i in range(100)]))
+    cycles.append(cycles_record("liboqs", "ML-KEM-768", "decaps", [62000 + i for i in range(100)]))
+    close = repeated_sweep({"libcrux-avx2": {1: [10000, 11000, 10500]}, "liboqs": {1: [10100, 10900, 10600]}})
+    tables, parts, facts = render((cycles, close))
+    assert check(tables, parts, facts) == []
+    assert facts["kem.oqs_vs_simd.ML-KEM-768.decaps"]["value"] == "slower than"
+    assert facts["kem.sweep_rank.ML-KEM-768.decaps.t1"]["value"] == paper.SAME
+    text = parts["throughput"]
+    assert ('where the cost per call (@sec-kem-cycles) found liboqs [slower than]{.fact '
+            'key="kem.oqs_vs_simd.ML-KEM-768.decaps"} libcrux-avx2') in text
+    assert "do not agree" in text
+    agree = repeated_sweep({"libcrux-avx2": {1: [30000, 31000, 30500]}, "liboqs": {1: [10000, 11000, 10500]}})
+    tables, parts, facts = render((cycles, agree))
+    assert check(tables, parts, facts) == [] and "do not agree" not in parts["throughput"]
+
+
 def test_the_load_table_covers_cycles_cells_and_sweep_repetitions(records):
     cycles, sweep = full_records(records)
     cycles[0] = with_load(cycles[0], 0.7, disturbed=True, attempt=3)

@@ -458,6 +458,31 @@ def throughput_part(f: Facts, throughput: pd.DataFrame) -> dict:
     return ctx
 
 
+def disagreements(ctx: dict) -> list[dict]:
+    """The sweep's rankings at its fewest threads (one: what a cycles cell runs) whose
+    verdict on two implementations differs from the cost per call's on the same parameter
+    set and operation: the text sets the two side by side and says how they were measured.
+    Each entry is the cost per call's comparison (`first` against `second`, its verdict and
+    ratio) with the ranking (`rank`)."""
+    simd = ctx.get("simd")
+    cycles = {}
+    for name, first, second in (("oqs_vs_simd", "liboqs", simd), ("simd_vs_portable", simd, "libcrux-portable")):
+        for group in (ctx.get(name) or {}).get("groups", []):
+            for row in group["rows"]:
+                cycles[(row["pset"], row["op"], frozenset((first, second)))] = {"first": first, "second": second,
+                                                                              **row}
+    flipped = {FASTER: SLOWER, SLOWER: FASTER, SAME: SAME}
+    out = []
+    for rank in ctx.get("rankings", []):
+        found = cycles.get((rank["pset"], rank["op"], frozenset((rank["a"], rank["b"]))))
+        if found is None or rank["threads"].value != 1:
+            continue
+        word = found["verdict"].value if found["first"] == rank["a"] else flipped[found["verdict"].value]
+        if word != rank["verdict"].value:
+            out.append({**found, "rank": rank})
+    return out
+
+
 # --- published figures ------------------------------------------------------------------------
 
 def _measured_us(ok: pd.DataFrame, imp: str, op: str) -> str:
@@ -548,6 +573,7 @@ def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
     ctx.update(seed_table(f, cycles, percentiles))
     ctx.update(distribution(f, percentiles))
     ctx.update(throughput_part(f, throughput))
+    ctx["disagreements"] = disagreements(ctx)
     ctx.update(headline(f, cycles))
     ctx.update(limitations(f, throughput))
     return ctx
