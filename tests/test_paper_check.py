@@ -297,23 +297,30 @@ def test_log_ticks_give_each_panel_numbers_over_its_own_values():
     assert [t for t in log_ticks([[0.27, 2.6]]) if 0.27 <= t <= 2.6] == [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1, 1.5, 2]
 
 
-def test_a_padded_log_scale_numbers_a_narrow_panel_over_decades_at_powers_of_ten_none_hidden():
-    from parbench.figures import LOG_PADDING, padded_log_scale
+def test_a_padded_log_scale_ends_at_numbers_where_the_data_would_pass_them():
+    from parbench.figures import padded_log_scale, without_hidden_text
 
     # dispatch's latency panels, 180 px over 0.5 to 2,600 ms: an axis rounded out to
-    # 10,000 dropped that last number for crowding 1,000
+    # 10,000 dropped that last number for crowding 1,000; over three decades the numbers
+    # are 1s and 3s, and each end reaches on to the next number past the data
     values = [0.5, 3.0, 40.0, 2_600.0]
     scale, axis = padded_log_scale(values, ",~g")
-    assert scale.domain == [0.5 / LOG_PADDING, 2_600.0 * LOG_PADDING]
-    assert axis.values == [1.0, 10.0, 100.0, 1_000.0]
+    assert scale.domain == [0.3, 3_000.0] and axis.values == [0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1_000.0,
+                                                              3_000.0]
     data = pd.DataFrame({"x": values, "y": [0.25, 0.5, 0.75, 1.0]})
-    svg = _svg(alt.Chart(data).mark_line().encode(x=alt.X("x:Q", scale=scale, axis=axis), y="y:Q")
-               .properties(width=180))
-    assert 'opacity="0"' not in svg and figure_check.problems(svg, "latency") == []
-    assert ">1,000<" in svg
-    # a power of ten less than twice past the values ends the axis: its top has a number
-    scale, axis = padded_log_scale([3.5, 80.0, 7_000.0])
-    assert scale.domain == [3.5 / LOG_PADDING, 10_000.0] and axis.values == [10.0, 100.0, 1_000.0, 10_000.0]
+    svg = without_hidden_text(_svg(alt.Chart(data).mark_line().encode(x=alt.X("x:Q", scale=scale, axis=axis),
+                                                                      y="y:Q").properties(width=180)))
+    assert figure_check.problems(svg, "latency") == [] and ">0.3<" in svg and ">1,000<" in svg
+    # dispatch's no-op throughput: 3.6 to 7,000 tasks/s had no number below 10 nor above 1,000
+    scale, axis = padded_log_scale([3.6, 80.0, 7_000.0])
+    assert scale.domain == [3.0, 10_000.0] and axis.values == [3.0, 10.0, 30.0, 100.0, 300.0, 1_000.0, 3_000.0,
+                                                               10_000.0]
+    # completion times 0.3017 to 0.3231 s: the axis had no number at either end
+    scale, axis = padded_log_scale([0.3017, 0.3231])
+    assert scale.domain == [0.3, 0.325] and axis.values[0] == 0.3 and axis.values[-1] == 0.325
+    # an end within NEAR_SHARE of a number is left as it is (0.493 s beside 0.5)
+    scale, axis = padded_log_scale([0.493, 3.166])
+    assert 0.42 < scale.domain[0] < 0.493 and 0.5 in axis.values
     # fewer than three decades keep the 2s, 3s and 5s between them; nothing to draw, no domain
     assert 200.0 in padded_log_scale([120.0, 9_000.0])[1].values
     assert padded_log_scale([float("nan")])[0].domain is alt.Undefined

@@ -40,10 +40,11 @@ FINE_LOG_MANTISSAS = (1, 1.5, 2, 3, 4, 5, 6, 7, 8)
 # still finer, where those span less than EVEN_TICKS_SPAN of the values (1.0 to 4.0 had
 # only 1.5, 2 and 3: half the axis)
 FINER_LOG_MANTISSAS = (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8)
-# Over this many times its bottom value (three decades), an axis is numbered at the powers
-# of ten only: 2s, 3s and 5s between them crowd each other in print and the overlap rule
-# then drops labels unevenly.
-DECADES_ONLY_SPAN = 1000
+# Over this many times its bottom value (three decades), an axis is numbered at 1s and 3s
+# only: 2s, 5s and 7s between them crowd each other in print and the overlap rule then
+# drops labels unevenly.
+DECADES_SPAN = 1000
+DECADES_MANTISSAS = (1, 3)
 
 
 def _panel_ticks(values) -> list[float]:
@@ -53,8 +54,8 @@ def _panel_ticks(values) -> list[float]:
     if not clean:
         return []
     lo, hi = min(clean), max(clean)
-    if hi >= DECADES_ONLY_SPAN * lo:
-        ticks = _mantissa_ticks(lo, hi, (1,))
+    if hi >= DECADES_SPAN * lo:
+        ticks = _mantissa_ticks(lo, hi, DECADES_MANTISSAS)
     elif hi >= 10 * lo:  # a decade or more: a few mantissas in each decade
         ticks = _mantissa_ticks(lo, hi, LOG_MANTISSAS)
     elif hi >= 3 * lo:  # a third of a decade or more: more of them, enough to span the values
@@ -128,35 +129,58 @@ def log_axis(panels=None, number_format: str = "~g", domain=None, **options) -> 
     return alt.Axis(labelExpr=f"format(datum.value, '{number_format}')", labelOverlap="greedy", **options)
 
 
-# How far a padded log scale reaches past its values, each side (a factor); one numbered at
-# the powers of ten only reaches on to the next power of ten within DECADE_SNAP of that, so
-# that its top or bottom stretch has a number too.
+# How far a padded log scale reaches past its values, each side (a factor), at most
+# PADDING_SHARE of the values' own log span (15% past values a few percent apart squeezed
+# them into the middle fifth of the axis); then on to the nearest number beyond each end
+# within SNAP_SHARE of the axis, so that an end of the data has a number beside it.
 LOG_PADDING = 1.15
 PADDING_SHARE = 0.08
-DECADE_SNAP = 2.0
+SNAP_SHARE = 0.25
+NEAR_SHARE = 0.03
+
+
+def _nearest_beyond(values, lo, hi, span, beyond, distance, pick):
+    """The number nearest past one end of the axis lo..hi (`beyond` says which side, `pick`
+    chooses among them) within SNAP_SHARE of its log `span`: from the axis's own kind of
+    numbers (they run a little past its ends), then a wider axis's (a wider axis numbers
+    more coarsely). None if none is."""
+    for widen in (1.0, 1.5, 3.5):
+        ticks = log_ticks([[*values, lo / widen, hi * widen]])
+        near = [t for t in ticks if beyond(t) and distance(t) <= SNAP_SHARE * span]
+        if near:
+            return pick(near)
+    return None
 
 
 def padded_log_scale(values, number_format: str = "~g", **axis_options) -> tuple[alt.Scale, alt.Axis]:
     """A log scale over `values` (every number a panel draws: points, interval ends),
-    reaching `LOG_PADDING` past them each side (less for values close together; on to a
-    near power of ten over three decades), and its axis (`log_axis`). A log scale's own domain rounds out to powers of
-    ten whatever the distance: it squeezed the lines into a strip, and the number at its
-    far end was dropped for crowding its neighbour on a narrow panel."""
+    padded past them and reaching on to a near number at each end, and its axis
+    (`log_axis`). A log scale's own domain rounds out to powers of ten whatever the
+    distance: it squeezed the lines into a strip, and the number at its far end was
+    dropped for crowding its neighbour on a narrow panel; with the values' own range
+    alone, the lowest and highest points could lie past the last numbers."""
     import math
 
     clean = [float(v) for v in values if v is not None and not math.isnan(float(v)) and float(v) > 0]
     if not clean:
         return alt.Scale(type="log"), log_axis(number_format=number_format, **axis_options)
-    # at most PADDING_SHARE of the values' own log span each side: 15% past values a few
-    # percent apart squeezed them into the middle fifth of the axis
-    pad = min(LOG_PADDING, (max(clean) / min(clean)) ** PADDING_SHARE) if max(clean) > min(clean) else LOG_PADDING
-    lo, hi = min(clean) / pad, max(clean) * pad
-    if max(clean) >= DECADES_ONLY_SPAN * min(clean):  # numbered at powers of ten: reach a near one
-        down, up = 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi))
-        lo, hi = (down if lo / down <= DECADE_SNAP else lo), (up if up / hi <= DECADE_SNAP else hi)
-    domain = [lo, hi]
-    return (alt.Scale(type="log", nice=False, domain=domain),
-            log_axis([clean], number_format=number_format, domain=domain, **axis_options))
+    low, high = min(clean), max(clean)
+    pad = min(LOG_PADDING, (high / low) ** PADDING_SHARE) if high > low else LOG_PADDING
+    lo, hi = low / pad, high * pad
+    # an end whose data lies past the last number inside the axis (by more than NEAR_SHARE
+    # of it) reaches on to the next number beyond, the nearest of a slightly wider axis's
+    inside = [t for t in log_ticks([[*clean, lo, hi]]) if lo <= t <= hi]
+    span = math.log(hi / lo)
+    ends = []
+    if not inside or math.log(min(inside) / low) > NEAR_SHARE * span:
+        below = _nearest_beyond(clean, lo, hi, span, lambda t: t <= lo, lambda t: math.log(lo / t), max)
+        lo, ends = (below, [*ends, below]) if below else (lo, ends)
+    if not inside or math.log(high / max(inside)) > NEAR_SHARE * span:
+        above = _nearest_beyond(clean, lo, hi, span, lambda t: t >= hi, lambda t: math.log(t / hi), min)
+        hi, ends = (above, [*ends, above]) if above else (hi, ends)
+    values = sorted({*log_ticks([[*clean, lo, hi]]), *ends})
+    return (alt.Scale(type="log", nice=False, domain=[lo, hi]),
+            log_axis(number_format=number_format, values=values, **axis_options))
 
 
 # A log scale over each panel's own values (a facet whose y scales are independent): no

@@ -267,7 +267,10 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
                  f"rep {int(run['rep']) + 1}", *disturbed,
                  f"({run['completion_time_sec']:.3f} s; {int(run['stale_workers'] or 0)} stale worker(s) "
                  f"registered, {int(run['requeued_tasks'] or 0)} task(s) dispatched again)"]
-        x = alt.X("from_ms:Q", title="ms since the run's first submission")
+        # one time axis for the tasks and the queue depths below them, from 0 to the last
+        # result (Vega's nice end drew the tasks on 0 to 2,800 ms, the depths on 0 to 2,688)
+        span = alt.Scale(domain=[0, float(seg["to_ms"].max()) if len(seg) else 1], nice=False)
+        x = alt.X("from_ms:Q", title="ms since the run's first submission", scale=span)
         # this panel's legend: only the stages its tasks went through
         drawn = [st for st in STAGES if st[0] in set(seg["stage"])]
         bars = alt.Chart(seg).mark_bar(height=5).encode(
@@ -284,19 +287,24 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
         bars = alt.layer(bars, ends).properties(width=620, height=max(120, 7 * seg["task"].nunique()), title=title)
         d = depth[(depth["system"] == system) & (depth["rep"] == run["rep"]) & (depth["run_index"] == run["run_index"])]
         if len(d):
-            held = alt.Chart(d).mark_line(interpolate="step-after", point=True).encode(
-                x=alt.X("t_ms:Q", title="ms since the run's first submission",
-                        scale=alt.Scale(domain=[0, float(seg["to_ms"].max()) if len(seg) else 1])),
+            # a dash per worker, in black: the default colours were the stages' above (the
+            # points are a layer of their own: as the line's overlay, they hid its legend)
+            depth_base = alt.Chart(d).encode(
+                x=alt.X("t_ms:Q", title="ms since the run's first submission", scale=span),
                 y=alt.Y("tasks_held:Q", title="tasks held"),
-                color=alt.Color("worker:N", title="worker", legend=None),
-                tooltip=["worker", alt.Tooltip("t_ms:Q", format=".2f"), "tasks_held"]).properties(
+                tooltip=["worker", alt.Tooltip("t_ms:Q", format=".2f"), "tasks_held"])
+            held = alt.layer(
+                depth_base.mark_line(interpolate="step-after", color="#333333").encode(
+                    strokeDash=alt.StrokeDash("worker:N", title="worker", legend=alt.Legend(
+                        symbolType="stroke", symbolStrokeColor="#333333", symbolStrokeWidth=2, symbolSize=300))),
+                depth_base.mark_point(filled=True, size=20, color="#333333")).properties(
                 width=620, height=90, title=f"{system}: tasks each worker holds (sent, not yet returned)")
-            panels.append(alt.vconcat(bars, held).resolve_scale(color="independent"))
+            panels.append(alt.vconcat(bars, held).resolve_scale(color="independent", strokeDash="independent"))
         else:
             panels.append(bars)
     if not panels:
         return note("The push anomaly", "no push or push-naive run in this run")
-    return alt.vconcat(*panels).resolve_scale(color="independent").properties(
+    return alt.vconcat(*panels).resolve_scale(color="independent", strokeDash="independent").properties(
         title="Where the time goes: each task's stages, and each worker's queue depth")
 
 
