@@ -311,6 +311,12 @@ def test_a_padded_log_scale_ends_at_numbers_where_the_data_would_pass_them():
     svg = without_hidden_text(_svg(alt.Chart(data).mark_line().encode(x=alt.X("x:Q", scale=scale, axis=axis),
                                                                       y="y:Q").properties(width=180)))
     assert figure_check.problems(svg, "latency") == [] and ">0.3<" in svg and ">1,000<" in svg
+    # too narrow for 3s: the powers of ten only, the last number centred on its tick
+    scale, axis = padded_log_scale(values, ",~g", mantissas=(1,), labelFlush=False)
+    assert scale.domain == [0.1, 10_000.0] and axis.values == [0.1, 1.0, 10.0, 100.0, 1_000.0, 10_000.0]
+    svg = without_hidden_text(_svg(alt.Chart(data).mark_line().encode(x=alt.X("x:Q", scale=scale, axis=axis),
+                                                                      y="y:Q").properties(width=180)))
+    assert all(f">{n}<" in svg for n in ("0.1", "1", "10", "100", "1,000", "10,000"))
     # dispatch's no-op throughput: 3.6 to 7,000 tasks/s had no number below 10 nor above 1,000
     scale, axis = padded_log_scale([3.6, 80.0, 7_000.0])
     assert scale.domain == [3.0, 10_000.0] and axis.values == [3.0, 10.0, 30.0, 100.0, 300.0, 1_000.0, 3_000.0,

@@ -47,14 +47,16 @@ DECADES_SPAN = 1000
 DECADES_MANTISSAS = (1, 3)
 
 
-def _panel_ticks(values) -> list[float]:
+def _panel_ticks(values, mantissas=None) -> list[float]:
     import math
 
     clean = [float(v) for v in values if v is not None and not math.isnan(float(v)) and float(v) > 0]
     if not clean:
         return []
     lo, hi = min(clean), max(clean)
-    if hi >= DECADES_SPAN * lo:
+    if mantissas and hi >= 10 * lo:  # the caller's numbers in each decade
+        ticks = _mantissa_ticks(lo, hi, mantissas)
+    elif hi >= DECADES_SPAN * lo:
         ticks = _mantissa_ticks(lo, hi, DECADES_MANTISSAS)
     elif hi >= 10 * lo:  # a decade or more: a few mantissas in each decade
         ticks = _mantissa_ticks(lo, hi, LOG_MANTISSAS)
@@ -105,14 +107,14 @@ def _even_ticks(lo: float, hi: float) -> list[float]:
     return ticks
 
 
-def log_ticks(panels) -> list[float]:
+def log_ticks(panels, mantissas=None) -> list[float]:
     """Tick values for a log axis: `panels` holds the numbers each panel draws (one
     list per panel of a facet whose scales are independent, or one list). Each panel
     gets about five round numbers over its values, so every panel has numbers from its
     bottom to its top; the union serves them all, a panel drawing those in its domain.
     Vega's own log ticks step from one power of ten to the next, so an axis ending a
     little past 100,000 had its last number at 100,000, none beside the data above."""
-    return sorted({t for values in panels for t in _panel_ticks(values)})
+    return sorted({t for values in panels for t in _panel_ticks(values, mantissas)})
 
 
 def log_axis(panels=None, number_format: str = "~g", domain=None, **options) -> alt.Axis:
@@ -139,26 +141,29 @@ SNAP_SHARE = 0.25
 NEAR_SHARE = 0.03
 
 
-def _nearest_beyond(values, lo, hi, span, beyond, distance, pick):
+def _nearest_beyond(values, lo, hi, span, beyond, distance, pick, mantissas=None):
     """The number nearest past one end of the axis lo..hi (`beyond` says which side, `pick`
     chooses among them) within SNAP_SHARE of its log `span`: from the axis's own kind of
     numbers (they run a little past its ends), then a wider axis's (a wider axis numbers
     more coarsely). None if none is."""
     for widen in (1.0, 1.5, 3.5):
-        ticks = log_ticks([[*values, lo / widen, hi * widen]])
+        ticks = log_ticks([[*values, lo / widen, hi * widen]], mantissas)
         near = [t for t in ticks if beyond(t) and distance(t) <= SNAP_SHARE * span]
         if near:
             return pick(near)
     return None
 
 
-def padded_log_scale(values, number_format: str = "~g", **axis_options) -> tuple[alt.Scale, alt.Axis]:
+def padded_log_scale(values, number_format: str = "~g", mantissas=None,
+                     **axis_options) -> tuple[alt.Scale, alt.Axis]:
     """A log scale over `values` (every number a panel draws: points, interval ends),
     padded past them and reaching on to a near number at each end, and its axis
     (`log_axis`). A log scale's own domain rounds out to powers of ten whatever the
     distance: it squeezed the lines into a strip, and the number at its far end was
     dropped for crowding its neighbour on a narrow panel; with the values' own range
-    alone, the lowest and highest points could lie past the last numbers."""
+    alone, the lowest and highest points could lie past the last numbers. `mantissas`
+    chooses the numbers in each decade of an axis spanning one or more ((1,): the powers
+    of ten only, for a narrow axis over many decades)."""
     import math
 
     clean = [float(v) for v in values if v is not None and not math.isnan(float(v)) and float(v) > 0]
@@ -169,16 +174,16 @@ def padded_log_scale(values, number_format: str = "~g", **axis_options) -> tuple
     lo, hi = low / pad, high * pad
     # an end whose data lies past the last number inside the axis (by more than NEAR_SHARE
     # of it) reaches on to the next number beyond, the nearest of a slightly wider axis's
-    inside = [t for t in log_ticks([[*clean, lo, hi]]) if lo <= t <= hi]
+    inside = [t for t in log_ticks([[*clean, lo, hi]], mantissas) if lo <= t <= hi]
     span = math.log(hi / lo)
     ends = []
     if not inside or math.log(min(inside) / low) > NEAR_SHARE * span:
-        below = _nearest_beyond(clean, lo, hi, span, lambda t: t <= lo, lambda t: math.log(lo / t), max)
+        below = _nearest_beyond(clean, lo, hi, span, lambda t: t <= lo, lambda t: math.log(lo / t), max, mantissas)
         lo, ends = (below, [*ends, below]) if below else (lo, ends)
     if not inside or math.log(high / max(inside)) > NEAR_SHARE * span:
-        above = _nearest_beyond(clean, lo, hi, span, lambda t: t >= hi, lambda t: math.log(t / hi), min)
+        above = _nearest_beyond(clean, lo, hi, span, lambda t: t >= hi, lambda t: math.log(t / hi), min, mantissas)
         hi, ends = (above, [*ends, above]) if above else (hi, ends)
-    values = sorted({*log_ticks([[*clean, lo, hi]]), *ends})
+    values = sorted({*log_ticks([[*clean, lo, hi]], mantissas), *ends})
     return (alt.Scale(type="log", nice=False, domain=[lo, hi]),
             log_axis(number_format=number_format, values=values, **axis_options))
 

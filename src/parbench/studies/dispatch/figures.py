@@ -197,7 +197,11 @@ def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
     top["fraction"] = top.groupby(["system", "workload"]).cumcount() + 1
     top["fraction"] = top["fraction"] / top.groupby(["system", "workload"])["latency_ms"].transform("count")
     top["workload_title"] = top["workload"].map(workload_titles(machine))
-    x_scale, x_axis = log_scale(top["latency_ms"])
+    # numbered at the powers of ten only, the last one centred on its tick: four decades
+    # and more on a 180 px panel leave no room for 3s, and a flush last number crowded
+    # its neighbour out
+    x_scale, x_axis = padded_log_scale(top["latency_ms"].dropna(), ",~g", mantissas=(1,), grid=True,
+                                       labelFlush=False)
     chart = alt.Chart(top[["system", "workload", "workload_title", "latency_ms", "fraction"]]).mark_line(
         interpolate="step-after").encode(
         x=alt.X("latency_ms:Q", title="latency, ms (submission to result seen; log)",
