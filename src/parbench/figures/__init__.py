@@ -179,10 +179,12 @@ def padded_log_scale(values, number_format: str = "~g", mantissas=None,
     ends = []
     if not inside or math.log(min(inside) / low) > NEAR_SHARE * span:
         below = _nearest_beyond(clean, lo, hi, span, lambda t: t <= lo, lambda t: math.log(lo / t), max, mantissas)
-        lo, ends = (below, [*ends, below]) if below else (lo, ends)
+        if below is not None:
+            lo, ends = below, [*ends, below]
     if not inside or math.log(high / max(inside)) > NEAR_SHARE * span:
         above = _nearest_beyond(clean, lo, hi, span, lambda t: t >= hi, lambda t: math.log(t / hi), min, mantissas)
-        hi, ends = (above, [*ends, above]) if above else (hi, ends)
+        if above is not None:
+            hi, ends = above, [*ends, above]
     values = sorted({*log_ticks([[*clean, lo, hi]], mantissas), *ends})
     return (alt.Scale(type="log", nice=False, domain=[lo, hi]),
             log_axis(number_format=number_format, values=values, **axis_options))
@@ -197,8 +199,10 @@ def panel_log_scale(frame, panels: list[str], columns: list[str], number_format:
                     **axis_options) -> tuple[alt.Scale, alt.Axis]:
     """`PANEL_LOG_SCALE` and its axis, numbered over the values of `columns` (points and
     interval ends) in each panel, a panel per value of the `panels` columns of `frame`.
-    Decade-wide panels shared by every panel squeezed lines that differ by a few percent
-    onto each other."""
+    (One domain for every panel squeezed a panel's lines that differ by a few percent onto
+    each other.) The panels share the axis's one list of numbers, each drawing those inside
+    its own range: panels whose ranges overlap get each other's numbers too, so panels of
+    very different spans are better drawn side by side, each with `padded_log_scale`."""
     values = [[float(v) for c in columns for v in group[c].dropna()] for _, group in frame.groupby(panels)]
     return PANEL_LOG_SCALE, log_axis(values, number_format=number_format, **axis_options)
 
