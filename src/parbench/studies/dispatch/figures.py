@@ -43,9 +43,10 @@ def workload_titles(machine: dict) -> dict[str, str]:
             "io": f"I/O ({1000 * io:g} ms sleep)" if io else "I/O"}
 
 
-def log_scale(values) -> tuple[alt.Scale, alt.Axis]:
-    """A padded log scale over `values` and its axis, numbers with thousands separators."""
-    return padded_log_scale([v for v in values if not pd.isna(v)], ",~g", grid=True)
+def log_scale(values, **options) -> tuple[alt.Scale, alt.Axis]:
+    """A padded log scale over `values` and its axis, numbers with thousands separators
+    and a grid (`options`: more of `padded_log_scale`'s and the axis's)."""
+    return padded_log_scale([v for v in values if not pd.isna(v)], ",~g", grid=True, **options)
 
 
 STAGES = [("waiting to be dispatched", "submitted_ms", "first_dispatched_ms", "#bab0ac"),
@@ -200,8 +201,7 @@ def latency(tasks: pd.DataFrame, machine: dict) -> alt.Chart:
     # numbered at the powers of ten only, the last one centred on its tick: four decades
     # and more on a 180 px panel leave no room for 3s, and a flush last number crowded
     # its neighbour out
-    x_scale, x_axis = padded_log_scale(top["latency_ms"].dropna(), ",~g", mantissas=(1,), grid=True,
-                                       labelFlush=False)
+    x_scale, x_axis = log_scale(top["latency_ms"], mantissas=(1,), labelFlush=False)
     chart = alt.Chart(top[["system", "workload", "workload_title", "latency_ms", "fraction"]]).mark_line(
         interpolate="step-after").encode(
         x=alt.X("latency_ms:Q", title="latency, ms (submission to result seen; log)",
