@@ -332,22 +332,35 @@ def test_a_padded_log_scale_ends_at_numbers_where_the_data_would_pass_them():
     assert padded_log_scale([float("nan")])[0].domain is alt.Undefined
 
 
-def test_a_panel_log_scale_spans_each_panels_own_values():
-    from parbench.figures import panel_log_scale
+def test_a_panel_grid_gives_each_panel_its_own_log_axis_and_level_titles():
+    from parbench.figures import PANEL_END_PX, panel_grid, panel_log_scale, panel_x_axis
 
     # dispatch's throughput: no-op rates over three decades, I/O rates a few percent apart;
-    # on one domain for both, the I/O panel's lines lay on each other
-    data = pd.DataFrame({"w": ["noop"] * 3 + ["io"] * 3, "s": ["a", "b", "c"] * 2,
-                         "y": [3.7, 300.0, 7_000.0, 15.8, 16.5, 33.0]})
-    scale, axis = panel_log_scale(data, ["w"], ["y"], ",~g")
-    assert scale.domain is alt.Undefined and scale.nice is False
-    assert {10.0, 100.0, 1_000.0} <= set(axis.values) and {20.0, 30.0} <= set(axis.values)
-    chart = (alt.Chart(data).mark_point().encode(x="s:N", y=alt.Y("y:Q", scale=scale, axis=axis), tooltip=["w"])
-             .facet(column="w:N").resolve_scale(y="independent"))
+    # on one domain for both, the I/O panel's lines lay on each other, and a facet's one
+    # list of numbers gave each panel the other's
+    data = pd.DataFrame({"w": ["noop"] * 3 + ["io"] * 3, "s": ["a", "b", "c"] * 2, "x": [1, 2, 3] * 2,
+                         "y": [3.7, 300.0, 7_000.0, 15.8, 16.5, 17.0]})
+    axes = {}
+
+    def draw(rows, bottom):
+        scale, axis = panel_log_scale(rows["y"], ",~g", title="rate")
+        axes[rows["w"].iloc[0]] = (scale, axis)
+        return alt.Chart(rows).mark_point().encode(x=alt.X("x:Q", axis=panel_x_axis([1, 2, 3], "x", bottom)),
+                                                   y=alt.Y("y:Q", scale=scale, axis=axis), tooltip=["w", "s"])
+
+    chart = panel_grid(data.assign(r="all"), "r", "w", draw, ["all"], ["noop", "io"])
+    noop, io = axes["noop"], axes["io"]
+    assert noop[0].padding == io[0].padding == PANEL_END_PX
+    assert {10.0, 100.0, 1_000.0} <= set(noop[1].values) and not {16.0, 17.0} & set(noop[1].values)
+    assert 16.0 in io[1].values and 100.0 not in io[1].values
+    for scale, axis in axes.values():  # no number in the margin past the domain
+        assert all(scale.domain[0] <= v <= scale.domain[1] for v in axis.values)
     svg = _svg(chart)
     assert figure_check.problems(svg, "panels") == []
-    io_axis = re.findall(r">([\d,.]+)</text>", svg)
-    assert "20" in io_axis and "1,000" in io_axis
+    # the top row's titles level, whether or not a panel's end carries a number
+    _, _, texts = figure_check.parse(svg)
+    heights = {t.text: t.y for t in texts if "role-title-text" in t.role and t.text in ("noop", "io")}
+    assert len(heights) == 2 and abs(heights["noop"] - heights["io"]) < 0.5
 
 
 def test_labels_hidden_for_overlap_leave_the_saved_svg():
@@ -464,3 +477,23 @@ def test_log_ticks_span_well_over_half_of_any_range_below_a_decade():
             hi = lo * ratio
             inside = [t for t in log_ticks([[lo, hi]]) if lo <= t <= hi]
             assert len(inside) >= 2 and math.log(inside[-1] / inside[0]) >= 0.55 * math.log(ratio), (lo, hi, inside)
+
+
+def test_a_concatenated_panel_titled_with_another_panels_value_is_caught():
+    """Panels drawn one by one and set side by side carry their titles themselves: a
+    title given to the wrong panel is the facet's mislabelled header again."""
+    data = _facet_frame()
+
+    def panel(rows, title):
+        return alt.Chart(rows).mark_bar().encode(x="ratio:Q", y="algorithm:N",
+                                                 tooltip=["algorithm", "operation", "ratio"]).properties(title=title)
+
+    sign, verify = data[data["operation"] == "sign"], data[data["operation"] == "verify"]
+    good = alt.hconcat(panel(sign, "sign"), panel(verify, "verify")).properties(title="Ratios by operation")
+    bad = alt.hconcat(panel(sign, "verify"), panel(verify, "sign")).properties(title="Ratios by operation")
+    assert figure_check.problems(_svg(good), "good") == []
+    problems = figure_check.problems(_svg(bad), "bad")
+    assert "bad: the panel titled 'verify' draws operation ['sign']" in problems
+    # a title that is no field's value (a sentence) is left alone
+    prose = alt.hconcat(panel(sign, "Signing, per algorithm"), panel(verify, "Verifying"))
+    assert figure_check.problems(_svg(prose), "prose") == []

@@ -224,3 +224,50 @@ def test_the_report_table_is_written_with_its_one_caption(tmp_path):
     assert f"<caption>{caption.replace(chr(39), '&#x27;')}</caption>" in html
     assert (tmp_path / "tables" / "sigpar_summary.rst").read_text().startswith(caption)
     assert "1 worker, ops/s" in (tmp_path / "tables" / "sigpar_summary.csv").read_text()
+
+
+def _panel_axes(spec: dict) -> dict:
+    """(family, operation) -> the y axis's numbers and its domain, from the chart's
+    spec: a row per family (its title), a panel per operation (the top row's titles)."""
+    operations = [panel["title"]["text"] for panel in spec["vconcat"][0]["hconcat"]]
+    axes = {}
+    for row in spec["vconcat"]:
+        for op, panel in zip(operations, row["hconcat"]):
+            y = panel["layer"][0]["encoding"]["y"]
+            axes[(row["title"]["text"], op)] = (y["axis"]["values"], y["scale"]["domain"])
+    return axes
+
+
+def test_each_panel_is_numbered_over_its_own_values_alone():
+    """One facet shared one list of numbers: a panel drew its neighbours' too (1.2 beside
+    1.25) and could end with data past its last number. Each panel now has its own."""
+    from parbench.figures import panel_log_scale
+    from parbench.studies.sigpar import figures
+
+    data = cells()
+    # RSA's latencies a little apart from Ed25519's, overlapping them
+    data.loc[data["family"] == "RSA", ["p99_latency_ms", "p99_latency_ms_ci_low", "p99_latency_ms_ci_high"]] *= 1.25
+    axes = _panel_axes(figures.latency(data, MACHINE).to_dict())
+    assert set(axes) == {(f, op) for f in ("RSA", "EdDSA") for op in ("sign", "verify")}
+    for (family, op), (values, domain) in axes.items():
+        rows = data[(data["family"] == family) & (data["operation"] == op)]
+        own = rows[["p99_latency_ms", "p99_latency_ms_ci_low", "p99_latency_ms_ci_high"]].to_numpy().ravel()
+        scale, axis = panel_log_scale(own)
+        assert values == axis.to_dict()["values"] and domain == scale.to_dict()["domain"]
+        # every value drawn lies inside the axis, no further from a number than its ends
+        assert domain[0] <= own.min() and own.max() <= domain[1]
+    assert axes[("RSA", "sign")][0] != axes[("EdDSA", "sign")][0]
+
+
+def test_each_panel_draws_what_its_titles_name():
+    """The panels are drawn one by one: the figure check holds each row's family and each
+    column's operation against the marks under them, as a facet's headers."""
+    import vl_convert as vlc
+
+    from parbench.paper import figure_check
+    from parbench.studies.sigpar import figures
+
+    svg = vlc.vegalite_to_svg(figures.scaling(cells(), MACHINE).to_json())
+    titles = [title for title, _ in figure_check.concat_titles(svg)]
+    assert titles == ["RSA", "sign", "verify", "EdDSA"]
+    assert figure_check.problems(svg, "scaling") == []

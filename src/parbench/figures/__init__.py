@@ -190,21 +190,66 @@ def padded_log_scale(values, number_format: str = "~g", mantissas=None,
             log_axis(number_format=number_format, values=values, **axis_options))
 
 
-# A log scale over each panel's own values (a facet whose y scales are independent): no
-# domain is set, so each panel spans its data, a few pixels clear of its edges.
-PANEL_LOG_SCALE = alt.Scale(type="log", nice=False, zero=False, padding=6)
+# The width each panel of a grid gives its y axis's numbers and ticks, the same in every
+# panel, so that the columns of panels line up down the page (numbers as wide as "80000"
+# or "0.275" fit).
+PANEL_AXIS_EXTENT = 40
+PANEL_HEADER = {"fontSize": 12, "fontWeight": "normal"}
+# How far (px) a grid panel's y axis runs on past its end numbers: a number at the very end
+# of the axis overhangs the panel by half its height, and a top row's panel so numbered
+# had its title a few pixels above its neighbours'.
+PANEL_END_PX = 10
 
 
-def panel_log_scale(frame, panels: list[str], columns: list[str], number_format: str = "~g",
-                    **axis_options) -> tuple[alt.Scale, alt.Axis]:
-    """`PANEL_LOG_SCALE` and its axis, numbered over the values of `columns` (points and
-    interval ends) in each panel, a panel per value of the `panels` columns of `frame`.
-    (One domain for every panel squeezed a panel's lines that differ by a few percent onto
-    each other.) The panels share the axis's one list of numbers, each drawing those inside
-    its own range: panels whose ranges overlap get each other's numbers too, so panels of
-    very different spans are better drawn side by side, each with `padded_log_scale`."""
-    values = [[float(v) for c in columns for v in group[c].dropna()] for _, group in frame.groupby(panels)]
-    return PANEL_LOG_SCALE, log_axis(values, number_format=number_format, **axis_options)
+def ordered(values, order: list) -> list:
+    """The distinct `values` in `order`'s order, each placed by the first entry it starts
+    with ("sign on node-a", from a run on several machines, sorts under "sign"), then
+    any that start with none."""
+    rank = {v: i for i, v in enumerate(order)}
+    return sorted(set(values), key=lambda v: (min((rank[o] for o in order if str(v).startswith(str(o))),
+                                                  default=len(order)), str(v)))
+
+
+def panel_log_scale(values, number_format: str = "~g", **axis_options) -> tuple[alt.Scale, alt.Axis]:
+    """`padded_log_scale` for a panel of `panel_grid`: its numbers in a margin as wide as
+    every other panel's (`PANEL_AXIS_EXTENT`), its ends `PANEL_END_PX` past its end
+    numbers, none drawn in that margin."""
+    scale, axis = padded_log_scale(values, number_format, minExtent=PANEL_AXIS_EXTENT, **axis_options)
+    scale.padding = PANEL_END_PX
+    if scale.domain is not alt.Undefined:  # the margin draws no number past the domain
+        lo, hi = scale.domain
+        axis.values = [v for v in axis.values if lo <= v <= hi]
+    return scale, axis
+
+
+def panel_x_axis(values: list, title: str, bottom: bool, **options) -> alt.Axis:
+    """A grid panel's x axis at `values`: numbered and titled under the bottom row only,
+    every row keeping its grid lines (as a facet's shared axis)."""
+    if bottom:
+        return alt.Axis(values=values, title=title, **options)
+    return alt.Axis(values=values, labels=False, ticks=False, title=None)
+
+
+def panel_grid(frame, row: str, column: str, draw, rows: list, columns: list) -> alt.VConcatChart:
+    """Panels drawn one by one, a row per value of `row` and a panel per value of `column`
+    (`rows` and `columns`, in order, any value of `frame` they miss after them, `ordered`),
+    so that each can have a scale and an axis of its own: a facet's panels share one list
+    of tick values, so each drew its neighbours' numbers among its own (1.2 beside 1.25)
+    and some ended with data past their last number. `draw(rows_of_panel, bottom)` draws
+    one panel from its rows of `frame` (`bottom`: in the last row, which numbers the x axis,
+    `panel_x_axis`); the top row's panels are titled with their column's value and each row
+    on its left with its own, as a facet's headers (the figure check holds each against the
+    marks under it)."""
+    row_values, column_values = ordered(frame[row], rows), ordered(frame[column], columns)
+    grid = []
+    for i, r in enumerate(row_values):
+        panels = []
+        for c in column_values:
+            panel = draw(frame[(frame[row] == r) & (frame[column] == c)], i == len(row_values) - 1)
+            panels.append(panel.properties(title=alt.TitleParams(c, **PANEL_HEADER)) if i == 0 else panel)
+        grid.append(alt.hconcat(*panels).properties(
+            title=alt.TitleParams(r, orient="left", anchor="middle", **PANEL_HEADER)))
+    return alt.vconcat(*grid)
 
 
 # A label Vega hid (an axis label dropped for overlap) is still a text in the SVG, drawn

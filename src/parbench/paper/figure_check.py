@@ -10,6 +10,8 @@ the reader needs, the facet fields among them). `problems(svg)` reads the SVG an
   each panel) is the value its marks carry for the facet field: a panel labelled with
   another panel's name is the bug of a header sorted one way and the data another;
 - every label of a nominal axis sits at the marks that carry it (a heat map's rows);
+- every concatenated panel (or row of them) titled with a value its marks carry draws that
+  value alone (`concat_title_problems`), as a facet's headers;
 - every legend entry is a value some mark draws: a legend never lists what is not plotted;
 - every axis tick drawn carries its label (`unlabelled_ticks`): a log axis left to Vega's
   own format labels only some mantissas, so an axis spanning less than a decade had
@@ -180,6 +182,7 @@ def problems(svg_text: str, name: str) -> list[str]:
                 seen = {m.fields.get(field_name) for m in panel.marks} - {None}
                 if seen and seen != {t.text}:
                     out.append(f"{name}: the panel titled {t.text!r} draws {field_name} {sorted(seen)}")
+    out += concat_title_problems(svg_text, name)
     from parbench.paper.templates import COMPARISONS
 
     for t in texts:
@@ -201,6 +204,51 @@ def problems(svg_text: str, name: str) -> list[str]:
         for label in sorted(legend_labels - drawn):
             if not _number(label):
                 out.append(f"{name}: the legend lists {label!r}, which no mark draws")
+    return out
+
+
+_CONCAT_VIEW = re.compile(r"concat(_\d+_concat)*_\d+_group")
+
+
+def concat_titles(svg_text: str) -> list[tuple[str, list[Mark]]]:
+    """Each titled view of a concatenated chart (a panel, or a row of them) with the data
+    marks drawn inside it. A view's title is the title group whose nearest enclosing view
+    it is (a row's title is not its panels')."""
+    root = ET.fromstring(svg_text)
+    views: list[tuple[str, list[Mark]]] = []
+
+    def walk(el, view) -> None:
+        cls = el.get("class", "").split()
+        if el.tag == f"{SVG}g" and "role-scope" in cls and any(_CONCAT_VIEW.fullmatch(c) for c in cls):
+            _, marks, _ = parse(ET.tostring(el, encoding="unicode"))
+            view = {"title": None, "marks": marks}
+            views.append(view)
+        elif el.tag == f"{SVG}g" and "role-title" in cls and view is not None and view["title"] is None:
+            view["title"] = " ".join(t.text.strip() for t in el.iter(f"{SVG}text") if (t.text or "").strip())
+            return
+        for child in el:
+            walk(child, view)
+
+    walk(root, None)
+    return [(v["title"], v["marks"]) for v in views if v["title"]]
+
+
+def concat_title_problems(svg_text: str, name: str) -> list[str]:
+    """A concatenated view titled with a value of a field its figure's marks carry (a
+    family, an operation, a workload) draws that value alone in that field: the panels
+    drawn one by one, side by side, must each draw what their title names. A title that
+    is no field's value (a sentence) is not checked."""
+    views = concat_titles(svg_text)
+    everything = [m for _, marks in views for m in marks]
+    out = []
+    for title, marks in views:
+        fields = {k for m in everything for k, v in m.fields.items() if v == title}
+        if not fields or not marks:
+            continue
+        drawn = {k: {m.fields[k] for m in marks if k in m.fields} for k in fields}
+        if all(seen and seen != {title} for seen in drawn.values()):
+            k = sorted(fields)[0]
+            out.append(f"{name}: the panel titled {title!r} draws {k} {sorted(drawn[k])}")
     return out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, present
+from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, panel_log_scale, present
 from parbench.studies.dispatch.aggregate import main_only, previous_count
 from parbench.studies.dispatch.plan import MAIN, SYSTEMS
 
@@ -43,10 +43,12 @@ def workload_titles(machine: dict) -> dict[str, str]:
             "io": f"I/O ({1000 * io:g} ms sleep)" if io else "I/O"}
 
 
-def log_scale(values, **options) -> tuple[alt.Scale, alt.Axis]:
+def log_scale(values, panel: bool = False, **options) -> tuple[alt.Scale, alt.Axis]:
     """A padded log scale over `values` and its axis, numbers with thousands separators
-    and a grid (`options`: more of `padded_log_scale`'s and the axis's)."""
-    return padded_log_scale([v for v in values if not pd.isna(v)], ",~g", grid=True, **options)
+    and a grid (`options`: more of `padded_log_scale`'s and the axis's); `panel`: for one
+    of the panels `_panels` sets side by side (`figures.panel_log_scale`: titles level)."""
+    return (panel_log_scale if panel else padded_log_scale)([v for v in values if not pd.isna(v)], ",~g", grid=True,
+                                                            **options)
 
 
 STAGES = [("waiting to be dispatched", "submitted_ms", "first_dispatched_ms", "#bab0ac"),
@@ -118,7 +120,7 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                          "median_throughput_tasks_per_sec_ci_high")
 
     def panel(rows: pd.DataFrame) -> alt.LayerChart:
-        scale, axis = log_scale(pd.concat([rows[median], rows[low], rows[high]]))
+        scale, axis = log_scale(pd.concat([rows[median], rows[low], rows[high]]), panel=True)
         base = alt.Chart(rows).encode(x=_workers_axis(s), color=system_color(s))
         lines = base.mark_line(point=True).encode(
             y=alt.Y(f"{median}:Q", title=y_title, scale=scale, axis=axis),
@@ -162,7 +164,7 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
                       scale=palette_scale(r, "run", RUN_KINDS, dict(zip(RUN_KINDS, ["diamond", "circle"]))))
 
     def panel(rows: pd.DataFrame) -> alt.LayerChart:
-        scale, axis = log_scale(rows["completion_time_sec"])
+        scale, axis = log_scale(rows["completion_time_sec"], panel=True)
         line = alt.Chart(rows).mark_line().encode(
             x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title=y_title, scale=scale, axis=axis),
             color=system_color(r))

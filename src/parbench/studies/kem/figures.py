@@ -9,7 +9,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, note, ok_rows, panel_log_scale, with_columns
+from parbench.figures import (disturbed_layer, note, ok_rows, panel_log_scale, panel_grid,
+                              panel_x_axis, with_columns)
 from parbench.studies.kem.aggregate import CONFIDENCE, IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER
 
 COLORS = dict(zip(IMPLEMENTATION_ORDER, ["#e45756", "#4c78a8", "#72b7b2", "#f58518", "#444444"]))
@@ -89,26 +90,24 @@ def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
     data = data[data["parameter_set"].str.startswith("ML-KEM")].copy()
     if data.empty:
         return note("Percentile distribution", "no ML-KEM cell passed its checks in this run")
-    sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
-    ops = [o for o in OPERATION_ORDER if o in set(data["operation"])]
-    scale, axis = panel_log_scale(data, ["parameter_set", "operation"], ["value_ticks"], "~s")
-    chart = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
-        x=alt.X("percentile:Q", title="percentile", scale=alt.Scale(domain=[0, 100]),
-                axis=alt.Axis(values=[1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99])),
-        # the data's own extent, not whole decades: the calls' percentiles span less than one
-        y=alt.Y("value_ticks:Q", title=f"{unit_title(data)} (log)", scale=scale, axis=axis),
-        color=implementation_color(data),
-        tooltip=["implementation", "parameter_set", "operation", "percentile",
-                 alt.Tooltip("value_ticks:Q", title=unit_title(data), format=",.0f"),
-                 alt.Tooltip("value_ns:Q", title="ns", format=",.0f")],
-    ).properties(width=200, height=150)
     unit = unit_title(data)
-    return (chart.facet(row=alt.Row("parameter_set:N", sort=sets, title=None),
-                        column=alt.Column("operation:N", sort=ops, title=None))
-            .resolve_scale(y="independent")
-            .properties(title=alt.TitleParams(
-                f"{unit[:1].upper()}{unit[1:]} per call at the seed's percentiles 1, 10, ..., 90, 99",
-                subtitle=counter_note(data))))
+
+    def panel(rows: pd.DataFrame, bottom: bool) -> alt.Chart:
+        # the data's own extent, not whole decades: the calls' percentiles span less than one
+        scale, axis = panel_log_scale(rows["value_ticks"], "~s", title=f"{unit} (log)")
+        return alt.Chart(rows).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+            x=alt.X("percentile:Q", scale=alt.Scale(domain=[0, 100]),
+                    axis=panel_x_axis([1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99], "percentile", bottom)),
+            y=alt.Y("value_ticks:Q", scale=scale, axis=axis),
+            color=implementation_color(data),
+            tooltip=["implementation", "parameter_set", "operation", "percentile",
+                     alt.Tooltip("value_ticks:Q", title=unit, format=",.0f"),
+                     alt.Tooltip("value_ns:Q", title="ns", format=",.0f")],
+        ).properties(width=200, height=150)
+
+    return panel_grid(data, "parameter_set", "operation", panel, SET_ORDER, OPERATION_ORDER).properties(
+        title=alt.TitleParams(f"{unit[:1].upper()}{unit[1:]} per call at the seed's percentiles 1, 10, ..., 90, 99",
+                              subtitle=counter_note(data)))
 
 
 def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:

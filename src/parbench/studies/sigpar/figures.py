@@ -13,7 +13,8 @@ import altair as alt
 import pandas as pd
 
 from parbench import stats
-from parbench.figures import disturbed_layer, note, ok_rows, palette_scale, panel_log_scale, present
+from parbench.figures import (disturbed_layer, note, ok_rows, palette_scale,
+                              panel_grid, panel_log_scale, panel_x_axis, present)
 from parbench.hosts import split_by_host
 
 from parbench.studies.sigpar.algorithms import CATALOG
@@ -54,24 +55,16 @@ def variant_shape(frame: pd.DataFrame) -> alt.Shape:
                      scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_SHAPES))
 
 
-def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
-    """Lines against worker count, one panel per family (rows) and operation (columns),
-    one colour per algorithm, one dash pattern per variant (mode and backend)."""
+def _family_panel(rows: pd.DataFrame, data: pd.DataFrame, y: str, y_title: str, workers: list,
+                  bottom: bool) -> alt.LayerChart:
+    """One family's lines for one operation, on a log axis over its own points and bars."""
     bounds = [f"{y}_ci_low", f"{y}_ci_high"]
-    data = split_by_host(ok_rows(cells), "operation")
-    for b in bounds:  # a figure drawn from a column without an interval draws no bars
-        if b not in data:
-            data = data.assign(**{b: None})
-    data = data.assign(disturbed_reps=data["disturbed_reps"] if "disturbed_reps" in data else 0)
-    data = data[["algorithm", "family", "operation", "variant", "workers", y, *bounds, "disturbed_reps"]].dropna(
-        subset=[y])
-    workers = sorted(data["workers"].unique().tolist())
-    scale, axis = panel_log_scale(data, ["family", "operation"], [y, *bounds])
-    base = alt.Chart(data).encode(
-        x=alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
-                axis=alt.Axis(values=workers, format="d")),
-        # the data's own extent, not whole decades: a decade-wide axis squeezed the modes'
-        # lines onto each other, so that no dash or shape could tell them apart
+    # the data's own extent, not whole decades: a decade-wide axis squeezed the modes'
+    # lines onto each other, so that no dash or shape could tell them apart
+    scale, axis = panel_log_scale(rows[[y, *bounds]].to_numpy().ravel(), title=y_title)
+    base = alt.Chart(rows).encode(
+        x=alt.X("workers:Q", scale=alt.Scale(domain=[min(workers), max(workers)]),
+                axis=panel_x_axis(workers, "workers", bottom, format="d")),
         y=alt.Y(f"{y}:Q", title=y_title, scale=scale, axis=axis),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
         tooltip=["family", "algorithm", "operation", "variant", "workers", alt.Tooltip(f"{y}:Q", format=",.3~f"),
@@ -85,13 +78,26 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.C
     points = base.mark_point(size=40, opacity=1, filled=True).encode(shape=variant_shape(data))
     bars = base.transform_filter(f"isValid(datum['{bounds[0]}'])").mark_rule(strokeWidth=1.5).encode(
         y=alt.Y(f"{bounds[0]}:Q", scale=scale), y2=f"{bounds[1]}:Q", detail="variant:N")
-    # one row per family, sign and verify side by side: legible at the paper's width
-    chart = (alt.layer(lines, bars, points, *disturbed_layer(base, data)).properties(width=260, height=150)
-             .facet(row=alt.Row("family:N", sort=FAMILY_ORDER, title=None, header=alt.Header(labelFontSize=12)),
-                    column=alt.Column("operation:N", sort=["sign", "verify"], title=None,
-                                      header=alt.Header(labelFontSize=12)))
-             .resolve_scale(y="independent"))
-    return chart.properties(title=title)
+    return alt.layer(lines, bars, points, *disturbed_layer(base, rows)).properties(width=260, height=150)
+
+
+def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.VConcatChart:
+    """Lines against worker count, one panel per family (rows) and operation (columns),
+    one colour per algorithm, one dash pattern per variant (mode and backend); each panel
+    on a log axis of its own (`panel_grid`). One row per family, sign and verify side by
+    side: legible at the paper's width."""
+    bounds = [f"{y}_ci_low", f"{y}_ci_high"]
+    data = split_by_host(ok_rows(cells), "operation")
+    for b in bounds:  # a figure drawn from a column without an interval draws no bars
+        if b not in data:
+            data = data.assign(**{b: None})
+    data = data.assign(disturbed_reps=data["disturbed_reps"] if "disturbed_reps" in data else 0)
+    data = data[["algorithm", "family", "operation", "variant", "workers", y, *bounds, "disturbed_reps"]].dropna(
+        subset=[y])
+    workers = sorted(data["workers"].unique().tolist()) or [1]
+    return panel_grid(data, "family", "operation",
+                      lambda rows, bottom: _family_panel(rows, data, y, y_title, workers, bottom),
+                      FAMILY_ORDER, ["sign", "verify"]).properties(title=title)
 
 
 def scaling(cells: pd.DataFrame, machine: dict) -> alt.Chart:
