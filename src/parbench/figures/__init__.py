@@ -195,6 +195,9 @@ def padded_log_scale(values, number_format: str = "~g", mantissas=None,
 # or "0.275" fit).
 PANEL_AXIS_EXTENT = 40
 PANEL_HEADER = {"fontSize": 12, "fontWeight": "normal"}
+# The gap (px) between a row's title and its first panel's axis title: touching, the two
+# read as one label once the PDF shrinks the figure.
+ROW_TITLE_OFFSET = 10
 # How far (px) a grid panel's y axis runs on past its end numbers: a number at the very end
 # of the axis overhangs the panel by half its height, and a top row's panel so numbered
 # had its title a few pixels above its neighbours'.
@@ -248,7 +251,7 @@ def panel_grid(frame, row: str, column: str, draw, rows: list, columns: list) ->
             panel = draw(frame[(frame[row] == r) & (frame[column] == c)], i == len(row_values) - 1)
             panels.append(panel.properties(title=alt.TitleParams(c, **PANEL_HEADER)) if i == 0 else panel)
         grid.append(alt.hconcat(*panels).properties(
-            title=alt.TitleParams(r, orient="left", anchor="middle", **PANEL_HEADER)))
+            title=alt.TitleParams(r, orient="left", anchor="middle", offset=ROW_TITLE_OFFSET, **PANEL_HEADER)))
     return alt.vconcat(*grid)
 
 
