@@ -497,3 +497,33 @@ def test_a_concatenated_panel_titled_with_another_panels_value_is_caught():
     # a title that is no field's value (a sentence) is left alone
     prose = alt.hconcat(panel(sign, "Signing, per algorithm"), panel(verify, "Verifying"))
     assert figure_check.problems(_svg(prose), "prose") == []
+
+
+def test_a_padded_log_axis_keeps_the_numbers_it_checked_its_ends_against():
+    from parbench.figures import padded_log_scale
+
+    # the bottom reached on to 8,000; numbered again over 8,000..27,421, the axis lost
+    # 25,000 and its top number was 20,000 under data at 25,301
+    scale, axis = padded_log_scale([9_253.0, 25_301.0])
+    assert scale.domain[0] == 8_000.0 and 25_000.0 in axis.values
+
+
+def test_a_panels_numbers_stand_apart_ends_and_round_numbers_first():
+    import math
+
+    from parbench.figures import MIN_NUMBER_GAP_PX, panel_log_scale, spaced_ticks
+
+    # 50k and 60k, 70k and 80k: 10 px apart on a 150 px panel, and Vega dropped some of
+    # them for overlap, leaving ticks without a number
+    values = [20_000.0, 30_000.0, 40_000.0, 50_000.0, 60_000.0, 70_000.0, 80_000.0, 100_000.0, 150_000.0,
+              200_000.0]
+    kept = spaced_ticks(values, (20_000.0, 200_000.0), 130)
+    at = [130 * math.log(v / 20_000.0) / math.log(10) for v in kept]
+    assert all(b - a >= MIN_NUMBER_GAP_PX for a, b in zip(at, at[1:]))
+    assert kept[0] == 20_000.0 and kept[-1] == 200_000.0 and 100_000.0 in kept and 50_000.0 in kept
+    assert 80_000.0 not in kept and 150_000.0 in kept
+    # a tall panel keeps them all
+    assert spaced_ticks(values, (20_000.0, 200_000.0), 600) == values
+    scale, axis = panel_log_scale([26_396.0, 54_000.0, 169_277.0], "~s", height=150)
+    drawn = axis.values
+    assert drawn == spaced_ticks(drawn, scale.domain, 130)

@@ -2,6 +2,7 @@
 tables (the paper check finds nothing), every finding names its mode, and comparisons
 follow the intervals."""
 
+import json
 import re
 
 import pandas as pd
@@ -252,7 +253,7 @@ def test_each_panel_is_numbered_over_its_own_values_alone():
     for (family, op), (values, domain) in axes.items():
         rows = data[(data["family"] == family) & (data["operation"] == op)]
         own = rows[["p99_latency_ms", "p99_latency_ms_ci_low", "p99_latency_ms_ci_high"]].to_numpy().ravel()
-        scale, axis = panel_log_scale(own)
+        scale, axis = panel_log_scale(own, height=figures.PANEL_HEIGHT)
         assert values == axis.to_dict()["values"] and domain == scale.to_dict()["domain"]
         # every value drawn lies inside the axis, no further from a number than its ends
         assert domain[0] <= own.min() and own.max() <= domain[1]
@@ -271,3 +272,29 @@ def test_each_panel_draws_what_its_titles_name():
     titles = [title for title, _ in figure_check.concat_titles(svg)]
     assert titles == ["RSA", "sign", "verify", "EdDSA"]
     assert figure_check.problems(svg, "scaling") == []
+
+
+def test_the_modes_are_drawn_apart_at_each_worker_count():
+    """At one place, the modes' bars lay on one line and read as one bar, and a point could
+    hide another (SPHINCS+ sign's native-threads under threading)."""
+    from parbench.studies.sigpar import figures
+
+    data = cells()
+    drawn, domain = figures.dodged(data, [1, 2])
+    places = drawn.groupby(["workers", "variant"])[figures.DRAWN_X].unique()
+    assert all(len(p) == 1 for p in places)  # one place per variant and worker count
+    for workers, group in drawn.groupby("workers"):
+        by_variant = group.groupby("variant")[figures.DRAWN_X].first()
+        assert by_variant.is_unique and abs(by_variant.mean() - workers) < 1e-9
+        # in the variants' order, a few pixels apart
+        ordered = [by_variant[v] for v in figures.VARIANT_ORDER if v in by_variant]
+        assert ordered == sorted(ordered)
+        px = (ordered[1] - ordered[0]) * figures.PANEL_WIDTH / (domain[1] - domain[0])
+        assert px == pytest.approx(figures.DODGE_PX)
+    assert domain[0] <= drawn[figures.DRAWN_X].min() and drawn[figures.DRAWN_X].max() <= domain[1]
+    spec = figures.scaling(data, MACHINE).to_dict()
+    x = spec["vconcat"][0]["hconcat"][0]["layer"][0]["encoding"]["x"]
+    assert x["field"] == figures.DRAWN_X and x["scale"]["domain"] == domain
+    # the worker counts are what the axis numbers and the tooltip names
+    assert spec["vconcat"][-1]["hconcat"][0]["layer"][0]["encoding"]["x"]["axis"]["values"] == [1, 2]
+    assert "workers" in json.dumps(spec["vconcat"][0]["hconcat"][0]["layer"][0]["encoding"]["tooltip"])

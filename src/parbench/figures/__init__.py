@@ -174,7 +174,11 @@ def padded_log_scale(values, number_format: str = "~g", mantissas=None,
     lo, hi = low / pad, high * pad
     # an end whose data lies past the last number inside the axis (by more than NEAR_SHARE
     # of it) reaches on to the next number beyond, the nearest of a slightly wider axis's
-    inside = [t for t in log_ticks([[*clean, lo, hi]], mantissas) if lo <= t <= hi]
+    # the numbers are chosen once, over the padded values: chosen again over a domain an end
+    # reached on to, they could be of a coarser kind and stop short of the other end
+    # (25,000 gave way to 20,000 under data at 25,301 once the bottom reached on to 8,000)
+    ticks = log_ticks([[*clean, lo, hi]], mantissas)
+    inside = [t for t in ticks if lo <= t <= hi]
     span = math.log(hi / lo)
     ends = []
     if not inside or math.log(min(inside) / low) > NEAR_SHARE * span:
@@ -185,7 +189,7 @@ def padded_log_scale(values, number_format: str = "~g", mantissas=None,
         above = _nearest_beyond(clean, lo, hi, span, lambda t: t >= hi, lambda t: math.log(t / hi), min, mantissas)
         if above is not None:
             hi, ends = above, [*ends, above]
-    values = sorted({*log_ticks([[*clean, lo, hi]], mantissas), *ends})
+    values = sorted({*ticks, *ends})
     return (alt.Scale(type="log", nice=False, domain=[lo, hi]),
             log_axis(number_format=number_format, values=values, **axis_options))
 
@@ -213,15 +217,49 @@ def ordered(values, order: list) -> list:
                                                   default=len(order)), str(v)))
 
 
-def panel_log_scale(values, number_format: str = "~g", **axis_options) -> tuple[alt.Scale, alt.Axis]:
+# The least distance (px) between two numbers of a panel's axis: closer, 10 px numbers
+# touch in print, and Vega's overlap rule dropped some, leaving ticks without a number.
+MIN_NUMBER_GAP_PX = 14
+
+
+def _roundness(value: float) -> int:
+    """How round a number is, roundest first: a power of ten, then 5s, 2s, 3s, the rest."""
+    import math
+
+    mantissa = round(value / 10.0 ** math.floor(math.log10(value)), 6)
+    return {1.0: 0, 5.0: 1, 2.0: 2, 3.0: 3}.get(mantissa, 4)
+
+
+def spaced_ticks(values, domain, length_px: float, gap_px: float = MIN_NUMBER_GAP_PX) -> list[float]:
+    """The numbers of a log axis `length_px` long over `domain` that stand `gap_px` apart:
+    the domain's ends first (where a number is there, beside the data's ends), then the
+    roundest, each kept only if no kept one is closer."""
+    import math
+
+    lo, hi = domain
+    if not hi > lo > 0:
+        return list(values)
+    at = {v: length_px * math.log(v / lo) / math.log(hi / lo) for v in values}
+    kept: list[float] = []
+    for v in sorted(values, key=lambda v: (v not in (lo, hi), _roundness(v), v)):
+        if all(abs(at[v] - at[k]) >= gap_px for k in kept):
+            kept.append(v)
+    return sorted(kept)
+
+
+def panel_log_scale(values, number_format: str = "~g", height: float | None = None,
+                    **axis_options) -> tuple[alt.Scale, alt.Axis]:
     """`padded_log_scale` for a panel of `panel_grid`: its numbers in a margin as wide as
     every other panel's (`PANEL_AXIS_EXTENT`), its ends `PANEL_END_PX` past its end
-    numbers, none drawn in that margin."""
+    numbers, none drawn in that margin; on a panel `height` px high, only numbers that
+    stand `MIN_NUMBER_GAP_PX` apart (`spaced_ticks`)."""
     scale, axis = padded_log_scale(values, number_format, minExtent=PANEL_AXIS_EXTENT, **axis_options)
     scale.padding = PANEL_END_PX
     if scale.domain is not alt.Undefined:  # the margin draws no number past the domain
         lo, hi = scale.domain
         axis.values = [v for v in axis.values if lo <= v <= hi]
+        if height:
+            axis.values = spaced_ticks(axis.values, (lo, hi), height - 2 * PANEL_END_PX)
     return scale, axis
 
 
@@ -229,7 +267,10 @@ def panel_x_axis(values: list, title: str, bottom: bool, **options) -> alt.Axis:
     """A grid panel's x axis at `values`: numbered and titled under the bottom row only,
     every row keeping its grid lines (as a facet's shared axis)."""
     if bottom:
-        return alt.Axis(values=values, title=title, **options)
+        # a number within PANEL_END_PX of an end kept inside the panel: overhanging it (99
+        # of percentiles 0 to 100), it widened the bottom row's panels, whose columns then
+        # stood a few pixels right of the rows above
+        return alt.Axis(values=values, title=title, labelFlush=PANEL_END_PX, **options)
     return alt.Axis(values=values, labels=False, ticks=False, title=None)
 
 

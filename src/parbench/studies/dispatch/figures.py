@@ -43,12 +43,15 @@ def workload_titles(machine: dict) -> dict[str, str]:
             "io": f"I/O ({1000 * io:g} ms sleep)" if io else "I/O"}
 
 
-def log_scale(values, panel: bool = False, **options) -> tuple[alt.Scale, alt.Axis]:
+def log_scale(values, panel_height: int | None = None, **options) -> tuple[alt.Scale, alt.Axis]:
     """A padded log scale over `values` and its axis, numbers with thousands separators
-    and a grid (`options`: more of `padded_log_scale`'s and the axis's); `panel`: for one
-    of the panels `_panels` sets side by side (`figures.panel_log_scale`: titles level)."""
-    return (panel_log_scale if panel else padded_log_scale)([v for v in values if not pd.isna(v)], ",~g", grid=True,
-                                                            **options)
+    and a grid (`options`: more of `padded_log_scale`'s and the axis's); with
+    `panel_height`, for one of the panels `_panels` sets side by side, that high
+    (`figures.panel_log_scale`: titles level, numbers apart)."""
+    values = [v for v in values if not pd.isna(v)]
+    if panel_height:
+        return panel_log_scale(values, ",~g", height=panel_height, grid=True, **options)
+    return padded_log_scale(values, ",~g", grid=True, **options)
 
 
 STAGES = [("waiting to be dispatched", "submitted_ms", "first_dispatched_ms", "#bab0ac"),
@@ -119,8 +122,10 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     median, low, high = ("median_throughput_tasks_per_sec", "median_throughput_tasks_per_sec_ci_low",
                          "median_throughput_tasks_per_sec_ci_high")
 
+    height = 220
+
     def panel(rows: pd.DataFrame) -> alt.LayerChart:
-        scale, axis = log_scale(pd.concat([rows[median], rows[low], rows[high]]), panel=True)
+        scale, axis = log_scale(pd.concat([rows[median], rows[low], rows[high]]), panel_height=height)
         base = alt.Chart(rows).encode(x=_workers_axis(s), color=system_color(s))
         lines = base.mark_line(point=True).encode(
             y=alt.Y(f"{median}:Q", title=y_title, scale=scale, axis=axis),
@@ -135,7 +140,7 @@ def throughput(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         marked = disturbed_layer(alt.Chart(rows).encode(
             x=_workers_axis(s), y=f"{median}:Q", tooltip=["system", "workload_title", "workers", "disturbed_reps"]),
             rows)
-        return alt.layer(bars, lines, *marked).properties(width=PANEL_WIDTH, height=220)
+        return alt.layer(bars, lines, *marked).properties(width=PANEL_WIDTH, height=height)
 
     return _panels(panel, s, "Weak scaling: throughput against workers (median of repetitions, 95% bootstrap "
                               "interval bars; log scales)" + local_note(machine), machine)
@@ -163,8 +168,10 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     shape = alt.Shape("run:N", title="run", sort=present(r, "run", RUN_KINDS),
                       scale=palette_scale(r, "run", RUN_KINDS, dict(zip(RUN_KINDS, ["diamond", "circle"]))))
 
+    height = 230
+
     def panel(rows: pd.DataFrame) -> alt.LayerChart:
-        scale, axis = log_scale(rows["completion_time_sec"], panel=True)
+        scale, axis = log_scale(rows["completion_time_sec"], panel_height=height)
         line = alt.Chart(rows).mark_line().encode(
             x=_workers_axis(r), y=alt.Y("median(completion_time_sec):Q", title=y_title, scale=scale, axis=axis),
             color=system_color(r))
@@ -176,7 +183,7 @@ def weak_scaling(runs: pd.DataFrame, machine: dict) -> alt.Chart:
         marked = disturbed_layer(alt.Chart(rows).encode(
             x=_workers_axis(r), y="completion_time_sec:Q",
             tooltip=["system", "workload_title", "workers", "rep", "disturbed"]), rows, "disturbed")
-        return alt.layer(line, points, *marked).properties(width=PANEL_WIDTH, height=230)
+        return alt.layer(line, points, *marked).properties(width=PANEL_WIDTH, height=height)
 
     return _panels(panel, r, "Weak scaling: completion time of every run of every repetition against workers "
                              "(line: median)", machine)

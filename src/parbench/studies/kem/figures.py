@@ -91,10 +91,11 @@ def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
     if data.empty:
         return note("Percentile distribution", "no ML-KEM cell passed its checks in this run")
     unit = unit_title(data)
+    height = 150
 
     def panel(rows: pd.DataFrame, bottom: bool) -> alt.Chart:
         # the data's own extent, not whole decades: the calls' percentiles span less than one
-        scale, axis = panel_log_scale(rows["value_ticks"], "~s", title=f"{unit} (log)")
+        scale, axis = panel_log_scale(rows["value_ticks"], "~s", title=f"{unit} (log)", height=height)
         return alt.Chart(rows).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
             x=alt.X("percentile:Q", scale=alt.Scale(domain=[0, 100]),
                     axis=panel_x_axis([1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99], "percentile", bottom)),
@@ -103,7 +104,7 @@ def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
             tooltip=["implementation", "parameter_set", "operation", "percentile",
                      alt.Tooltip("value_ticks:Q", title=unit, format=",.0f"),
                      alt.Tooltip("value_ns:Q", title="ns", format=",.0f")],
-        ).properties(width=200, height=150)
+        ).properties(width=200, height=height)
 
     return panel_grid(data, "parameter_set", "operation", panel, SET_ORDER, OPERATION_ORDER).properties(
         title=alt.TitleParams(f"{unit[:1].upper()}{unit[1:]} per call at the seed's percentiles 1, 10, ..., 90, 99",

@@ -55,15 +55,34 @@ def variant_shape(frame: pd.DataFrame) -> alt.Shape:
                      scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_SHAPES))
 
 
-def _family_panel(rows: pd.DataFrame, data: pd.DataFrame, y: str, y_title: str, workers: list,
+PANEL_WIDTH, PANEL_HEIGHT = 260, 150  # px, a panel of the family grids
+# How far apart (px) the variants' points and bars are drawn at a worker count: at one
+# place, their bars lay on one line and read as one bar, and a point could hide another.
+DODGE_PX = 6
+DRAWN_X = "workers_drawn"
+
+
+def dodged(data: pd.DataFrame, workers: list) -> tuple[pd.DataFrame, list]:
+    """`data` with `workers_drawn`: each variant's worker count moved DODGE_PX to a side of
+    its own, in VARIANT_ORDER around the count, and the x domain that holds them all."""
+    variants = present(data, "variant", VARIANT_ORDER)
+    middle = (len(variants) - 1) / 2
+    span = (max(workers) - min(workers)) or 1
+    step = DODGE_PX * span / (PANEL_WIDTH - 2 * middle * DODGE_PX)
+    offset = {v: (i - middle) * step for i, v in enumerate(variants)}
+    drawn = data.assign(**{DRAWN_X: data["workers"] + data["variant"].map(offset).fillna(0.0)})
+    return drawn, [min(workers) - middle * step, max(workers) + middle * step]
+
+
+def _family_panel(rows: pd.DataFrame, data: pd.DataFrame, y: str, y_title: str, workers: list, x_domain: list,
                   bottom: bool) -> alt.LayerChart:
     """One family's lines for one operation, on a log axis over its own points and bars."""
     bounds = [f"{y}_ci_low", f"{y}_ci_high"]
     # the data's own extent, not whole decades: a decade-wide axis squeezed the modes'
     # lines onto each other, so that no dash or shape could tell them apart
-    scale, axis = panel_log_scale(rows[[y, *bounds]].to_numpy().ravel(), title=y_title)
+    scale, axis = panel_log_scale(rows[[y, *bounds]].to_numpy().ravel(), title=y_title, height=PANEL_HEIGHT)
     base = alt.Chart(rows).encode(
-        x=alt.X("workers:Q", scale=alt.Scale(domain=[min(workers), max(workers)]),
+        x=alt.X(f"{DRAWN_X}:Q", scale=alt.Scale(domain=x_domain, nice=False, zero=False),
                 axis=panel_x_axis(workers, "workers", bottom, format="d")),
         y=alt.Y(f"{y}:Q", title=y_title, scale=scale, axis=axis),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
@@ -78,13 +97,14 @@ def _family_panel(rows: pd.DataFrame, data: pd.DataFrame, y: str, y_title: str, 
     points = base.mark_point(size=40, opacity=1, filled=True).encode(shape=variant_shape(data))
     bars = base.transform_filter(f"isValid(datum['{bounds[0]}'])").mark_rule(strokeWidth=1.5).encode(
         y=alt.Y(f"{bounds[0]}:Q", scale=scale), y2=f"{bounds[1]}:Q", detail="variant:N")
-    return alt.layer(lines, bars, points, *disturbed_layer(base, rows)).properties(width=260, height=150)
+    return alt.layer(lines, bars, points, *disturbed_layer(base, rows)).properties(width=PANEL_WIDTH,
+                                                                                    height=PANEL_HEIGHT)
 
 
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.VConcatChart:
     """Lines against worker count, one panel per family (rows) and operation (columns),
-    one colour per algorithm, one dash pattern per variant (mode and backend); each panel
-    on a log axis of its own (`panel_grid`). One row per family, sign and verify side by
+    one colour per algorithm, one dash pattern per variant (mode and backend), drawn a
+    little apart (`dodged`); each panel on a log axis of its own (`panel_grid`). One row per family, sign and verify side by
     side: legible at the paper's width."""
     bounds = [f"{y}_ci_low", f"{y}_ci_high"]
     data = split_by_host(ok_rows(cells), "operation")
@@ -95,8 +115,9 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.V
     data = data[["algorithm", "family", "operation", "variant", "workers", y, *bounds, "disturbed_reps"]].dropna(
         subset=[y])
     workers = sorted(data["workers"].unique().tolist()) or [1]
+    data, x_domain = dodged(data, workers)
     return panel_grid(data, "family", "operation",
-                      lambda rows, bottom: _family_panel(rows, data, y, y_title, workers, bottom),
+                      lambda rows, bottom: _family_panel(rows, data, y, y_title, workers, x_domain, bottom),
                       FAMILY_ORDER, ["sign", "verify"]).properties(title=title)
 
 
