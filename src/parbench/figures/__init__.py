@@ -172,12 +172,12 @@ def padded_log_scale(values, number_format: str = "~g", mantissas=None,
     low, high = min(clean), max(clean)
     pad = min(LOG_PADDING, (high / low) ** PADDING_SHARE) if high > low else LOG_PADDING
     lo, hi = low / pad, high * pad
-    # an end whose data lies past the last number inside the axis (by more than NEAR_SHARE
-    # of it) reaches on to the next number beyond, the nearest of a slightly wider axis's
     # the numbers are chosen once, over the padded values: chosen again over a domain an end
     # reached on to, they could be of a coarser kind and stop short of the other end
     # (25,000 gave way to 20,000 under data at 25,301 once the bottom reached on to 8,000)
     ticks = log_ticks([[*clean, lo, hi]], mantissas)
+    # an end whose data lies past the last number inside the axis (by more than NEAR_SHARE
+    # of it) reaches on to the next number beyond, the nearest of a slightly wider axis's
     inside = [t for t in ticks if lo <= t <= hi]
     span = math.log(hi / lo)
     ends = []

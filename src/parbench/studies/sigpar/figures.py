@@ -104,8 +104,8 @@ def _family_panel(rows: pd.DataFrame, data: pd.DataFrame, y: str, y_title: str, 
 def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.VConcatChart:
     """Lines against worker count, one panel per family (rows) and operation (columns),
     one colour per algorithm, one dash pattern per variant (mode and backend), drawn a
-    little apart (`dodged`); each panel on a log axis of its own (`panel_grid`). One row per family, sign and verify side by
-    side: legible at the paper's width."""
+    little apart (`dodged`); each panel on a log axis of its own (`panel_grid`). One row
+    per family, sign and verify side by side: legible at the paper's width."""
     bounds = [f"{y}_ci_low", f"{y}_ci_high"]
     data = split_by_host(ok_rows(cells), "operation")
     for b in bounds:  # a figure drawn from a column without an interval draws no bars
