@@ -207,6 +207,21 @@ def test_the_run_makes_the_same_tables_figures_and_labels_as_the_golden_record(c
     assert golden.differences(golden.load(PROFILE), golden.shape(checkout, PROFILE)) == []
 
 
+def test_every_studys_records_name_the_configuration_the_paper_names(checkout, full_run):
+    """The paper names one configuration hash (machine.json's, the composed config of the
+    run): every table that carries its cells' `config_hash` holds that one. A cell that
+    added a key of its own to the config before its record was written (sigpar's power-log
+    folder did) gave its study a hash no other had."""
+    machine = json.loads((checkout / PROCESSED / "machine.json").read_text())["config_hash"]
+    carried = {}
+    for path in sorted((checkout / PROCESSED).glob("*.parquet")):
+        frame = pd.read_parquet(path)
+        if "config_hash" in frame:
+            carried[path.stem] = set(frame["config_hash"].dropna())
+    assert {"sigpar_cells", "sched_runs", "kem_cycles", "gil_summary", "dispatch_cells"} <= set(carried)
+    assert {table: hashes for table, hashes in carried.items() if hashes != {machine}} == {}
+
+
 def test_the_cells_ran_in_the_planned_order_after_every_build(checkout, full_run):
     """From the recorded start times: the resumed run measured its cells in the order the
     plan put them (all studies shuffled together), and none before the builds were done."""

@@ -46,7 +46,7 @@ from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from parbench import stats
+from parbench import paths, stats
 from parbench.studies.sigpar import algorithms, keys as keycache, shim, signers
 from parbench.studies.sigpar.harness import Schedule, WorkerRun, run_worker, sample_latencies
 from parbench.studies.sigpar.plan import Cell
@@ -327,6 +327,15 @@ def correctness_verdict(workers: list[dict]) -> str | None:
     return "; ".join(problems) or None
 
 
+def power_log_dir(profile: str) -> Path:
+    """Where macOS powermetrics writes its logs (made here): the profile's log folder.
+    Derived from the profile, not put into the config, which the record's config hash
+    covers (a key added here gave sigpar's records a hash no other study's had)."""
+    folder = Path(paths.LOGS.format(profile=profile)) / "power"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush=True),
             shim_dir: str | None = None) -> dict:
     """Run the cell and return what it measured (the record's own fields, beside the
@@ -351,7 +360,7 @@ def measure(cfg: dict, cell: Cell, log=lambda m: print(m, file=sys.stderr, flush
                         sp["measurement"]["collect_memory"], sp["max_latency_samples"], cell.backend,
                         str(shim_dir) if shim_dir else None)
              for i in range(cell.workers)]
-    energy = EnergyMeter.detect(tel["powermetrics"], Path(cfg.get("_log_dir", "logs")),
+    energy = EnergyMeter.detect(tel["powermetrics"], power_log_dir(cfg["profile"]),
                                 rapl_cfg=tel["rapl"], label=cell.label.replace(" ", "_"))
     sampler = CpuSampler(tel["sample_interval_sec"]) if sp["measurement"]["collect_cpu_percent"] else None
     window_wall: list[float] = []

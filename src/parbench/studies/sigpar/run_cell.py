@@ -23,7 +23,6 @@ import json
 import time
 from pathlib import Path
 
-from parbench import paths
 from parbench.cli import check_choice
 from parbench.progress import run_id as current_run_id
 from parbench.records import write_atomic
@@ -101,8 +100,6 @@ def main(args) -> int:
         raise SystemExit(f"parbench sigpar-cell: --rep must be >= 0 (got {args.rep})")
     cell = Cell.of(args.algorithm, args.operation, args.mode, args.workers, args.backend, args.rep)
     check_choice("sigpar-cell", "backend", cell.backend, plan.possible_backends(cell.algorithm, cell.mode))
-    cfg["_log_dir"] = str(Path(paths.LOGS.format(profile=cfg["profile"])) / "power")
-    Path(cfg["_log_dir"]).mkdir(parents=True, exist_ok=True)
 
     algo = algorithms.get(cell.algorithm)
     if algo.library == "liboqs":
