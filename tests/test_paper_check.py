@@ -413,6 +413,13 @@ def test_a_unit_the_data_is_not_in_is_caught():
     assert figure_check.unit_problems(_svg(ok), "c", {"tsc_ticks"}) == []
 
 
+def test_a_sentence_run_into_the_next_is_caught():
+    # a template's loop ended its sentence just before a block tag, whose line break Jinja drops
+    problems = check.prose_problems("Below the threshold: RSA-2048 verify.Below that, none.", {}, "x")
+    assert any("runs into the next" in p and "verify.Below" in p for p in problems), problems
+    assert check.prose_problems("Below the threshold: RSA-2048 verify. Below that, e.g. none.", {}, "x") == []
+
+
 # --- the PDF's layout --------------------------------------------------------------------------
 
 def _pdf(tmp_path, typ: str) -> Path:
@@ -453,6 +460,15 @@ def test_type_too_small_to_read_is_caught(tmp_path):
     assert layout_check.problems(_pdf(tmp_path, rotated), REPO / "paper" / "_quarto.yml") == []
     fine = "#text(size: 6pt)[Small but readable labels]"
     assert layout_check.problems(_pdf(tmp_path, fine), REPO / "paper" / "_quarto.yml") == []
+
+
+def test_an_apostrophe_typeset_as_a_prime_after_a_digit_is_caught(tmp_path):
+    from parbench.paper import layout_check
+
+    problems = layout_check.problems(_pdf(tmp_path, "faster than libcrux-avx2's count"), REPO / "paper" / "_quarto.yml")
+    assert any("typeset as a prime" in p and "avx2" in p for p in problems), problems
+    assert layout_check.problems(_pdf(tmp_path, "faster than that of libcrux-avx2, and liboqs' own"),
+                                 REPO / "paper" / "_quarto.yml") == []
 
 
 def test_a_grid_table_keeps_a_median_over_its_interval():

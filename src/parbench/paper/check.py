@@ -14,7 +14,8 @@ when:
   fact, or a comparison word outside a verdict;
 - a fact's sentence does not name what the fact is about (its row's algorithm,
   scheduler, runtime ...): a number quoted under another's name;
-- a fact span names a fact that does not exist or shows another text than the fact's.
+- a fact span names a fact that does not exist or shows another text than the fact's;
+- a sentence runs into the next, with no space after its full stop.
 
 `figure_problems` and `layout_problems` hold the figures and the rendered PDF to the same
 standard (`parbench.paper.figure_check`, `parbench.paper.layout_check`).
@@ -69,6 +70,9 @@ def _sentences(text: str) -> list[str]:
 
 
 PLACE = re.compile(r"FACT(\d+)FACT")
+# A sentence's stop with the next sentence's first word right after it: a template whose
+# loop ends a sentence just before a block tag (Jinja drops the line break after the tag).
+RUN_TOGETHER = re.compile(r"[\w)\]%][.;](?=[A-Z][a-z])")
 
 
 def prose_problems(markdown: str, facts: dict, where: str) -> list[str]:
@@ -82,6 +86,8 @@ def prose_problems(markdown: str, facts: dict, where: str) -> list[str]:
         return f" FACT{len(spans) - 1}FACT "
 
     prose = _prose(factmod.SPAN.sub(hold, markdown))
+    for m in RUN_TOGETHER.finditer(prose):
+        problems.append(f"{where}: a sentence runs into the next (no space after its stop): …{_around(prose, m)}…")
     for sentence in _sentences(prose):
         bare = PLACE.sub(" ", sentence)
         for m in FREE_NUMBER.finditer(bare):

@@ -7,12 +7,14 @@ in the PDF's words (figures are embedded as vectors, so their labels are words t
 `problems(pdf)` reads every word's box (pdfplumber) and reports the words outside the text
 area (the page less the margins of `paper/_quarto.yml`, with a small tolerance), the
 pairs of characters on a page whose boxes overlap by more than half of the smaller one,
-and the words printed smaller than `MIN_TYPE_PT` (a figure's labels after the figure
-was shrunk to the text's width).
+the words printed smaller than `MIN_TYPE_PT` (a figure's labels after the figure was
+shrunk to the text's width), and an apostrophe after a digit that Typst typeset as a
+prime ("avx2′s").
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 CM = 72 / 2.54  # PDF points per centimetre
@@ -21,6 +23,8 @@ TOLERANCE_PT = 3.0
 # The smallest type a reader can read in print (points): a figure drawn wider than the
 # text is shrunk to fit, and its labels with it.
 MIN_TYPE_PT = 5.0
+# a word, a digit, a prime and a letter: an apostrophe Typst took for a prime
+PRIME_AFTER_DIGIT = re.compile(r"\w*\d\u2032\w+")
 
 
 def _margin_pt(value) -> float:
@@ -88,6 +92,12 @@ def problems(pdf: Path, quarto_yml: Path) -> list[str]:
             if clashes:
                 sample = "; ".join(f"{a!r} over {b!r} at ({x:.0f}, {y:.0f}) pt" for a, b, x, y in clashes[:5])
                 out.append(f"page {number}: {len(clashes)} character(s) printed over others, e.g. {sample}")
+            # Typst typesets a straight quote after a digit as a prime (feet, minutes):
+            # "avx2's" printed as "avx2′s"
+            primes = PRIME_AFTER_DIGIT.findall("".join(c["text"] for c in page.chars))
+            if primes:
+                out.append(f"page {number}: {len(primes)} apostrophe(s) after a digit typeset as a prime, e.g. "
+                           f"{primes[0]!r}: write the sentence without the digit's possessive")
             # upright glyphs only: a rotated glyph's size reads its box, not its type
             tiny = [c for c in chars if c["size"] < MIN_TYPE_PT - 0.05]
             if tiny:

@@ -214,6 +214,7 @@ def latency(f: Facts, ok: pd.DataFrame) -> dict:
     rising = [r for r in rows if r["verdict"].value == "higher than"]
     f.count_of("latency_compared", [r["verdict"] for r in rows])
     f.count_of("latency_rising", [r["verdict"] for r in rows], "higher than")
+    f.count_of("latency_falling", [r["verdict"] for r in rows], "lower than")
     largest = max(rising, key=lambda r: r["top"].value / r["one"].value, default=None)
     if largest is not None:
         f.derived("latency_largest_rise", "ratio", largest["top"], largest["one"], unit="x",
