@@ -138,9 +138,9 @@ def unit_word(frame: pd.DataFrame) -> str:
 
 
 def seed_implementation(ok: pd.DataFrame) -> str | None:
-    """The implementation the seed's benchmark runs by default: the SIMD backend of the
-    machine (AVX2 or NEON; the seed's default when built with its SIMD feature, as this
-    study builds it), else the portable code, among those measured."""
+    """The implementation of the seed's table: the SIMD backend of the machine (AVX2 or
+    NEON, which the seed's usage selects by name with its SIMD feature on, as this study
+    builds it), else the portable code (the seed's default), among those measured."""
     measured = set(ok["implementation"])
     return next((i for i in (*SIMD, "libcrux-portable") if i in measured), None)
 
@@ -218,6 +218,7 @@ def setup(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd
            "sweep": len(throughput) > 0}
     if len(throughput):
         f.aggregate("n_points", "kem_throughput", "count")
+        f.aggregate("n_points_ok", "kem_throughput", "count", where={"status": "ok"})
         f.aggregate("sweep_threads", "kem_throughput", "values", "threads", fmt="list")
         f.aggregate("warmup", "kem_throughput", "values", "warmup_sec", fmt="list", unit="s")
         f.aggregate("window", "kem_throughput", "values", "duration_sec", fmt="list", unit="s")
