@@ -412,6 +412,24 @@ def test_a_tampered_fact_or_span_is_caught(full_records):
     assert any("the number '4.2' is not a fact" in p for p in check(tables, m, edited, facts))
 
 
+def test_a_speedup_over_a_slower_sequential_run_is_said_to_hold_the_one_thread_gain(full_records):
+    """LIFO on one thread beats the sequential code beyond the intervals: its speedup over
+    the sequential code is not parallel gain alone, and the text says so."""
+    tables, m = paper_tables(full_records), machine()
+    parts, _ = render(tables, m)
+    assert "On one thread" not in parts["speedup"]  # every one-thread sort is as slow as the sequential
+    quick = [r for r in full_records if r["cell"]["workload"] != "quicksort" or r["cell"]["scheduler"] != "lifo"
+             or r["cell"]["threads"] != 1]
+    quick += repeated("quicksort", "lifo", 1, [[5.0], [5.1], [5.2]])
+    tables = paper_tables(quick)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    speedup = parts["speedup"]
+    assert "On one thread, LIFO ([5.1 (5–5.2) s]" in speedup
+    assert 'key="sched.one_thread_vs_seq.quicksort.lifo"}' in speedup and "the sequential code ([8 (7.6–8.4) s]" \
+        in speedup and "work stealing (" not in speedup.split("On one thread")[1]
+
+
 def test_a_single_repetition_ranks_nothing(full_records):
     once = [r for r in full_records if r["cell"]["rep"] == 0]
     tables, m = paper_tables(once, zoom_record(rounds=((0.1, 0.2),))), machine(reps=1)

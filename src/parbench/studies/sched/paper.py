@@ -222,8 +222,28 @@ def efficiency(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
                     "n_below": f.count_of(_id("eff_below", workload), verdicts, "below"),
                     "same": same, "below": below, "above": [c for c in cells if c["verdict"].value == "above"],
                     # name the smaller group: the exceptions
-                    "list_same": 0 < len(same) < len(below)})
+                    "list_same": 0 < len(same) < len(below),
+                    **one_thread_gains(f, ok, workload, list(rows["scheduler"]))})
     return {"efficiency": out}
+
+
+def one_thread_gains(f: Facts, ok: pd.DataFrame, workload: str, schedulers: list[str]) -> dict:
+    """The schedulers and peers whose run on one thread was faster than the sequential
+    code, beyond the intervals and the machine's spread: their speedups and efficiencies
+    over the sequential code hold that gain (their own code path on one core) as well as
+    the work of more threads."""
+    seq = _row(ok, workload, "sequential", 1)
+    gains = []
+    for scheduler in schedulers:
+        one = _row(ok, workload, scheduler, 1)
+        if seq is None or one is None:
+            continue
+        time = time_fact(f, one)
+        verdict = f.verdict(_id("one_thread_vs_seq", workload, scheduler), time, time_fact(f, seq),
+                            better="faster than", worse="slower than", higher_is_better=False)
+        if verdict.value == "faster than":
+            gains.append({"name": NAMES[scheduler], "time": time, "verdict": verdict})
+    return {"one_thread_gains": gains, "seq_time": time_fact(f, seq) if gains else None}
 
 
 # --- steals and the task split ----------------------------------------------------------------
