@@ -233,17 +233,19 @@ def one_thread_gains(f: Facts, ok: pd.DataFrame, workload: str, schedulers: list
     over the sequential code hold that gain (their own code path on one core) as well as
     the work of more threads."""
     seq = _row(ok, workload, "sequential", 1)
+    ones = [(s, _row(ok, workload, s, 1)) for s in schedulers]
+    ones = [(s, one) for s, one in ones if one is not None]
+    if seq is None or not ones:
+        return {"one_thread_gains": [], "seq_time": None}
+    seq_time = time_fact(f, seq)
     gains = []
-    for scheduler in schedulers:
-        one = _row(ok, workload, scheduler, 1)
-        if seq is None or one is None:
-            continue
+    for scheduler, one in ones:
         time = time_fact(f, one)
-        verdict = f.verdict(_id("one_thread_vs_seq", workload, scheduler), time, time_fact(f, seq),
+        verdict = f.verdict(_id("one_thread_vs_seq", workload, scheduler), time, seq_time,
                             better="faster than", worse="slower than", higher_is_better=False)
         if verdict.value == "faster than":
             gains.append({"name": NAMES[scheduler], "time": time, "verdict": verdict})
-    return {"one_thread_gains": gains, "seq_time": time_fact(f, seq) if gains else None}
+    return {"one_thread_gains": gains, "seq_time": seq_time if gains else None}
 
 
 # --- steals and the task split ----------------------------------------------------------------
