@@ -84,6 +84,19 @@ def test_method_of_a_one_machine_run_says_so_in_one_sentence():
     assert "Every cell ran" not in method(machine_record(), {})
 
 
+def test_method_names_rows_measured_under_another_configuration():
+    """Rows an earlier run measured under another composed configuration are counted by
+    table and hash; a run whose rows all carry its hash says nothing of it."""
+    rows = [{**NODE_A, "status": "ok", "config_hash": h} for h in ("abc", "old1", "old1", None)]
+    text = method(machine_record("node-a"), {"sched_fracsteal_frames": pd.DataFrame(rows)})
+    assert "Not every row was measured under that configuration:" in text
+    assert '[2]{.fact key="paper.other_config.sched_fracsteal_frames.old1"} of the [4]{.fact ' in text
+    assert "`sched_fracsteal_frames` (sched) carry the hash `old1`. An earlier run" in text
+    assert "`abc`" in text and "hash `abc`" not in text
+    same = [{**NODE_A, "status": "ok", "config_hash": "abc"}]
+    assert "Not every row" not in method(machine_record("node-a"), {"sched_fracsteal_frames": pd.DataFrame(same)})
+
+
 def test_figures_tell_hosts_apart_only_when_there_are_several():
     frame = hosts.with_host(two_host_frame())
     assert set(hosts.host_encoding(frame)) == {"shape", "detail"}

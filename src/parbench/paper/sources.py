@@ -106,12 +106,29 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         "not_measured": [{"name": s.name, "title": s.title} for s in studies.registered() if s not in run],
         "tables": {"telemetry": _telemetry_table(caps), "machines": _machines_table(found)},
         "fewest_reps": _fewest_repetitions(f, machine, run),
+        "other_configs": _other_configurations(f, machine, run),
         # the machine's own words for what it lacks (they may hold paths and numbers: facts)
         "missing_telemetry": [{"feature": k.replace("_", " "),
                                "reason": f.machine_value(f"missing.{k}", f"capabilities.{k}.reason", fmt="plain")}
                               for k, v in caps.items() if isinstance(v, dict) and v.get("available") is False
                               and v.get("reason")],
     }
+
+
+def _other_configurations(f: Facts, machine: dict, run: list) -> list[dict]:
+    """The rows measured under another configuration hash than this run's: for each table
+    of a study that records the hash, and each other hash in it, how many of its rows
+    carry that hash. An earlier run measured them; Snakemake kept their cells because what
+    a cell measures (its rule's parameters and inputs) is unchanged."""
+    found = []
+    for s in run:
+        for table in (t for t in s.paper().TABLES if t in f.tables and "config_hash" in f.tables[t].columns):
+            for value in sorted(set(f.tables[table]["config_hash"].dropna()) - {machine["config_hash"]}):
+                found.append({"study": s.name, "table": table, "hash": value,
+                              "n": f.aggregate(f"other_config.{table}.{value}", table, "count",
+                                               where={"config_hash": value}, fmt="int"),
+                              "of": f.aggregate(f"rows.{table}", table, "count", fmt="int")})
+    return found
 
 
 def _fewest_repetitions(f: Facts, machine: dict, run: list) -> dict | None:
