@@ -66,10 +66,17 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def liboqs_dir():
+    """liboqs with ML-DSA-44, built once into the checkout (where the pipeline builds it).
+    `make test` runs the unit tests in several pytest-xdist workers, each with sessions
+    of its own: a file lock lets one build it while the others wait, then reuse it."""
+    from filelock import FileLock
+
     ids = ["SIG_ml_dsa_44"]
     out = REPO / paths.liboqs_build_dir(ids)
-    if not (out / liboqs.DESCRIPTOR).exists():
-        liboqs.provide(out, ids, jobs=os.cpu_count() or 1)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out) + ".lock"):
+        if not (out / liboqs.DESCRIPTOR).exists():
+            liboqs.provide(out, ids, jobs=os.cpu_count() or 1)
     return out
 
 
