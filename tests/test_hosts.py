@@ -97,6 +97,18 @@ def test_method_names_rows_measured_under_another_configuration():
     assert "Not every row" not in method(machine_record("node-a"), {"sched_fracsteal_frames": pd.DataFrame(same)})
 
 
+def test_method_names_rows_measured_with_the_code_of_another_commit():
+    machine = {**machine_record("node-a"), "git": {"git_commit": "a" * 40, "git_dirty": False}}
+    rows = [{**NODE_A, "status": "ok", "git_commit": c} for c in ("a" * 40, "b" * 40, None)]
+    text = method(machine, {"sched_fracsteal_frames": pd.DataFrame(rows)})
+    assert "The machine was probed at git commit `aaaaaaaaaaaa`" in text
+    assert "Not every row was measured with the code of that commit:" in text
+    assert "`sched_fracsteal_frames` (sched) were measured at commit `bbbbbbbbbbbb`." in text
+    assert '[1]{.fact key="paper.other_commit.sched_fracsteal_frames.' + "b" * 40 + '"}' in text
+    rows = [{**NODE_A, "status": "ok", "git_commit": "a" * 40}]
+    assert "with the code of" not in method(machine, {"sched_fracsteal_frames": pd.DataFrame(rows)})
+
+
 def test_figures_tell_hosts_apart_only_when_there_are_several():
     frame = hosts.with_host(two_host_frame())
     assert set(hosts.host_encoding(frame)) == {"shape", "detail"}

@@ -106,7 +106,8 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         "not_measured": [{"name": s.name, "title": s.title} for s in studies.registered() if s not in run],
         "tables": {"telemetry": _telemetry_table(caps), "machines": _machines_table(found)},
         "fewest_reps": _fewest_repetitions(f, machine, run),
-        "other_configs": _other_configurations(f, machine, run),
+        "other_configs": _measured_elsewhere(f, run, "config_hash", machine["config_hash"], "other_config"),
+        "other_commits": _measured_elsewhere(f, run, "git_commit", git.get("git_commit"), "other_commit"),
         # the machine's own words for what it lacks (they may hold paths and numbers: facts)
         "missing_telemetry": [{"feature": k.replace("_", " "),
                                "reason": f.machine_value(f"missing.{k}", f"capabilities.{k}.reason", fmt="plain")}
@@ -115,18 +116,18 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
     }
 
 
-def _other_configurations(f: Facts, machine: dict, run: list) -> list[dict]:
-    """The rows measured under another configuration hash than this run's: for each table
-    of a study that records the hash, and each other hash in it, how many of its rows
-    carry that hash. An earlier run measured them; Snakemake kept their cells because what
-    a cell measures (its rule's parameters and inputs) is unchanged."""
+def _measured_elsewhere(f: Facts, run: list, column: str, ours: str | None, short: str) -> list[dict]:
+    """The rows whose provenance `column` (`config_hash`, `git_commit`) is not the run's
+    (`ours`): for each table of a study that records it, and each other value in it, how
+    many of its rows carry that value. An earlier run measured them; Snakemake kept their
+    cells because their parameters, inputs and command are unchanged."""
     found = []
     for s in run:
-        for table in (t for t in s.paper().TABLES if t in f.tables and "config_hash" in f.tables[t].columns):
-            for value in sorted(set(f.tables[table]["config_hash"].dropna()) - {machine["config_hash"]}):
-                found.append({"study": s.name, "table": table, "hash": value,
-                              "n": f.aggregate(f"other_config.{table}.{value}", table, "count",
-                                               where={"config_hash": value}, fmt="int"),
+        for table in (t for t in s.paper().TABLES if t in f.tables and column in f.tables[t].columns):
+            for value in sorted(set(f.tables[table][column].dropna()) - {ours}):
+                found.append({"study": s.name, "table": table, "value": value,
+                              "n": f.aggregate(f"{short}.{table}.{value}", table, "count",
+                                               where={column: value}, fmt="int"),
                               "of": f.aggregate(f"rows.{table}", table, "count", fmt="int")})
     return found
 
