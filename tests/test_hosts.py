@@ -67,12 +67,12 @@ def test_a_cell_without_a_hostname_is_an_unknown_host():
 
 def test_method_names_every_machine_a_cell_ran_on():
     text = method(machine_record("node-a"), {"sched_summary": two_host_frame()})
-    assert "machine(s) (@tbl-machines)" in text and '[2]{.fact key="paper.n_machines"}' in text
+    assert "machines (@tbl-machines)" in text and '[2]{.fact key="paper.n_machines"}' in text
     assert "probed on (host `node-a`)" in text
     assert "`node-a`" in text and "Intel Xeon Platinum 8480+" in text
     assert "{#tbl-machines}" in text
     # the Method section names the probed machine first, then the machines the cells ran on
-    assert text.index("AMD EPYC 9654") < text.index("machine(s) (@tbl-machines)")
+    assert text.index("AMD EPYC 9654") < text.index("machines (@tbl-machines)")
 
 
 def test_method_of_a_one_machine_run_says_so_in_one_sentence():

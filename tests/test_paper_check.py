@@ -218,6 +218,18 @@ def test_the_lint_refuses_a_number_or_a_comparison(tmp_path):
     assert not any("768" in p for p in problems)
 
 
+def test_a_count_names_its_noun_in_the_form_the_count_asks_for(tmp_path):
+    path = tmp_path / "part.md"
+    path.write_text("Each cell ran {{ n }} time(s).\n")
+    assert any("'time(s)'" in p and "counted" in p for p in templates.lint(path))
+    path.write_text("Each cell ran {{ n | counted(\"time\") }}; {{ f.reps | counted(\"run\") }}.\n")
+    assert templates.lint(path) == []
+    f = facts()
+    one = f.literal("one", 1, "a test")
+    assert templates.render(tmp_path, "part", {"n": 1, "f": {"reps": one}}) == "Each cell ran 1 time; " + str(one) + " run.\n"
+    assert templates.render(tmp_path, "part", {"n": 3, "f": {"reps": one}}).startswith("Each cell ran 3 times;")
+
+
 def test_a_template_naming_a_fact_never_computed_fails(tmp_path):
     (tmp_path / "part.md").write_text("{{ f.missing }}\n")
     with pytest.raises(Exception, match="missing"):

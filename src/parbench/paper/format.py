@@ -24,6 +24,13 @@ def fmt_pct(x) -> str:
     return "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.0f}%"
 
 
+def counted(number, noun: str) -> str:
+    """The number and the noun, in the plural unless the number is one ("1 time", "3
+    times"); a fact (anything with a `value`) writes itself and counts by its value."""
+    value = getattr(number, "value", number)
+    return f"{number} {noun}{'' if value == 1 else 's'}"
+
+
 def fmt_interval(lo, hi, fmt=fmt_num) -> str:
     """A 95% interval as `lo–hi`, or "" when there is none (a single repetition)."""
     if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):

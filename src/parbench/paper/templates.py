@@ -15,6 +15,8 @@ What a template gets:
 - `figure(name)`: the study's figure, with its declared label and its one caption (the
   study's `captions.yml`, beside its templates);
 - `table(name, label, caption)`: a table the paper module gives in its context's `tables`;
+- `counted`: a filter writing a number and its noun, plural unless the number is one
+  (`{{ f.repetitions | counted("time") }}`);
 - `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
   (itself a template, filled from the same context): the caption of a table the paper and
   Snakemake's report both show, written once;
@@ -28,11 +30,15 @@ from pathlib import Path
 
 import jinja2
 
+from parbench.paper.format import counted
+
 # A number outside an identifier: digits not preceded by a letter, a digit, `-`, `_` or
 # `.` and not followed by a letter, `_` or `-` (so `ML-KEM-768`, `x86-64`, `sha256` and
 # `3.11`-style versions inside identifiers pass, `42` and `3.5` do not).
 FREE_NUMBER = re.compile(r"(?<![A-Za-z0-9_\-.#/])\d+(?:[.,]\d+)*(?![A-Za-z_\-\d])")
 # Words that state a comparison: only a verdict fact may say them.
+# A noun with "(s)": the count beside it is known, so `counted` writes the right form.
+MAYBE_PLURAL = re.compile(r"\b[a-z]+\(s\)")
 COMPARISONS = re.compile(r"\b(faster|slower|quicker|better|worse|outperform\w*|beats?|upper bound|"
                          r"lower bound|ahead of|behind)\b", re.IGNORECASE)
 
@@ -52,9 +58,11 @@ def environment(folder: Path) -> jinja2.Environment:
     parts every study shares: `{% include "shared/load.md" %}`)."""
     # StrictUndefined: a template that names a fact the paper module did not compute fails
     loader = jinja2.FileSystemLoader([str(folder), str(folder.parent)])
-    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                              autoescape=False)
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+                             autoescape=False)
+    env.filters["counted"] = counted
+    return env
 
 
 def render(folder: Path, part: str, context: dict) -> str:
@@ -92,7 +100,8 @@ def _words(source: str) -> str:
 
 
 def lint(path: Path) -> list[str]:
-    """What breaks the rules in one template: every number and comparison word of its own."""
+    """What breaks the rules in one template: every number and comparison word of its own,
+    and every noun with "(s)" (the count is known: the `counted` filter writes the noun)."""
     return lint_text(path.read_text(), str(path))
 
 
@@ -104,4 +113,6 @@ def lint_text(source: str, where: str) -> list[str]:
             problems.append(f"{where}:{n}: the number {m.group(0)!r} is not a fact")
         for m in COMPARISONS.finditer(line):
             problems.append(f"{where}:{n}: the comparison {m.group(0)!r} is not a verdict fact")
+        for m in MAYBE_PLURAL.finditer(line):
+            problems.append(f"{where}:{n}: {m.group(0)!r}: write the count with | counted(noun)")
     return problems

@@ -16,6 +16,7 @@ import altair as alt
 import pandas as pd
 
 from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, panel_log_scale, present
+from parbench.paper.format import counted
 from parbench.studies.dispatch.aggregate import main_only, previous_count
 from parbench.studies.dispatch.plan import MAIN, SYSTEMS
 
@@ -278,8 +279,8 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
         # which the PDF then shrinks below legible type
         title = [f"{system}: the first no-op run after the change to {int(run['workers'])} workers, "
                  f"rep {int(run['rep']) + 1}", *disturbed,
-                 f"({run['completion_time_sec']:.3f} s; {int(run['stale_workers'] or 0)} stale worker(s) "
-                 f"registered, {int(run['requeued_tasks'] or 0)} task(s) dispatched again)"]
+                 f"({run['completion_time_sec']:.3f} s; {counted(int(run['stale_workers'] or 0), 'stale worker')} "
+                 f"registered, {counted(int(run['requeued_tasks'] or 0), 'task')} dispatched again)"]
         # one time axis for the tasks and the queue depths below them, from 0 to the last
         # result (Vega's nice end drew the tasks on 0 to 2,800 ms, the depths on 0 to 2,688)
         span = alt.Scale(domain=[0, float(seg["to_ms"].max()) if len(seg) else 1], nice=False)
