@@ -26,16 +26,17 @@ paper: env deps
 	$(PY) -m parbench resume-check
 	$(SNAKEMAKE) --cores $(CORES) report --configfile conf/$(PROFILE).yaml
 
-# The tests in two runs: the unit tests on every logical core at once (pytest-xdist, one
-# worker a core; PYTEST_WORKERS=1 for one at a time), then the pipeline and native tests
-# (markers `integration`, `native`) one at a time, as each claims every core the way a
-# cell does. Both always run; make fails when either does.
+# The tests in two runs: first every test but the pipeline's on every logical core at
+# once (pytest-xdist, a worker a core, each test file on one worker so that its builds are
+# made once; PYTEST_WORKERS=1 for one at a time), then the pipeline tests (marker
+# `integration`) one at a time, as each claims every core the way a cell does. Both
+# always run; make fails when either does.
 PYTEST_WORKERS ?= logical
 
 test: env deps slurm-deps cross-deps
 	@rc=0; \
-	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not integration and not native" || rc=1; \
-	$(PY) -m pytest -m "integration or native" || rc=1; \
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not integration" || rc=1; \
+	$(PY) -m pytest -m integration || rc=1; \
 	exit $$rc
 
 # The packages of the SLURM test (tests/test_slurm.py: slurm-wlm, slurmdbd, munge,
