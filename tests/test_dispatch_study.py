@@ -393,7 +393,7 @@ def test_the_dispatch_parts_hold_against_their_tables(records):
     assert (row["push-naive<br>first run, s"], row["push-naive<br>added, s"]) == ("2.5", "2.48")
     anomaly = parts["anomaly"]
     assert "The seed's push mode took [0.13 s]{.fact" in anomaly and "[7.67 s]{.fact" in anomaly
-    assert "found [1]{.fact key=\"dispatch.cause.stale_mean\"} stale workers on average" in anomaly
+    assert "found [1]{.fact key=\"dispatch.cause.stale_mean\"} stale worker on average" in anomaly
     assert "{#tbl-dispatch-anomaly}" in anomaly
     # one repetition: no interval, so nothing is ranked and no headline cause is claimed
     assert all(v["value"].startswith("not distinguishable") for v in facts.values() if v["kind"] == "verdict")
@@ -461,10 +461,10 @@ def test_the_paper_confirms_the_explanation_only_when_the_data_do():
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
     verdict = parts["verdict"]
-    assert "**Dose-response: confirmed.** In push-naive, [3]{.fact" in verdict
+    assert "**Dose-response: confirmed.** In push-naive, all [3]{.fact key=\"dispatch.dose.n_as_predicted\"" in verdict
     assert "**Order: confirmed.**" in verdict and "**Scale: confirmed.**" in verdict
     assert "was [above]{.fact key=\"dispatch.scale.stalled.w8\"} zero" in verdict
-    assert "[3]{.fact key=\"dispatch.dose.n_as_predicted\"} of the [3]{.fact" in parts["dose"]
+    assert "all [3]{.fact key=\"dispatch.dose.n_as_predicted\"} measured stalls of push-naive were" in parts["dose"]
     assert "{#tbl-dispatch-dose}" in parts["dose"] and "| as predicted " in parts["dose"]
     assert "with the workloads in the order I/O, no-op, CPU, the I/O run, first after the change" in parts["order"]
     assert "The cliff is the heartbeat expiry" in parts["headline"]

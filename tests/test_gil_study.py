@@ -468,10 +468,10 @@ def test_the_gil_parts_hold_against_their_tables(records):
     assert [p for t in sorted((REPO / "paper/sections/gil").glob("*.md")) for p in templates.lint(t)] == []
     speed = parts["speedup"]
     # threads at 2 workers: cpython's multithread_cpu gains nothing (0.92 (0.85-1.09)), its hashlib does
-    assert "On the runtimes with a GIL (cpython), on the pure-Python workloads: the one speedup was [not " \
+    assert "On the runtime with a GIL (cpython), on the pure-Python workloads: the one speedup was [not " \
            "distinguishable on this machine from]" in speed
-    assert "On the runtimes with a GIL (cpython), on the native-call workload: the one speedup was [above]" in speed
-    assert "On the runtimes without a GIL (jython), on the pure-Python workloads: the one speedup was [above]" \
+    assert "On the runtime with a GIL (cpython), on the native-call workload: the one speedup was [above]" in speed
+    assert "On the runtime without a GIL (jython), on the pure-Python workloads: the one speedup was [above]" \
         in speed
     assert '[1.90 (1.82–2.00)]{.fact key="gil.speedup.cpython.multithread_hashlib.threads.w2"}' not in speed
     assert "1.90<br>(1.82–2.00)" in paper.speedup_table(tables["gil_summary"]).to_string()

@@ -85,13 +85,18 @@ def test_method_of_a_one_machine_run_says_so_in_one_sentence():
 
 
 def test_method_names_rows_measured_under_another_configuration():
-    """Rows an earlier run measured under another composed configuration are counted by
-    table and hash; a run whose rows all carry its hash says nothing of it."""
+    """Rows measured under another composed configuration (an earlier run's, or one the
+    cell changed) are counted by table and hash; a run whose rows all carry its hash says
+    nothing of it."""
     rows = [{**NODE_A, "status": "ok", "config_hash": h} for h in ("abc", "old1", "old1", None)]
     text = method(machine_record("node-a"), {"sched_fracsteal_frames": pd.DataFrame(rows)})
-    assert "Not every row was measured under that configuration:" in text
+    assert "Not every row carries that hash:" in text
     assert '[2]{.fact key="paper.other_config.sched_fracsteal_frames.old1"} of the [4]{.fact ' in text
-    assert "`sched_fracsteal_frames` (sched) carry the hash `old1`. An earlier run" in text
+    assert "rows of `sched_fracsteal_frames` (sched) carry `old1`. A row carries the hash" in text
+    assert "these tables cannot tell which" in text
+    every = [{**NODE_A, "status": "ok", "config_hash": "old1"}] * 3
+    text = method(machine_record("node-a"), {"sched_fracsteal_frames": pd.DataFrame(every)})
+    assert 'all [3]{.fact key="paper.other_config.sched_fracsteal_frames.old1"} rows of `sched_fracsteal_frames`' in text
     assert "`abc`" in text and "hash `abc`" not in text
     same = [{**NODE_A, "status": "ok", "config_hash": "abc"}]
     assert "Not every row" not in method(machine_record("node-a"), {"sched_fracsteal_frames": pd.DataFrame(same)})
@@ -103,7 +108,7 @@ def test_method_names_rows_measured_with_the_code_of_another_commit():
     text = method(machine, {"sched_fracsteal_frames": pd.DataFrame(rows)})
     assert "The machine was probed at git commit `aaaaaaaaaaaa`" in text
     assert "Not every row was measured with the code of that commit:" in text
-    assert "`sched_fracsteal_frames` (sched) were measured at commit `bbbbbbbbbbbb`." in text
+    assert "`sched_fracsteal_frames` (sched) was measured at commit `bbbbbbbbbbbb`." in text
     assert '[1]{.fact key="paper.other_commit.sched_fracsteal_frames.' + "b" * 40 + '"}' in text
     rows = [{**NODE_A, "status": "ok", "git_commit": "a" * 40}]
     assert "with the code of" not in method(machine, {"sched_fracsteal_frames": pd.DataFrame(rows)})

@@ -226,8 +226,23 @@ def test_a_count_names_its_noun_in_the_form_the_count_asks_for(tmp_path):
     assert templates.lint(path) == []
     f = facts()
     one = f.literal("one", 1, "a test")
-    assert templates.render(tmp_path, "part", {"n": 1, "f": {"reps": one}}) == "Each cell ran 1 time; " + str(one) + " run.\n"
+    rendered = templates.render(tmp_path, "part", {"n": 1, "f": {"reps": one}})
+    assert rendered == "Each cell ran 1 time; " + str(one) + " run.\n"
     assert templates.render(tmp_path, "part", {"n": 3, "f": {"reps": one}}).startswith("Each cell ran 3 times;")
+
+
+def test_a_share_of_a_whole_reads_as_english():
+    from parbench.paper.format import mid_sentence, share
+
+    assert share(2, 3, "stall") == "2 of the 3 stalls" and share(0, 1, "stall") == "0 of the 1 stall"
+    assert share(3, 3, "stall") == "all 3 stalls" and share(2, 2, "stall") == "both stalls"
+    assert share(1, 1, "stall") == "the one stall"
+    f = facts()
+    part, whole = f.literal("part", 4, "a test"), f.literal("whole", 4, "a test")
+    assert share(part, whole, "row") == f"all {part} rows"
+    assert mid_sentence("Native schedulers") == "native schedulers"
+    assert mid_sentence("The GIL across Python runtimes") == "the GIL across Python runtimes"
+    assert mid_sentence("ML-KEM key exchange") == "ML-KEM key exchange"
 
 
 def test_a_template_naming_a_fact_never_computed_fails(tmp_path):

@@ -31,6 +31,26 @@ def counted(number, noun: str) -> str:
     return f"{number} {noun}{'' if value == 1 else 's'}"
 
 
+def mid_sentence(title: str) -> str:
+    """A title inside a sentence: its first letter small unless its first word is an
+    acronym or a name ("the GIL across Python runtimes", "ML-KEM key exchange")."""
+    return title[:1].lower() + title[1:] if title[1:2].islower() else title
+
+
+def share(part, whole, noun: str) -> str:
+    """How many of a whole, with the noun in the form the count asks for: "2 of the 3
+    stalls", "all 3 stalls", "both stalls", "the one stall", "0 of the 1 stall"; facts
+    write themselves and count by their value."""
+    p, w = getattr(part, "value", part), getattr(whole, "value", whole)
+    if p == w and w == 1:
+        return f"the one {noun}"
+    if p == w and w == 2:
+        return f"both {noun}s"
+    if p == w:  # the part's span: the count the claim is about, as the paper check reads it
+        return f"all {part} {noun}s"
+    return f"{part} of the {counted(whole, noun)}"
+
+
 def fmt_interval(lo, hi, fmt=fmt_num) -> str:
     """A 95% interval as `lo–hi`, or "" when there is none (a single repetition)."""
     if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):

@@ -16,7 +16,9 @@ What a template gets:
   study's `captions.yml`, beside its templates);
 - `table(name, label, caption)`: a table the paper module gives in its context's `tables`;
 - `counted`: a filter writing a number and its noun, plural unless the number is one
-  (`{{ f.repetitions | counted("time") }}`);
+  (`{{ f.repetitions | counted("time") }}`), and `share`, how many of a whole ("2 of the 3
+  stalls", "all 3 stalls", "both stalls": `{{ f.n_as | share(f.n, "stall") }}`), and
+  `mid_sentence`, a title inside a sentence;
 - `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
   (itself a template, filled from the same context): the caption of a table the paper and
   Snakemake's report both show, written once;
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import jinja2
 
-from parbench.paper.format import counted
+from parbench.paper.format import counted, mid_sentence, share
 
 # A number outside an identifier: digits not preceded by a letter, a digit, `-`, `_` or
 # `.` and not followed by a letter, `_` or `-` (so `ML-KEM-768`, `x86-64`, `sha256` and
@@ -62,6 +64,8 @@ def environment(folder: Path) -> jinja2.Environment:
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                              autoescape=False)
     env.filters["counted"] = counted
+    env.filters["share"] = share
+    env.filters["mid_sentence"] = mid_sentence
     return env
 
 
