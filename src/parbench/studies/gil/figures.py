@@ -201,9 +201,10 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     # its header (the workload's name): narrower panels printed their headers over each other
     bars_per_panel = len(runtimes) * max(1, s["execution"].nunique())
     step = max(17, -(-150 // bars_per_panel))
+    every_core = "both" if top == 2 else f"all {top}"
     return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=alt.Step(step), height=180)
             .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
             .resolve_scale(x="independent")
-            .properties(title=f"CPU use of {executions} at {top} workers (1 = one core busy; dashed: all {top} "
+            .properties(title=f"CPU use of {executions} at {top} workers (1 = one core busy; dashed: {every_core} "
                               f"busy; whiskers: {_level(machine)} interval over the launches"
                               + ("; red diamonds: a launch that stayed disturbed)" if marks else ")")))
