@@ -431,7 +431,7 @@ def dose_response(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     band = alt.Chart(r).mark_rule(strokeWidth=6, opacity=0.25).encode(
         x=alt.X("predicted_stall_sec:Q", title="predicted stall, s (the stale workers' heartbeats lapse)"),
         y="predicted_stall_sec:Q", y2="check_sec:Q", color=color)
-    measured = alt.Chart(r).mark_point(filled=True, size=55, shape="diamond").encode(
+    measured = alt.Chart(r).mark_circle(size=55, opacity=0.8).encode(
         x="predicted_stall_sec:Q",
         y=alt.Y("stall_sec:Q", title="measured stall, s (a task's first to last dispatch)"),
         color=color, tooltip=tooltip)
