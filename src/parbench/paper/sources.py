@@ -119,8 +119,9 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
 def _measured_elsewhere(f: Facts, run: list, column: str, ours: str | None, short: str) -> list[dict]:
     """The rows whose provenance `column` (`config_hash`, `git_commit`) is not the run's
     (`ours`): for each table of a study that records it, and each other value in it, how
-    many of its rows carry that value. An earlier run measured them; Snakemake kept their
-    cells because their parameters, inputs and command are unchanged."""
+    many of its rows carry that value: rows of cells Snakemake kept from an earlier run
+    (their parameters, inputs and command unchanged), or of cells that changed the
+    configuration before hashing it (the Method section names both)."""
     found = []
     for s in run:
         for table in (t for t in s.paper().TABLES if t in f.tables and column in f.tables[t].columns):
