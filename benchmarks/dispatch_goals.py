@@ -29,6 +29,7 @@ import sys
 
 from parbench.cli import positive_int
 from parbench.studies.dispatch import peers, sweep, workloads
+from parbench.words import counted
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -124,7 +125,7 @@ def main(argv=None) -> int:
         per_task = (many / (5 * args.many)) / (one / 5)
         results[mode] = per_task
         print(f"   {mode:<10} 1 worker {one:.3f} s, {args.many} workers {many:.3f} s: {many / one:.1f}x the "
-              f"completion time, {per_task:.2f}x per task ({stale} stale worker(s) registered)", flush=True)
+              f"completion time, {per_task:.2f}x per task ({counted(stale, 'stale worker')} registered)", flush=True)
     print(f"   push per task within 2x of 1 worker (the seed: 63x completion time, 7.9x per task): "
           f"{results['push']:.2f}x  {verdict(results['push'] <= 2)}\n", flush=True)
 

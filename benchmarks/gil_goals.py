@@ -49,6 +49,7 @@ from parbench import config as pbconfig  # noqa: E402
 from parbench.cli import positive_int  # noqa: E402
 from parbench import stats  # noqa: E402
 from parbench.studies.gil import plan, run_cell  # noqa: E402
+from parbench.words import counted
 
 # A sequential run that got less than this many CPU seconds per wall second shared its
 # core with other load: the machine was busy.
@@ -126,7 +127,7 @@ def main(argv=None) -> int:
     os.chdir(REPO)
     cfg = pbconfig.load(args.profile, [f"gil.measure=[{','.join(MEASURED)}]"])
     resolved = {r.name: r for r in plan.resolved(cfg)}
-    print(f"gil goals: {args.threads} threads against sequential, {args.launches} launch(es) of {args.reps} "
+    print(f"gil goals: {args.threads} threads against sequential, {counted(args.launches, 'launch', 'launches')} of {args.reps} "
           f"repetitions each, profile "
           f"{args.profile}; {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'runtime':<14} {'workload':<23} {'seq ms':>9} {'thr ms':>9} {'speedup':>8} {'bounds':>14} "
@@ -158,7 +159,7 @@ def main(argv=None) -> int:
                   f"other load held the cores, and caps what {args.threads} threads can gain here")
     print(f"{len(GOALS) - missed} of {len(GOALS)} goals met in {time.time() - started:.0f} s; load average now "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}"
-          + (f"; {busy} measurement(s) on a busy machine (see the notes)" if busy else ""))
+          + (f"; {counted(busy, 'measurement')} on a busy machine (see the notes)" if busy else ""))
     return 0
 
 

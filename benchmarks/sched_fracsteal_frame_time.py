@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 from parbench.cli import positive_int
+from parbench.words import counted
 
 REPO = Path(__file__).resolve().parents[1]
 FRACSTEAL_DIR = REPO / "native" / "sched" / "fracsteal"
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     binary = build(args.out_dir.resolve())
     print(f"fracsteal frame time: {args.script.name}, {args.width}x{args.height}, ws_sync with {args.threads} "
-          f"threads against the sequential render, {args.reps} run(s), {os.cpu_count()} CPUs online")
+          f"threads against the sequential render, {counted(args.reps, 'run')}, {os.cpu_count()} CPUs online")
     runs = []
     for rep in range(1, args.reps + 1):
         doc = one_run(binary, args)

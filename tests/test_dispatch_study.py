@@ -271,7 +271,7 @@ def test_the_header_names_the_systems_and_the_estimate():
     lines = STUDY.header(cfg, [("dispatch_cell", {"system": "push"})])
     assert lines[0].startswith("FUNCTION DISPATCH BENCHMARK (dispatch)")
     assert "Cells to measure: 1 of 6 (5 already measured)" in lines[-1]  # 4 main cells, 2 experiments' cells
-    assert "Anomaly experiments (1 time(s) each): push-naive with heartbeat 1 s x 2 = 2 s; push-naive with workloads " \
+    assert "Anomaly experiments (1 time each): push-naive with heartbeat 1 s x 2 = 2 s; push-naive with workloads " \
         "io, noop, cpu" in lines
 
 

@@ -121,7 +121,7 @@ def test_cells_cover_the_found_runtimes_baseline_first(monkeypatch):
     header = "\n".join(STUDY.header(cfg, []))
     assert "warning: gil: runtime cpython_bin is not measured: CPYTHON_BIN is not set" in header
     assert "Cells to measure: 0 of 24 (24 already measured)" in header
-    assert "each cell 3 time(s), interleaved" in header
+    assert "each cell 3 times, interleaved" in header
 
 
 def test_a_cell_comes_back_from_its_wildcards_and_more_repetitions_rerun_nothing():

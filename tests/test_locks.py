@@ -19,7 +19,7 @@ def test_a_stale_lock_is_removed(tmp_path):
     (lock_dir / "0.input.lock").write_text("x")
     (lock_dir / "0.output.lock").write_text("x")
     ok, message = locks.resume_check(tmp_path)
-    assert ok and "removed the lock a killed run left behind (2 file(s)" in message
+    assert ok and "removed the lock a killed run left behind (2 files in" in message
     assert not list(lock_dir.glob("*.lock"))
 
 

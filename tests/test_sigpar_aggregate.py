@@ -103,7 +103,7 @@ def test_console_block_in_the_seeds_style(records):
     assert block.splitlines()[0] == "[1/17] RSA-2048 (Level 112)"
     assert "1t →         50.0 ops/sec | p99: 9.00 ms" in block
     assert "FAILED: boom" in block
-    assert "✗ Completed in" in block and "1 cell(s) not measured" in block
+    assert "✗ Completed in" in block and "1 cell not measured" in block
     assert "Avg Temp: N/A" in block and "Energy/op: N/A" in block
 
 

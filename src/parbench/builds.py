@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from parbench.records import write_atomic
+from parbench.words import counted
 
 
 def describe(path: Path) -> dict:
@@ -33,7 +34,7 @@ def main(args) -> int:
     builds = [describe(Path(p)) for p in args.builds]
     doc = {"finished_unix": time.time(), "builds": builds}
     write_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n")
-    print(f"parbench: {len(builds)} build(s) done; cells may start")
+    print(f"parbench: {counted(len(builds), 'build')} done; cells may start")
     return 0
 
 

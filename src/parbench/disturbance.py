@@ -32,6 +32,7 @@ from typing import Callable
 
 from parbench.progress import run_id
 from parbench.telemetry.load import LoadMeter
+from parbench.words import counted
 
 
 def settings(cfg: dict) -> dict:
@@ -92,7 +93,7 @@ def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[
         if not disturbed:
             return record
         if attempt == attempts:
-            print(f"  warning: {label} was disturbed in all {attempts} attempt(s) ({describe(load)}, more than "
+            print(f"  warning: {label} was disturbed in all {counted(attempts, 'attempt')} ({describe(load)}, more than "
                   f"{limit:g}); recorded as disturbed", file=out, flush=True)
             return record
         save(record)

@@ -18,6 +18,8 @@ import os
 import sys
 from pathlib import Path
 
+from parbench.words import counted
+
 
 def lock_files(root: Path) -> list[Path]:
     return sorted((Path(root) / ".snakemake" / "locks").glob("*.lock"))
@@ -56,7 +58,7 @@ def resume_check(root: Path) -> tuple[bool, str]:
                        f"or stop it (Ctrl+C, or kill {pid}), then run the command again")
     for lock in locks:
         lock.unlink(missing_ok=True)
-    return True, (f"removed the lock a killed run left behind ({len(locks)} file(s) in .snakemake/locks); "
+    return True, (f"removed the lock a killed run left behind ({counted(len(locks), 'file')} in .snakemake/locks); "
                   f"the run resumes where it stopped")
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import altair as alt
 
+from parbench.words import counted
+
 FORMATS = ("svg", "png", "html")
 
 
@@ -370,7 +372,7 @@ def main(args) -> int:
     tables = {Path(p).stem: pd.read_parquet(p) if p.endswith(".parquet") else p for p in args.tables}
     missing = [t for t in needed if t not in tables]
     if missing:
-        raise SystemExit(f"parbench figure {args.name}: missing input(s) {', '.join(missing)}")
+        raise SystemExit(f"parbench figure {args.name}: missing {counted(len(missing), 'input')}: {', '.join(missing)}")
     machine = json.loads(Path(args.machine).read_text())
     chart = fn(*(tables[t] for t in needed), machine)
     for path in save(chart, args.out_stem):

@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from parbench.words import counted
+
 # The columns naming one row of every study's `<study>_load` table.
 LOAD_KEY = ["cell", "rep"]
 
@@ -124,7 +126,7 @@ def fragments(args) -> int:
     tables = {Path(p).stem: pd.read_parquet(p) for p in args.tables}
     missing = [t for t in module.TABLES if t not in tables]
     if missing:
-        raise SystemExit(f"parbench paper-fragments {study.name}: missing table(s) {', '.join(missing)}")
+        raise SystemExit(f"parbench paper-fragments {study.name}: missing {counted(len(missing), 'table')}: {', '.join(missing)}")
     parts, facts, captions = render_study(study.name, module, tables, machine)
     for name in module.FRAGMENTS:
         print(f"paper: wrote {_write(Path(args.out_dir) / f'{name}.md', parts[name])}")

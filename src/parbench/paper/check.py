@@ -33,6 +33,7 @@ import pandas as pd
 from parbench.paper import facts as factmod
 from parbench.paper.format import unspan_text
 from parbench.paper.templates import COMPARISONS, FREE_NUMBER
+from parbench.words import counted
 
 # What the prose check ignores: code, tables, labels, cross-references, includes, image
 # paths, HTML comments, Quarto's attribute blocks.
@@ -298,7 +299,7 @@ def main(args) -> int:
                                                         *[generated / s / "facts.json" for s in studies]]
                 if p.exists())
     return finish_check(args.out, {"facts": facts}, problems,
-                        f"parbench paper-check: {len(problems)} problem(s) in the paper's text:",
+                        f"parbench paper-check: {counted(len(problems), 'problem')} in the paper's text:",
                         f"parbench paper-check: {facts} facts hold against the tables; no number or comparison "
                         f"outside them")
 

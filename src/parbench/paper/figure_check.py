@@ -31,6 +31,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parbench.words import counted
+
 SVG = "{http://www.w3.org/2000/svg}"
 _TRANSLATE = re.compile(r"translate\(\s*([-\d.e]+)[ ,]+([-\d.e]+)\s*\)")
 _MOVE = re.compile(r"^M\s*([-\d.e]+)[ ,]([-\d.e]+)")
@@ -277,7 +279,7 @@ def unlabelled_ticks(svg_text: str, name: str) -> list[str]:
         length = abs(float(domain.get("y2" if vertical else "x2", 0) or 0))
         spots = [_offset(t)[1 if vertical else 0] for t in labels if (t.text or "").strip()]
         if len(spots) < 2:
-            out.append(f"{name}: {where} has {len(spots)} number(s): a reader cannot read a value off it")
+            out.append(f"{name}: {where} has {counted(len(spots), 'number')}: a reader cannot read a value off it")
         elif length > 0 and (max(spots) - min(spots)) < MIN_LABELLED * length:
             out.append(f"{name}: {where} has numbers over {(max(spots) - min(spots)) / length:.0%} of its length "
                        f"only (at least {MIN_LABELLED:.0%}: let the axis choose its ticks)")

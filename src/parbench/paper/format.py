@@ -8,6 +8,7 @@ import posixpath
 import pandas as pd
 
 from parbench import paths
+from parbench.words import counted  # noqa: F401  (the paper's filter, written once for the console too)
 
 
 def fmt_num(x, digits: int = 3) -> str:
@@ -22,13 +23,6 @@ def fmt_num(x, digits: int = 3) -> str:
 
 def fmt_pct(x) -> str:
     return "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.0f}%"
-
-
-def counted(number, noun: str) -> str:
-    """The number and the noun, in the plural unless the number is one ("1 time", "3
-    times"); a fact (anything with a `value`) writes itself and counts by its value."""
-    value = getattr(number, "value", number)
-    return f"{number} {noun}{'' if value == 1 else 's'}"
 
 
 def mid_sentence(title: str) -> str:

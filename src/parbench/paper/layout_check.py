@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from parbench.words import counted
+
 CM = 72 / 2.54  # PDF points per centimetre
 # How far a word may reach past the text area (points): glyph boxes overhang a little.
 TOLERANCE_PT = 3.0
@@ -74,7 +76,7 @@ def problems(pdf: Path, quarto_yml: Path) -> list[str]:
             outside = [w for w in words if w["x1"] > page.width - mx + TOLERANCE_PT or w["x0"] < mx - TOLERANCE_PT]
             if outside:
                 sample = ", ".join(repr(w["text"]) for w in outside[:6])
-                out.append(f"page {number}: {len(outside)} word(s) outside the text area (the page is "
+                out.append(f"page {number}: {counted(len(outside), 'word')} outside the text area (the page is "
                            f"{page.width:.0f} pt wide, margins {mx:.0f} pt), e.g. {sample}")
             # glyphs printed over others (characters, not words: pdfplumber merges the
             # characters of two overlapping lines into one garbled word)
@@ -91,19 +93,19 @@ def problems(pdf: Path, quarto_yml: Path) -> list[str]:
                         clashes.append((a["text"], b["text"], a["x0"], a["top"]))
             if clashes:
                 sample = "; ".join(f"{a!r} over {b!r} at ({x:.0f}, {y:.0f}) pt" for a, b, x, y in clashes[:5])
-                out.append(f"page {number}: {len(clashes)} character(s) printed over others, e.g. {sample}")
+                out.append(f"page {number}: {counted(len(clashes), 'character')} printed over others, e.g. {sample}")
             # Typst typesets a straight quote after a digit as a prime (feet, minutes):
             # "avx2's" printed as "avx2′s"
             primes = PRIME_AFTER_DIGIT.findall("".join(c["text"] for c in page.chars))
             if primes:
-                out.append(f"page {number}: {len(primes)} apostrophe(s) after a digit typeset as a prime, e.g. "
+                out.append(f"page {number}: {counted(len(primes), 'apostrophe')} after a digit typeset as a prime, e.g. "
                            f"{primes[0]!r}: write the sentence without the digit's possessive")
             # upright glyphs only: a rotated glyph's size reads its box, not its type
             tiny = [c for c in chars if c["size"] < MIN_TYPE_PT - 0.05]
             if tiny:
                 smallest = min(c["size"] for c in tiny)
                 sample = "".join(c["text"] for c in tiny[:40])
-                out.append(f"page {number}: {len(tiny)} character(s) printed smaller than {MIN_TYPE_PT:g} pt (the "
+                out.append(f"page {number}: {counted(len(tiny), 'character')} printed smaller than {MIN_TYPE_PT:g} pt (the "
                            f"smallest {smallest:.1f} pt: a figure shrunk to fit the page shrinks its labels), "
                            f"e.g. {sample!r}")
     return out
@@ -114,7 +116,7 @@ def main(args) -> int:
 
     found = problems(Path(args.pdf), Path(args.quarto_yml))
     return finish_check(args.out, {"pdf": args.pdf}, found,
-                        f"parbench paper-layout: {len(found)} page(s) with problems in {args.pdf}:",
+                        f"parbench paper-layout: {counted(len(found), 'page')} with problems in {args.pdf}:",
                         f"parbench paper-layout: every word of {args.pdf} is on its page, none over another")
 
 

@@ -226,7 +226,7 @@ function Pandoc(doc)
   doc = doc:walk({ Div = callout })
   doc = doc:walk({ Cite = reference })
   if #unknown > 0 then
-    error("CROSSREF: unknown cross-reference(s): " .. table.concat(unknown, "; "))
+    error("CROSSREF: unknown cross-reference" .. (#unknown == 1 and "" or "s") .. ": " .. table.concat(unknown, "; "))
   end
   return doc
 end

@@ -92,7 +92,7 @@ def local_note(machine: dict) -> str:
     dc = (machine or {}).get("config", {}).get("dispatch", {})
     local, others = dc.get("local_processes_per_worker"), dc.get("processes_per_worker")
     if local and others and local != others:
-        return f" (local mode: {local} process(es) per worker, the others {others})"
+        return f" (local mode: {counted(local, 'process', 'processes')} per worker, the others {others})"
     return ""
 
 

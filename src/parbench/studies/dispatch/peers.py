@@ -30,6 +30,7 @@ import time
 
 from parbench.studies.dispatch import workloads
 from parbench.studies.dispatch.sweep import RunData, Runner, TaskOutcome
+from parbench.words import counted
 
 PEERS = ("processpool", "dask", "celery", "ray")
 
@@ -217,7 +218,7 @@ class CeleryRunner(Runner):
             replies = self.app.control.ping(timeout=0.5) or []
             return len(replies) >= count
 
-        self.group._wait(f"{count} Celery worker(s)", all_up, {n: self.group.procs[n] for n in self.workers})
+        self.group._wait(counted(count, "Celery worker"), all_up, {n: self.group.procs[n] for n in self.workers})
 
     def stop_workers(self) -> None:
         self.group._stop(self.workers, self.group.procs, timeout=15.0)

@@ -15,6 +15,7 @@ from parbench.studies.dispatch import plan
 from parbench.studies.dispatch.plan import DispatchCell
 from parbench.studies.dispatch.run_cell import (columnar, console_line, make_runner, rep_suffix, repetitions_of,
                                                 versions)
+from parbench.words import counted
 
 
 class Dispatch(StudyWithOwnRules):
@@ -75,13 +76,13 @@ class Dispatch(StudyWithOwnRules):
             f"Modes: {', '.join(dc['modes']) or 'none'}; peers: {', '.join(dc['peers']) or 'none'}",
             f"Workers: {dc['workers']} x {dc['processes_per_worker']} processes "
             f"(local: x {local}); {dc['tasks_per_worker']} tasks per worker; "
-            f"workloads {', '.join(dc['workloads'])}; {dc['runs_per_worker_count']} run(s) per worker count",
+            f"workloads {', '.join(dc['workloads'])}; {counted(dc['runs_per_worker_count'], 'run')} per worker count",
             f"Saturation: {sat['tasks']:,} no-op tasks at {sat['workers'] or 'no'} workers, "
-            f"{', '.join(sat['submissions'])}, {sat['runs']} run(s)",
-            f"Each system {dc['repetitions']} time(s), a fresh platform or cluster each time, interleaved",
+            f"{', '.join(sat['submissions'])}, {counted(sat['runs'], 'run')}",
+            f"Each system {counted(dc['repetitions'], 'time')}, a fresh platform or cluster each time, interleaved",
         ]
         if exps:
-            lines.append(f"Anomaly experiments ({dc['anomaly']['repetitions']} time(s) each): "
+            lines.append(f"Anomaly experiments ({counted(dc['anomaly']['repetitions'], 'time')} each): "
                          + "; ".join(f"{', '.join(e['systems'])} with {e['setting']}" for e in exps.values()))
         return lines
 

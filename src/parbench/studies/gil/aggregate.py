@@ -34,6 +34,7 @@ from parbench.disturbance import load_columns, load_table
 from parbench.studies.gil import report
 from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import EXECUTIONS
+from parbench.words import counted
 
 KEYS = ["runtime", "workload", "execution", "workers"]
 RUNTIME_FACTS = {"implementation": "implementation", "version": "runtime_version", "host_version": "host_version",
@@ -413,7 +414,7 @@ def seed_report(summary: pd.DataFrame, runtimes: pd.DataFrame, baseline: str, pr
     reps = int(ok["repetitions"].max()) if len(ok) else 0
     runs = int((ok["runs"] / ok["repetitions"]).max()) if len(ok) else 0
     lines += [f"Profile {profile}. Each row: one workload run in {point[1]} threads, the median wall time over "
-              f"{reps} interleaved interpreter launch(es) of each launch's median of {runs} timed run(s) after "
+              f"{counted(reps, 'interleaved interpreter launch', 'interleaved interpreter launches')} of each launch's median of {counted(runs, 'timed run')} after "
               f"warm-up, in milliseconds. Ratio = the "
               f"runtime's time / {baseline}'s: below 1 the runtime is faster (threads that run in parallel), above "
               f"1 slower.", ""]

@@ -18,6 +18,7 @@ from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import GilCell
 from parbench.studies.gil.run_cell import (RECORD_VERSION, WORKER_FIELDS, build_of, check_point, console_line,
                                            run_worker, runtime_facts)
+from parbench.words import counted
 
 
 class Gil(StudyWithOwnRules):
@@ -86,14 +87,14 @@ class Gil(StudyWithOwnRules):
             + (f" (the seed's: {seed['chunks']} x sum(range({seed['n']:,})))" if seed else ""),
             f"Runtimes: {', '.join(found) or 'none found'}; baseline {gc['baseline']}",
             f"Executions: {', '.join(gc['executions'])} at workers {sorted(gc['workers'])}; "
-            f"each cell {gc['repetitions']} time(s), interleaved, one interpreter launch each: "
-            f"{gc['warmup_runs']} warm-up run(s) (a runtime may ask for more) and {gc['runs_per_cell']} timed run(s) "
+            f"each cell {counted(gc['repetitions'], 'time')}, interleaved, one interpreter launch each: "
+            f"{counted(gc['warmup_runs'], 'warm-up run')} (a runtime may ask for more) and {counted(gc['runs_per_cell'], 'timed run')} "
             f"per point per launch",
         ]
         lines += [f"warning: gil: runtime {r.name} is not measured: {r.reason}" for r in all_runtimes if not r.found]
         builds = [w.get("flavour") for name, w in jobs if name == "gil_cpython_build"]
         if builds:
-            lines.append(f"CPython from source: {', '.join(builds)} build(s) to make or reuse, about "
+            lines.append(f"CPython from source: {counted(len(builds), 'build')} ({', '.join(builds)}) to make or reuse, about "
                          f"{sum(plan.build_estimate_sec(cfg, f) for f in builds) / 60:.0f} min if nothing is cached")
         return lines
 

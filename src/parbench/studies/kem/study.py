@@ -15,6 +15,7 @@ from pathlib import Path
 from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.kem import plan
 from parbench.studies.kem.plan import CyclesCell
+from parbench.words import counted
 
 RECORD_VERSION = 1
 # The binary's exit statuses.
@@ -94,7 +95,7 @@ class Kem(StudyWithOwnRules):
             + (" (CYCLE_COUNTER from the environment)" if kc["cycle_counter"] == "auto" and requested else ""),
             f"Thread sweep: {', '.join(tc['implementations']) or 'none'} {sorted(tc['levels'])} "
             f"{'/'.join(tc['operations'])} at threads {sorted(tc['threads'])}, "
-            f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window, each point {kc['repetitions']} time(s), "
+            f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window, each point {counted(kc['repetitions'], 'time')}, "
             f"interleaved",
         ]
 

@@ -15,6 +15,7 @@ from parbench.studies.base import Command, Header, SystemPackage
 from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.sched import fracsteal, plan
 from parbench.studies.sched.plan import SchedCell
+from parbench.words import counted
 
 RECORD_VERSION = 1
 
@@ -88,8 +89,8 @@ class Sched(StudyWithOwnRules):
             f"SCHEDULER BENCHMARK (sched) - quicksort of {sc['quicksort']['size']:,} ints, "
             f"Mandelbrot {sc['mandelbrot']['width']}x{sc['mandelbrot']['height']}",
             f"Schedulers: sequential, {', '.join(sc['schedulers'])}; peers: {', '.join(sc['peers']) or 'none'}",
-            f"Thread counts: {sorted(sc['threads'])}; each cell {sc['repetitions']} time(s), interleaved; "
-            f"per repetition {sc['runs_per_cell']} sort(s) or {sc['mandelbrot']['frames']} frame(s)",
+            f"Thread counts: {sorted(sc['threads'])}; each cell {counted(sc['repetitions'], 'time')}, interleaved; "
+            f"per repetition {counted(sc['runs_per_cell'], 'sort')} or {counted(sc['mandelbrot']['frames'], 'frame')}",
         ]
 
     def header(self, cfg: dict, jobs: list[tuple[str, dict]]) -> list[str]:

@@ -32,6 +32,7 @@ from parbench.hosts import host_labels
 from parbench.progress import format_duration
 from parbench.provenance import SLURM_KEYS
 from parbench.studies.sigpar.plan import MODES, variant_of
+from parbench.words import counted
 
 KEYS = ["algorithm", "operation", "mode", "workers", "backend"]
 # Scaling efficiency compares a cell with the one-worker cell of the same group.
@@ -335,7 +336,7 @@ def algorithm_block(cells: pd.DataFrame, index: int, total: int) -> str:
     span = (cells["started_unix"] + cells["elapsed_sec"]).max() - cells["started_unix"].min()
     mark = "✗" if len(failed) else "✓"
     lines.append(f"  {mark} Completed in {format_duration(span)}"
-                 + (f" with {len(failed)} cell(s) not measured" if len(failed) else ""))
+                 + (f" with {counted(len(failed), 'cell')} not measured" if len(failed) else ""))
     for variant, by_variant in cells.groupby("variant", sort=False):
         for op, f in by_variant.groupby("operation", sort=False):
             f = f[f["status"] == "ok"].sort_values("workers")

@@ -15,6 +15,7 @@ from parbench.studies.benchmark import Figure, StudyWithOwnRules, Unavailable
 from parbench.studies.sigpar import algorithms, plan
 from parbench.studies.sigpar.plan import Cell
 from parbench.studies.sigpar.run_cell import console_line, record_failure, shim_unavailable
+from parbench.words import counted
 
 
 class Sigpar(StudyWithOwnRules):
@@ -75,7 +76,7 @@ class Sigpar(StudyWithOwnRules):
             f"PARALLELISM THROUGHPUT BENCHMARK (sigpar) - modes: {', '.join(sp['modes'])}; "
             f"classical backends: {', '.join(sp['classical_backends'])}",
             f"Testing {len(sp['algorithms'])} algorithms ({named})",
-            f"Worker counts: {sorted(sp['workers'])}; each cell {sp['repetitions']} time(s), interleaved",
+            f"Worker counts: {sorted(sp['workers'])}; each cell {counted(sp['repetitions'], 'time')}, interleaved",
             f"Duration per config: {sp['duration_sec']:g}s (analysis window: {sp['analysis_window_sec']:g}s, "
             f"warmup: {sp['warmup_sec']:g}s)",
             f"Cells to measure: {todo} of {total} ({total - todo} already measured)",

@@ -67,6 +67,7 @@ from parbench.studies.dispatch.platform.executor import UNREGISTERED, WORKER_LOS
 from parbench.studies.dispatch.platform.lifecycle import run_until_stopped
 from parbench.studies.dispatch.platform.pool import TaskPool
 from parbench.studies.dispatch.platform.store import COMPLETED, FAILED, QUEUED, RUNNING, Store
+from parbench.words import counted
 
 MODES = ("local", "pull", "push", "push-naive")
 LOCAL_WORKER = "local"
@@ -209,7 +210,7 @@ class Outbox:
                     await asyncio.sleep(min(1.0, 0.05 * self.failures))
                     continue
                 if self.failures:
-                    print(f"dispatcher: Redis answers again after {self.failures} failed write(s)", file=sys.stderr,
+                    print(f"dispatcher: Redis answers again after {counted(self.failures, 'failed write')}", file=sys.stderr,
                           flush=True)
                     self.failures = 0
         finally:

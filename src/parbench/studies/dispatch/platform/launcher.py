@@ -48,6 +48,7 @@ from pathlib import Path
 
 from parbench.studies.dispatch.platform import store as pbstore
 from parbench.studies.dispatch.platform.dispatcher import MODES
+from parbench.words import counted
 
 HOST = "127.0.0.1"
 REDIS_INSTALL = "apt-get install redis-server"
@@ -377,7 +378,7 @@ class Platform(ProcessGroup):
                    "--memory-limit-mb", str(s.memory_limit_mb)]
             new[worker_id] = self._spawn(worker_id, cmd, env=self._children_env())
         self.workers.update(new)
-        self._wait(f"{count} {self.mode} worker(s)", lambda: set(new) <= set(self.registered_workers()),
+        self._wait(counted(count, f"{self.mode} worker"), lambda: set(new) <= set(self.registered_workers()),
                    {**new, "dispatcher": self.procs["dispatcher"]})
         return list(new)
 
