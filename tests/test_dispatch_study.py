@@ -564,6 +564,10 @@ def test_the_anomaly_figure_stays_legible_when_its_run_stayed_disturbed(repeated
                                               tables["dispatch_runs"], machine()).to_json())
     assert "(a repetition that stayed disturbed)" in svg
     assert figure_check.type_problems(svg, "dispatch_anomaly", text_width=482) == []
+    # the repetition is counted from 1, of how many ran ("rep 2" alone read as an index)
+    run = figures.anomaly_run(tables["dispatch_runs"], "push-naive")
+    reps = tables["dispatch_runs"].query("system == 'push-naive'")["rep"].nunique()
+    assert f"repetition {int(run['rep']) + 1} of {reps}" in svg and reps > 1
 
 
 def test_the_anomaly_figure_marks_where_each_task_ends(repeated):

@@ -277,6 +277,7 @@ def test_each_panel_draws_what_its_titles_name():
 def test_the_modes_are_drawn_apart_at_each_worker_count():
     """At one place, the modes' bars lay on one line and read as one bar, and a point could
     hide another (SPHINCS+ sign's native-threads under threading)."""
+    from parbench.figures import PANEL_END_PX
     from parbench.studies.sigpar import figures
 
     data = cells()
@@ -289,12 +290,16 @@ def test_the_modes_are_drawn_apart_at_each_worker_count():
         # in the variants' order, a few pixels apart
         ordered = [by_variant[v] for v in figures.VARIANT_ORDER if v in by_variant]
         assert ordered == sorted(ordered)
-        px = (ordered[1] - ordered[0]) * figures.PANEL_WIDTH / (domain[1] - domain[0])
+        # the scale's padding takes PANEL_END_PX off each end of the panel's width
+        inner = figures.PANEL_WIDTH - 2 * PANEL_END_PX
+        px = (ordered[1] - ordered[0]) * inner / (domain[1] - domain[0])
         assert px == pytest.approx(figures.DODGE_PX)
     assert domain[0] <= drawn[figures.DRAWN_X].min() and drawn[figures.DRAWN_X].max() <= domain[1]
     spec = figures.scaling(data, MACHINE).to_dict()
     x = spec["vconcat"][0]["hconcat"][0]["layer"][0]["encoding"]["x"]
     assert x["field"] == figures.DRAWN_X and x["scale"]["domain"] == domain
+    # the outermost points clear the panel's frame (on its edge they were half outside)
+    assert x["scale"]["padding"] == PANEL_END_PX
     # the worker counts are what the axis numbers and the tooltip names
     assert spec["vconcat"][-1]["hconcat"][0]["layer"][0]["encoding"]["x"]["axis"]["values"] == [1, 2]
     assert "workers" in json.dumps(spec["vconcat"][0]["hconcat"][0]["layer"][0]["encoding"]["tooltip"])

@@ -236,6 +236,11 @@ def anomaly_run(runs: pd.DataFrame, system: str) -> pd.Series | None:
     return top.iloc[len(top) // 2]
 
 
+def _repetitions(runs: pd.DataFrame, system: str) -> int:
+    """How many repetitions of a system's main sweep ran (its runs' `rep` counts from 0)."""
+    return int(main_only(runs).loc[lambda r: r["system"] == system, "rep"].nunique())
+
+
 def anomaly_segments(tasks: pd.DataFrame, run: pd.Series, system: str) -> pd.DataFrame:
     """The stages of every task of one run (a bar each: task, stage, from, to); empty when
     its tasks carry no stage times (peers)."""
@@ -278,7 +283,7 @@ def anomaly(tasks: pd.DataFrame, depth: pd.DataFrame, runs: pd.DataFrame, machin
         # a line each, none wider than the panel: a title wider than it widens the figure,
         # which the PDF then shrinks below legible type
         title = [f"{system}: the first no-op run after the change to {int(run['workers'])} workers, "
-                 f"rep {int(run['rep']) + 1}", *disturbed,
+                 f"repetition {int(run['rep']) + 1} of {_repetitions(runs, system)}", *disturbed,
                  f"({run['completion_time_sec']:.3f} s; {counted(int(run['stale_workers'] or 0), 'stale worker')} "
                  f"registered, {counted(int(run['requeued_tasks'] or 0), 'task')} dispatched again)"]
         # one time axis for the tasks and the queue depths below them, from 0 to the last

@@ -12,7 +12,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, note, ok_rows, palette_scale, present, with_columns
+from parbench.figures import PANEL_END_PX, disturbed_layer, note, ok_rows, palette_scale, present, with_columns
+from parbench.paper.format import share
 from parbench.studies.gil import workloads as wl
 
 EXECUTION_ORDER = ["sequential", "threads", "processes"]
@@ -122,7 +123,9 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     # the native control is drawn as the machine's ceiling, named so in the legend
     s = s.assign(runtime=s["runtime"].where(~_is_control(s), s["runtime"] + " (machine ceiling)"))
     workers = sorted(s["workers"].unique().tolist())
-    x = alt.X("workers:Q", title="workers", scale=alt.Scale(domain=[min(workers), max(workers)]),
+    # padded: a point at the fewest or most workers sat on the panel's frame, half outside
+    x = alt.X("workers:Q", title="workers",
+              scale=alt.Scale(domain=[min(workers), max(workers)], padding=PANEL_END_PX),
               axis=alt.Axis(values=workers, format="d"))
     y_title = "speedup against sequential (median)"
     # the axis ends a little above the medians and linear speedup: a wide interval (a few
@@ -201,7 +204,7 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     # its header (the workload's name): narrower panels printed their headers over each other
     bars_per_panel = len(runtimes) * max(1, s["execution"].nunique())
     step = max(17, -(-150 // bars_per_panel))
-    every_core = "both" if top == 2 else f"all {top}"
+    every_core = share(top, top, "core")  # "both cores", "all 8 cores"
     return (alt.layer(bars, whiskers, ceiling, *marks, data=s).properties(width=alt.Step(step), height=180)
             .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
             .resolve_scale(x="independent")

@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 
 from parbench import stats
-from parbench.figures import (disturbed_layer, note, ok_rows, palette_scale,
+from parbench.figures import (PANEL_END_PX, disturbed_layer, note, ok_rows, palette_scale,
                               panel_grid, panel_log_scale, panel_x_axis, present)
 from parbench.hosts import split_by_host
 
@@ -64,11 +64,12 @@ DRAWN_X = "workers_drawn"
 
 def dodged(data: pd.DataFrame, workers: list) -> tuple[pd.DataFrame, list]:
     """`data` with `workers_drawn`: each variant's worker count moved DODGE_PX to a side of
-    its own, in VARIANT_ORDER around the count, and the x domain that holds them all."""
+    its own, in VARIANT_ORDER around the count, and the x domain that holds them all (the
+    panel's scale pads it by PANEL_END_PX, so that the outermost points clear the frame)."""
     variants = present(data, "variant", VARIANT_ORDER)
     middle = (len(variants) - 1) / 2
     span = (max(workers) - min(workers)) or 1
-    step = DODGE_PX * span / (PANEL_WIDTH - 2 * middle * DODGE_PX)
+    step = DODGE_PX * span / (PANEL_WIDTH - 2 * PANEL_END_PX - 2 * middle * DODGE_PX)
     offset = {v: (i - middle) * step for i, v in enumerate(variants)}
     drawn = data.assign(**{DRAWN_X: data["workers"] + data["variant"].map(offset).fillna(0.0)})
     return drawn, [min(workers) - middle * step, max(workers) + middle * step]
@@ -82,7 +83,7 @@ def _family_panel(rows: pd.DataFrame, data: pd.DataFrame, y: str, y_title: str, 
     # lines onto each other, so that no dash or shape could tell them apart
     scale, axis = panel_log_scale(rows[[y, *bounds]].to_numpy().ravel(), title=y_title, height=PANEL_HEIGHT)
     base = alt.Chart(rows).encode(
-        x=alt.X(f"{DRAWN_X}:Q", scale=alt.Scale(domain=x_domain, nice=False, zero=False),
+        x=alt.X(f"{DRAWN_X}:Q", scale=alt.Scale(domain=x_domain, nice=False, zero=False, padding=PANEL_END_PX),
                 axis=panel_x_axis(workers, "workers", bottom, format="d")),
         y=alt.Y(f"{y}:Q", title=y_title, scale=scale, axis=axis),
         color=alt.Color("algorithm:N", sort=ALGORITHM_ORDER, legend=alt.Legend(columns=1, symbolLimit=40)),
