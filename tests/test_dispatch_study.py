@@ -6,7 +6,9 @@ check, the figures against the figure check, and a peer measured for real (the p
 pool) or recorded as unavailable."""
 
 import base64
+import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -555,15 +557,18 @@ def test_the_anomaly_figure_stays_legible_when_its_run_stayed_disturbed(repeated
     machine, 1,044 px)."""
     import vl_convert as vlc
 
+    from parbench.figures import legible
     from parbench.paper import figure_check
     from parbench.studies.dispatch import figures
 
     tables = paper_tables(_loaded(repeated, ("push-naive", 2)))  # the median run push-naive shows
     assert bool(figures.anomaly_run(tables["dispatch_runs"], "push-naive")["disturbed"])
-    svg = vlc.vegalite_to_svg(figures.anomaly(tables["dispatch_tasks"], tables["dispatch_depth"],
-                                              tables["dispatch_runs"], machine()).to_json())
+    chart = figures.anomaly(tables["dispatch_tasks"], tables["dispatch_depth"], tables["dispatch_runs"], machine())
+    svg = vlc.vegalite_to_svg(chart.to_json())
     assert "(a repetition that stayed disturbed)" in svg
-    assert figure_check.type_problems(svg, "dispatch_anomaly", text_width=482) == []
+    assert float(re.search(r'<svg[^>]*width="([\d.]+)', svg).group(1)) < 900  # the long line made it 1,044 px
+    printed = vlc.vegalite_to_svg(json.dumps(legible.for_print(chart.to_dict(), vlc.vegalite_to_svg, 482)))
+    assert figure_check.type_problems(printed, "dispatch_anomaly", text_width=482) == []
     # the repetition is counted from 1, of how many ran ("rep 2" alone read as an index)
     run = figures.anomaly_run(tables["dispatch_runs"], "push-naive")
     reps = tables["dispatch_runs"].query("system == 'push-naive'")["rep"].nunique()

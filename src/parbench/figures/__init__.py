@@ -9,6 +9,7 @@ registered studies.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -310,13 +311,18 @@ def without_hidden_text(svg: str) -> str:
 
 def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
     """Write `<stem>.svg`, `<stem>.png` and `<stem>.html`; return their paths. A long
-    title is wrapped (`wrap_title`)."""
+    title is wrapped (`wrap_title`), and the type enlarged where the PDF would print it
+    smaller than `legible.PRINT_PT` (`legible.for_print`)."""
     import vl_convert as vlc
 
     from parbench.records import write_atomic
 
+    from parbench.figures import legible
+    from parbench.paper.figure_check import text_width_pt
+
     stem = Path(stem)
-    spec = wrap_title(chart).to_json()
+    spec = json.dumps(legible.for_print(json.loads(wrap_title(chart).to_json()),
+                                        lambda s: without_hidden_text(vlc.vegalite_to_svg(s)), text_width_pt()))
     out = []
     for fmt, data in (
         ("svg", without_hidden_text(vlc.vegalite_to_svg(spec))),
@@ -361,7 +367,6 @@ def registry() -> dict:
 
 def main(args) -> int:
     """`parbench figure NAME --machine M --out-stem S TABLE.parquet...`"""
-    import json
 
     import pandas as pd
 

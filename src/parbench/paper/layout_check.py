@@ -24,7 +24,7 @@ CM = 72 / 2.54  # PDF points per centimetre
 TOLERANCE_PT = 3.0
 # The smallest type a reader can read in print (points): a figure drawn wider than the
 # text is shrunk to fit, and its labels with it.
-MIN_TYPE_PT = 5.0
+MIN_TYPE_PT = 6.0
 # a word, a digit, a prime and a letter: an apostrophe Typst took for a prime
 PRIME_AFTER_DIGIT = re.compile(r"\w*\d\u2032\w+")
 
