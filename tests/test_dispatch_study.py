@@ -6,7 +6,6 @@ check, the figures against the figure check, and a peer measured for real (the p
 pool) or recorded as unavailable."""
 
 import base64
-import json
 import math
 import re
 from pathlib import Path
@@ -567,7 +566,7 @@ def test_the_anomaly_figure_stays_legible_when_its_run_stayed_disturbed(repeated
     svg = vlc.vegalite_to_svg(chart.to_json())
     assert "(a repetition that stayed disturbed)" in svg
     assert float(re.search(r'<svg[^>]*width="([\d.]+)', svg).group(1)) < 900  # the long line made it 1,044 px
-    printed = vlc.vegalite_to_svg(json.dumps(legible.for_print(chart.to_dict(), vlc.vegalite_to_svg, 482)))
+    _, printed = legible.for_print(chart.to_dict(), vlc.vegalite_to_svg, 482)
     assert figure_check.type_problems(printed, "dispatch_anomaly", text_width=482) == []
     # the repetition is counted from 1, of how many ran ("rep 2" alone read as an index)
     run = figures.anomaly_run(tables["dispatch_runs"], "push-naive")

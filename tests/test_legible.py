@@ -27,8 +27,8 @@ def test_a_wide_figure_prints_its_smallest_type_at_the_least_size():
     wide = alt.hconcat(*(_panel(260) for _ in range(3))).properties(title="A title")
     before = vlc.vegalite_to_svg(wide.to_json())
     assert legible.printed_pt(before, TEXT_WIDTH_PT) < layout_check.MIN_TYPE_PT  # 10 px at ~890 px
-    spec = legible.for_print(wide.to_dict(), vlc.vegalite_to_svg, TEXT_WIDTH_PT)
-    after = vlc.vegalite_to_svg(json.dumps(spec))
+    spec, after = legible.for_print(wide.to_dict(), vlc.vegalite_to_svg, TEXT_WIDTH_PT)
+    assert after == vlc.vegalite_to_svg(json.dumps(spec))  # the SVG is the spec's
     assert legible.PRINT_PT - 0.01 <= legible.printed_pt(after, TEXT_WIDTH_PT) < legible.PRINT_PT + 0.3
     assert figure_check.type_problems(after, "wide", text_width=TEXT_WIDTH_PT) == []
     # only the type grew: the panels keep their size, the figure widens by its labels alone
@@ -38,8 +38,8 @@ def test_a_wide_figure_prints_its_smallest_type_at_the_least_size():
 
 def test_a_figure_that_fits_keeps_its_look():
     narrow = _panel(300).properties(title="A title")
-    spec = legible.for_print(narrow.to_dict(), vlc.vegalite_to_svg, TEXT_WIDTH_PT)
-    assert vlc.vegalite_to_svg(json.dumps(spec)) == vlc.vegalite_to_svg(narrow.to_json())
+    spec, svg = legible.for_print(narrow.to_dict(), vlc.vegalite_to_svg, TEXT_WIDTH_PT)
+    assert svg == vlc.vegalite_to_svg(json.dumps(spec)) == vlc.vegalite_to_svg(narrow.to_json())
 
 
 def test_type_below_the_least_size_is_raised_and_larger_type_kept():

@@ -321,11 +321,12 @@ def save(chart: alt.TopLevelMixin, stem: str | Path) -> list[Path]:
     from parbench.paper.figure_check import text_width_pt
 
     stem = Path(stem)
-    spec = json.dumps(legible.for_print(json.loads(wrap_title(chart).to_json()),
-                                        lambda s: without_hidden_text(vlc.vegalite_to_svg(s)), text_width_pt()))
+    printed, svg = legible.for_print(json.loads(wrap_title(chart).to_json()),
+                                     lambda s: without_hidden_text(vlc.vegalite_to_svg(s)), text_width_pt())
+    spec = json.dumps(printed)
     out = []
     for fmt, data in (
-        ("svg", without_hidden_text(vlc.vegalite_to_svg(spec))),
+        ("svg", svg),
         ("png", vlc.vegalite_to_png(spec, scale=2)),
         ("html", vlc.vegalite_to_html(spec, bundle=True)),
     ):

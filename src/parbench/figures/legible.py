@@ -82,9 +82,9 @@ def printed_pt(svg: str, text_width_pt: float) -> float | None:
     return min(sizes) * min(PT_PER_PX, text_width_pt / float(width.group(1)))
 
 
-def for_print(spec: dict, render, text_width_pt: float, least_pt: float = PRINT_PT) -> dict:
-    """The spec whose smallest type prints at `least_pt` or more at `text_width_pt`;
-    `render(spec) -> svg` draws it (the figure's visible type only)."""
+def for_print(spec: dict, render, text_width_pt: float, least_pt: float = PRINT_PT) -> tuple[dict, str]:
+    """The spec whose smallest type prints at `least_pt` or more at `text_width_pt`, and
+    its SVG; `render(spec) -> svg` draws a spec (the figure's visible type only)."""
     from parbench.paper.figure_check import PT_PER_PX
 
     least_px, out = 0.0, with_least_type(spec, 0.0)
@@ -92,10 +92,10 @@ def for_print(spec: dict, render, text_width_pt: float, least_pt: float = PRINT_
         svg = render(json.dumps(out))
         printed = printed_pt(svg, text_width_pt)
         if printed is None or printed >= least_pt - 0.01:
-            return out
+            return out, svg
         width = float(_WIDTH.search(svg).group(1))
         # the size that prints at least_pt at this width, a hair over: larger type widens
         # the next render a little
         least_px = max(least_px, least_pt / min(PT_PER_PX, text_width_pt / width) * 1.01)
         out = with_least_type(spec, least_px)
-    return out
+    return out, render(json.dumps(out))
