@@ -772,13 +772,17 @@ def test_every_drawn_gil_figure_passes_the_figure_check(records):
 
 def test_the_speedup_points_clear_the_panel_frame_and_the_cpu_title_counts_cores(records):
     """A point at the fewest or most workers sat on the frame, half outside: the worker
-    axis is padded. The CPU title names the busy cores in words ("both cores")."""
+    axis is padded. The CPU title names the busy cores in words ("both cores"), and its
+    axis reaches past them."""
     from parbench.figures import PANEL_END_PX
     from parbench.studies.gil import figures
 
     s = tables(records)["summary"]
     spec = figures.thread_speedup(s, machine()).to_dict()
     assert spec["spec"]["layer"][0]["encoding"]["x"]["scale"]["padding"] == PANEL_END_PX
-    title = figures.cpu_utilization(s, machine()).to_dict()["title"]
+    cpu = figures.cpu_utilization(s, machine()).to_dict()
     top = int(s.loc[s["execution"] != "sequential", "workers"].max())
-    assert {1: "the one core busy", 2: "both cores busy"}.get(top, f"all {top} cores busy") in title
+    assert {1: "the one core busy", 2: "both cores busy"}.get(top, f"all {top} cores busy") in cpu["title"]
+    # the dashed line of every core busy lies under the axis's top, not on the frame
+    bars = cpu["spec"]["layer"][0]["encoding"]["y"]
+    assert bars["scale"]["domain"][1] > top

@@ -5,6 +5,7 @@ import re
 
 import altair as alt
 import pandas as pd
+import pytest
 import vl_convert as vlc
 
 from parbench.figures import legible
@@ -61,3 +62,21 @@ def test_saved_figures_pass_the_paper_type_check(tmp_path):
     wide = alt.hconcat(*(_panel(300) for _ in range(3)))
     svg_path = next(p for p in save(wide, tmp_path / "wide") if p.suffix == ".svg")
     assert figure_check.type_problems(svg_path.read_text(), "wide") == []
+
+
+def test_points_at_the_first_and_last_count_clear_the_panel_frame():
+    """A point at the fewest or most workers sat on the panel's frame, half outside: the
+    count axes of every study's figures end PANEL_END_PX past their counts."""
+    from parbench.figures import PANEL_END_PX, count_axis
+
+    frame = pd.DataFrame({"workers": [1, 2, 4], "y": [1.0, 2.0, 3.0]})
+    for log2 in (False, True):
+        x = count_axis("workers", frame["workers"].tolist(), "workers", log2=log2)
+        chart = alt.Chart(frame).mark_point(size=60, filled=True).encode(x=x, y="y:Q").properties(width=200)
+        spec = chart.to_dict()["encoding"]["x"]
+        assert spec["scale"]["domain"] == [1, 4] and spec["scale"]["padding"] == PANEL_END_PX
+        assert spec["axis"]["values"] == [1, 2, 4] and spec["scale"].get("type") == ("log" if log2 else None)
+        # drawn: the points' centres lie PANEL_END_PX inside the 200 px plot, not on its edges
+        svg = vlc.vegalite_to_svg(chart.to_json())
+        xs = sorted(float(m) for m in re.findall(r'aria-roledescription="point" transform="translate\(([\d.]+),', svg))
+        assert xs[0] == pytest.approx(PANEL_END_PX, abs=0.5) and xs[-1] == pytest.approx(200 - PANEL_END_PX, abs=0.5)

@@ -266,6 +266,16 @@ def panel_log_scale(values, number_format: str = "~g", height: float | None = No
     return scale, axis
 
 
+def count_axis(field: str, counts, title: str, log2: bool = False) -> alt.X:
+    """An x axis over worker or thread counts (`log2`: on a log scale of base 2): a number
+    at each count, its ends PANEL_END_PX past the first and the last, so that a point there
+    clears the panel's frame (on the frame, it was drawn half outside)."""
+    counts = sorted(counts)
+    scale = alt.Scale(domain=[min(counts), max(counts)], padding=PANEL_END_PX,
+                      **({"type": "log", "base": 2} if log2 else {}))
+    return alt.X(f"{field}:Q", title=title, scale=scale, axis=alt.Axis(values=counts, format="d"))
+
+
 def panel_x_axis(values: list, title: str, bottom: bool, **options) -> alt.Axis:
     """A grid panel's x axis at `values`: numbered and titled under the bottom row only,
     every row keeping its grid lines (as a facet's shared axis)."""

@@ -15,7 +15,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import disturbed_layer, note, ok_rows, padded_log_scale, palette_scale, panel_log_scale, present
+from parbench.figures import (PANEL_END_PX, count_axis, disturbed_layer, note, ok_rows, padded_log_scale, palette_scale,
+                              panel_log_scale, present)
 from parbench.paper.format import counted
 from parbench.studies.dispatch.aggregate import main_only, previous_count
 from parbench.studies.dispatch.plan import MAIN, SYSTEMS
@@ -63,9 +64,7 @@ STAGES = [("waiting to be dispatched", "submitted_ms", "first_dispatched_ms", "#
 
 
 def _workers_axis(frame: pd.DataFrame) -> alt.X:
-    workers = sorted(frame["workers"].unique().tolist())
-    return alt.X("workers:Q", title="workers", scale=alt.Scale(type="log", base=2, domain=[min(workers), max(workers)]),
-                 axis=alt.Axis(values=workers, format="d"))
+    return count_axis("workers", frame["workers"].unique().tolist(), "workers", log2=True)
 
 
 def _facet_workload(chart, title: str, frame: pd.DataFrame, machine: dict):
@@ -422,7 +421,9 @@ def dose_response(runs: pd.DataFrame, machine: dict) -> alt.Chart:
                alt.Tooltip("completion_time_sec:Q", format=".3f"), alt.Tooltip("stall_sec:Q", format=".3f"),
                alt.Tooltip("predicted_stall_sec:Q", format=".3f"), "stale_workers",
                alt.Tooltip("stale_lag_sec:Q", format=".3f"), "disturbed"]
-    x = alt.X("expiry_sec:Q", title="heartbeat expiry (interval x liveness), s", scale=alt.Scale(zero=True))
+    # padded: the longest expiry's points sat on the frame
+    x = alt.X("expiry_sec:Q", title="heartbeat expiry (interval x liveness), s",
+              scale=alt.Scale(zero=True, padding=PANEL_END_PX))
     points = alt.Chart(r).mark_circle(size=55, opacity=0.8).encode(
         x=x, y=alt.Y("completion_time_sec:Q", title="first run after the change: completion time, s"),
         color=color, tooltip=tooltip)

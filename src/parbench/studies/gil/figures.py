@@ -10,9 +10,10 @@ reads the panels from it)."""
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
-from parbench.figures import PANEL_END_PX, disturbed_layer, note, ok_rows, palette_scale, present, with_columns
+from parbench.figures import count_axis, disturbed_layer, note, ok_rows, palette_scale, present, with_columns
 from parbench.paper.format import share
 from parbench.studies.gil import workloads as wl
 
@@ -123,10 +124,7 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     # the native control is drawn as the machine's ceiling, named so in the legend
     s = s.assign(runtime=s["runtime"].where(~_is_control(s), s["runtime"] + " (machine ceiling)"))
     workers = sorted(s["workers"].unique().tolist())
-    # padded: a point at the fewest or most workers sat on the panel's frame, half outside
-    x = alt.X("workers:Q", title="workers",
-              scale=alt.Scale(domain=[min(workers), max(workers)], padding=PANEL_END_PX),
-              axis=alt.Axis(values=workers, format="d"))
+    x = count_axis("workers", workers, "workers")
     y_title = "speedup against sequential (median)"
     # the axis ends a little above the medians and linear speedup: a wide interval (a few
     # noisy launches) is cut at the top instead of flattening every line
@@ -180,7 +178,11 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     place = alt.Chart(s).encode(
         x=alt.X("runtime:N", sort=runtimes, title=None, axis=alt.Axis(labelAngle=-40)),
         xOffset=alt.XOffset("execution:N", sort=["threads", "processes"]))
-    y = alt.Y("cpu_sec_per_wall_sec:Q", title=y_title)
+    # the axis ends a little above every core busy (the dashed line) and the whiskers: the
+    # line at its very top lay on the panel's frame
+    readings = s[["cpu_sec_per_wall_sec", "cpu_sec_per_wall_sec_ci_high"]].to_numpy(dtype=float).ravel()
+    y_scale = alt.Scale(domain=[0, 1.08 * max([float(top), *readings[~np.isnan(readings)]])])
+    y = alt.Y("cpu_sec_per_wall_sec:Q", title=y_title, scale=y_scale)
     bars = place.mark_bar().encode(
         y=y,
         color=alt.Color("execution:N", sort=["threads", "processes"], title="execution",
@@ -192,7 +194,7 @@ def cpu_utilization(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup"), DISTURBED_TIP])
     # the bars are drawn only where there is an interval (two launches or more)
     whiskers = place.transform_filter("isValid(datum.cpu_sec_per_wall_sec_ci_low)").mark_errorbar(
-        color="#222222", thickness=1).encode(y=alt.Y("cpu_sec_per_wall_sec_ci_low:Q", title=y_title),
+        color="#222222", thickness=1).encode(y=alt.Y("cpu_sec_per_wall_sec_ci_low:Q", title=y_title, scale=y_scale),
                                              y2="cpu_sec_per_wall_sec_ci_high:Q")
     ceiling = alt.Chart(s).mark_rule(strokeDash=[4, 3], color="#999999").encode(y=alt.datum(top))
     marks = disturbed_layer(place.encode(y=y, tooltip=["runtime", "workload", "execution", "workers",

@@ -9,8 +9,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import (disturbed_layer, note, ok_rows, panel_log_scale, panel_grid,
-                              panel_x_axis, with_columns)
+from parbench.figures import (PANEL_END_PX, count_axis, disturbed_layer, note, ok_rows,
+                              panel_log_scale, panel_grid, panel_x_axis, with_columns)
 from parbench.studies.kem.aggregate import CONFIDENCE, IMPLEMENTATION_ORDER, OPERATION_ORDER, SET_ORDER
 
 COLORS = dict(zip(IMPLEMENTATION_ORDER, ["#e45756", "#4c78a8", "#72b7b2", "#f58518", "#444444"]))
@@ -97,7 +97,7 @@ def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
         # the data's own extent, not whole decades: the calls' percentiles span less than one
         scale, axis = panel_log_scale(rows["value_ticks"], "~s", title=f"{unit} (log)", height=height)
         return alt.Chart(rows).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
-            x=alt.X("percentile:Q", scale=alt.Scale(domain=[0, 100]),
+            x=alt.X("percentile:Q", scale=alt.Scale(domain=[0, 100], padding=PANEL_END_PX),  # points clear the frame
                     axis=panel_x_axis([1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 99], "percentile", bottom)),
             y=alt.Y("value_ticks:Q", scale=scale, axis=axis),
             color=implementation_color(data),
@@ -120,8 +120,7 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
     one = data[data["threads"] == 1].set_index(["implementation", "parameter_set", "operation"])["ops_per_sec"]
     data = data.assign(linear=[one.get((r.implementation, r.parameter_set, r.operation), float("nan")) * r.threads
                                for r in data.itertuples()])
-    x = alt.X("threads:Q", title="threads", scale=alt.Scale(domain=[min(threads), max(threads)]),
-              axis=alt.Axis(values=threads, format="d"))
+    x = count_axis("threads", threads, "threads")
     base = alt.Chart(data).encode(x=x)
     lines = base.mark_line(point=True).encode(
         color=implementation_color(data),

@@ -13,8 +13,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from parbench.figures import (DISTURBED_COLOR, disturbed_layer, note, ok_rows, padded_log_scale, palette_scale,
-                               with_columns)
+from parbench.figures import (DISTURBED_COLOR, count_axis, disturbed_layer, note, ok_rows,
+                              padded_log_scale, palette_scale, with_columns)
 from parbench.hosts import HOST, host_encoding, several_hosts, split_by_host, with_host
 from parbench.stats import bootstrap_median_ci
 from parbench.studies.sched.plan import REFERENCES, SCHEDULER_ORDER
@@ -50,9 +50,7 @@ OUTCOMES = {"steal_success": "success", "steal_fail_empty": "failed: victim empt
 
 
 def _thread_axis(frame: pd.DataFrame) -> alt.X:
-    threads = sorted(frame["threads"].unique().tolist())
-    return alt.X("threads:Q", title="threads", scale=alt.Scale(domain=[min(threads), max(threads)]),
-                 axis=alt.Axis(values=threads, format="d"))
+    return count_axis("threads", frame["threads"].unique().tolist(), "threads")
 
 
 def _with_intervals(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:

@@ -55,7 +55,9 @@ def variant_shape(frame: pd.DataFrame) -> alt.Shape:
                      scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_SHAPES))
 
 
-PANEL_WIDTH, PANEL_HEIGHT = 260, 150  # px, a panel of the family grids
+# px, a panel of the family grids: six rows of them fill a page with the section's heading
+# above (150 px high, with type raised for print, left the heading alone on the page before)
+PANEL_WIDTH, PANEL_HEIGHT = 260, 140
 # How far apart (px) the variants' points and bars are drawn at a worker count: at one
 # place, their bars lay on one line and read as one bar, and a point could hide another.
 DODGE_PX = 6
