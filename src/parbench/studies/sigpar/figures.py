@@ -55,9 +55,7 @@ def variant_shape(frame: pd.DataFrame) -> alt.Shape:
                      scale=palette_scale(frame, "variant", VARIANT_ORDER, VARIANT_SHAPES))
 
 
-# px, a panel of the family grids: six rows of them fill a page with the section's heading
-# above (150 px high, with type raised for print, left the heading alone on the page before)
-PANEL_WIDTH, PANEL_HEIGHT = 260, 140
+PANEL_WIDTH, PANEL_HEIGHT = 260, 150  # px, a panel of the family grids
 # How far apart (px) the variants' points and bars are drawn at a worker count: at one
 # place, their bars lay on one line and read as one bar, and a point could hide another.
 DODGE_PX = 6
@@ -125,7 +123,9 @@ def _family_grid(cells: pd.DataFrame, y: str, y_title: str, title: str) -> alt.V
 
 
 def scaling(cells: pd.DataFrame, machine: dict) -> alt.Chart:
-    return _family_grid(cells, "ops_per_sec", "operations per second (log)",
+    # a y title longer than the panel is high spaces the rows apart by its overhang: with
+    # the type raised for print, "operations per second (log)" added 18 px to each row
+    return _family_grid(cells, "ops_per_sec", "operations/s (log)",
                         "Throughput against workers, per mode and backend; "
                         "median of the repetitions, bars: 95% bootstrap interval")
 
