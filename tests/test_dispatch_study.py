@@ -847,7 +847,8 @@ def test_the_experiments_figures_draw_the_experiments():
     assert "predicted_stall_sec" in dose and "1 → 2 workers" in dose and "expiry-1x6" in dose
     spec = figures.order_figure(runs, {"profile": "test"}).to_dict()
     order = str(spec)
-    assert "io, noop, cpu" in order and "first after the change" in order
+    # each order named as the x axis names the workloads
+    assert "I/O, no-op, CPU" in order and "io, noop, cpu" not in order and "first after the change" in order
     # a workload's first and later runs have a median bar each, drawn from zero, never
     # stacked into one taller bar
     [bars] = [layer for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "bar"]

@@ -269,6 +269,11 @@ def test_steal_counts_and_tasks_per_thread_carry_intervals_from_the_repetitions(
     assert (success["count"], success["ci_low"], success["ci_high"]) == (
         cell["steal_success"], cell["steal_success_ci_low"], cell["steal_success_ci_high"])
     assert "errorbar" in json.dumps(spec)
+    assert {r["outcome"] for r in rows} == {"success", "failed: victim empty", "failed: lost race"}
+    # an outcome no cell had draws no bar: its legend entry says so
+    none_lost = tables["summary"].assign(steal_fail_race=0.0)
+    rows = [r for d in figures.steals(none_lost, {}).to_dict()["datasets"].values() for r in d if "outcome" in r]
+    assert {r["outcome"] for r in rows} == {"success", "failed: victim empty", "failed: lost race (none in this run)"}
     spec = figures.tasks(tables["summary"], tables["workers"], tables["runs"], {}).to_dict()
     rows = [r for d in spec["datasets"].values() for r in d if "thread" in r]
     first = next(r for r in rows if r["thread"] == 1)

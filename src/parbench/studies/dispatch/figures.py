@@ -36,6 +36,15 @@ def system_color(frame: pd.DataFrame) -> alt.Color:
                      scale=palette_scale(frame, "system", list(SYSTEMS), COLORS))
 
 
+# the workloads as the paper, its tables and its figures name them
+WORKLOAD_NAMES = {"noop": "no-op", "cpu": "CPU", "io": "I/O"}
+
+
+def order_words(workload_order) -> str:
+    """An order of the workloads (`noop,cpu,io`) in those names: "no-op, CPU, I/O"."""
+    return ", ".join(WORKLOAD_NAMES.get(w, w) for w in str(workload_order).split(","))
+
+
 def workload_titles(machine: dict) -> dict[str, str]:
     """Each workload's panel title, with what it did in this run (its config)."""
     dc = (machine or {}).get("config", {}).get("dispatch", {})
@@ -464,8 +473,9 @@ def order_figure(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     r = order_data(runs)
     if r.empty:
         return note("Order", "no second order of the workloads in this run")
-    r["order"] = r["workload_order"].str.replace(",", ", ")
-    r["workload_title"] = r["workload"].map({"noop": "no-op", "cpu": "CPU", "io": "I/O"})
+    # each order in the words the x axis uses ("no-op, CPU, I/O", not "noop, cpu, io")
+    r["order"] = r["workload_order"].map(order_words)
+    r["workload_title"] = r["workload"].map(WORKLOAD_NAMES)
     r["run"] = r["first_after_change"].map({True: "first after the change", False: "later"})
     r["disturbed"] = r["disturbed"].fillna(False).astype(bool).astype(int) if "disturbed" in r else 0
     r = r[["experiment", "order", "workload", "workload_title", "run", "rep", "change", "stall_sec",

@@ -66,7 +66,7 @@ NAMES = {"local": "local mode", "pull": "pull mode", "push": "push mode", "push-
          "processpool": "ProcessPoolExecutor", "dask": "Dask", "celery": "Celery", "ray": "Ray"}
 ABOUT = {"local": "local", "pull": "pull", "push": "push", "push-naive": "push-naive",
          "processpool": "ProcessPoolExecutor", "dask": "Dask", "celery": "Celery", "ray": "Ray"}
-WORKLOAD_NAMES = {"noop": "no-op", "cpu": "CPU", "io": "I/O"}
+WORKLOAD_NAMES = figs.WORKLOAD_NAMES
 # The seed's modes, and this run's system of the same design: the seed's push is
 # push-naive (push is the fixed design, which the seed never ran).
 SEED_OF = {"local": "local", "pull": "pull", "push-naive": "push"}
@@ -363,8 +363,7 @@ def experiments(f: Facts, tables: dict) -> dict | None:
                                          where={"experiment": name}, unit="s")
         elif item["kind"] == "order":
             order = runs.loc[runs["experiment"] == name, "workload_order"].dropna()
-            item["order"] = ", ".join(WORKLOAD_NAMES.get(w, w) for w in str(order.iloc[0]).split(",")) \
-                if len(order) else name
+            item["order"] = figs.order_words(order.iloc[0]) if len(order) else name
         items.append(item)
     bad = exp[exp["status"] != "ok"]
     failed = [{"name": NAMES[r["system"]], "label": f"{r['system']}@{r['experiment']}",
@@ -737,7 +736,7 @@ def order(f: Facts, tables: dict) -> dict:
         verdicts = [x["verdict"] for x in later]
         n_longer = f.count_of(_id("order", experiment, "n_longer"), verdicts, "longer than")
         found.append({"experiment": experiment,
-                      "order": ", ".join(WORKLOAD_NAMES.get(w, w) for w in str(head["workload_order"]).split(",")),
+                      "order": figs.order_words(head["workload_order"]),
                       "workload": WORKLOAD_NAMES.get(head["workload"], head["workload"]), "stall": stall,
                       "later": later, "n_later": f.count_of(_id("order", experiment, "n_later"), verdicts),
                       "n_longer": n_longer, "one_verdict": len({v.value for v in verdicts}) == 1,
@@ -980,7 +979,7 @@ def order_table(anomaly: pd.DataFrame) -> pd.DataFrame:
     rows, disturbed = [], []
     for system in ("push-naive", "push"):
         for r in order_rows(anomaly, system).to_dict("records"):
-            rows.append({"system": system, "order": str(r["workload_order"]).replace(",", ", "),
+            rows.append({"system": system, "order": figs.order_words(r["workload_order"]),
                          "workers": f"{r['from_workers']} → {int(r['workers'])}",
                          "workload": WORKLOAD_NAMES.get(r["workload"], r["workload"]),
                          "run": "first after<br>the change" if r["first_after_change"] else "later",

@@ -166,10 +166,14 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         return note("Steals", "no multi-threaded work-stealing cell in this run")
     s = split_by_host(_with_intervals(s, *OUTCOMES), "workload")  # a row of panels per machine when several
     s = s.assign(disturbed_reps=s["disturbed_reps"] if "disturbed_reps" in s else 0)
+    # an outcome no cell ever had draws bars of no height: its legend entry says so, or a
+    # reader looks for a colour that is not there (no steal lost a race on 2 threads)
+    titles = {c: title if s[c].fillna(0).ne(0).any() else f"{title} (none in this run)"
+              for c, title in OUTCOMES.items()}
     long = pd.concat([s[["workload", "scheduler", "threads", "disturbed_reps"]].assign(
-        outcome=title, count=s[c], ci_low=s[f"{c}_ci_low"], ci_high=s[f"{c}_ci_high"])
-        for c, title in OUTCOMES.items()], ignore_index=True)
-    outcome_order = list(OUTCOMES.values())
+        outcome=titles[c], count=s[c], ci_low=s[f"{c}_ci_low"], ci_high=s[f"{c}_ci_high"])
+        for c in OUTCOMES], ignore_index=True)
+    outcome_order = list(titles.values())
     place = alt.Chart(long).encode(x=alt.X("threads:O", title="threads", axis=alt.Axis(labelAngle=0)),
                                    xOffset=alt.XOffset("outcome:N", sort=outcome_order))
     bars = place.mark_bar().encode(
