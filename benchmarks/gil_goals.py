@@ -49,7 +49,7 @@ from parbench import config as pbconfig  # noqa: E402
 from parbench.cli import positive_int  # noqa: E402
 from parbench import stats  # noqa: E402
 from parbench.studies.gil import plan, run_cell  # noqa: E402
-from parbench.words import counted
+from parbench.words import counted  # noqa: E402
 
 # A sequential run that got less than this many CPU seconds per wall second shared its
 # core with other load: the machine was busy.
@@ -127,7 +127,8 @@ def main(argv=None) -> int:
     os.chdir(REPO)
     cfg = pbconfig.load(args.profile, [f"gil.measure=[{','.join(MEASURED)}]"])
     resolved = {r.name: r for r in plan.resolved(cfg)}
-    print(f"gil goals: {args.threads} threads against sequential, {counted(args.launches, 'launch', 'launches')} of {args.reps} "
+    print(f"gil goals: {args.threads} threads against sequential, "
+          f"{counted(args.launches, 'launch', 'launches')} of {args.reps} "
           f"repetitions each, profile "
           f"{args.profile}; {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'runtime':<14} {'workload':<23} {'seq ms':>9} {'thr ms':>9} {'speedup':>8} {'bounds':>14} "

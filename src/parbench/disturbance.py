@@ -93,7 +93,8 @@ def measure_undisturbed(cfg: dict, measure: Callable[[], dict], save: Callable[[
         if not disturbed:
             return record
         if attempt == attempts:
-            print(f"  warning: {label} was disturbed in all {counted(attempts, 'attempt')} ({describe(load)}, more than "
+            print(f"  warning: {label} was disturbed in all {counted(attempts, 'attempt')} "
+                  f"({describe(load)}, more than "
                   f"{limit:g}); recorded as disturbed", file=out, flush=True)
             return record
         save(record)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 
 # The least size (pt) a figure's type prints at in the PDF; the paper's layout check
 # refuses less than `layout_check.MIN_TYPE_PT`, below this.
@@ -34,8 +33,6 @@ LIMIT_KEYS = {"labelLimit", "titleLimit"}
 TYPE_KEYS = {"fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize"} | LIMIT_KEYS
 # How many renders finding the size may take: each one's width is within a few pixels of the last.
 RENDERS = 4
-_FONT = re.compile(r'font-size="([\d.]+)px"')
-_WIDTH = re.compile(r'<svg[^>]*\swidth="([\d.]+)')
 
 
 def with_least_type(spec: dict, least_px: float) -> dict:
@@ -73,29 +70,25 @@ def with_least_type(spec: dict, least_px: float) -> dict:
 
 def printed_pt(svg: str, text_width_pt: float) -> float | None:
     """The smallest type of a rendered figure as the PDF prints it (None: no type)."""
-    from parbench.paper.figure_check import PT_PER_PX
+    from parbench.paper.figure_check import print_type
 
-    sizes = [float(s) for s in _FONT.findall(svg)]
-    width = _WIDTH.search(svg)
-    if not sizes or not width or float(width.group(1)) <= 0:
-        return None
-    return min(sizes) * min(PT_PER_PX, text_width_pt / float(width.group(1)))
+    found = print_type(svg, text_width_pt)
+    return None if found is None else found[0] * found[2]
 
 
 def for_print(spec: dict, render, text_width_pt: float, least_pt: float = PRINT_PT) -> tuple[dict, str]:
     """The spec whose smallest type prints at `least_pt` or more at `text_width_pt`, and
     its SVG; `render(spec) -> svg` draws a spec (the figure's visible type only)."""
-    from parbench.paper.figure_check import PT_PER_PX
+    from parbench.paper.figure_check import print_type
 
     least_px, out = 0.0, with_least_type(spec, 0.0)
     for _ in range(RENDERS):
         svg = render(json.dumps(out))
-        printed = printed_pt(svg, text_width_pt)
-        if printed is None or printed >= least_pt - 0.01:
+        found = print_type(svg, text_width_pt)
+        if found is None or found[0] * found[2] >= least_pt - 0.01:
             return out, svg
-        width = float(_WIDTH.search(svg).group(1))
         # the size that prints at least_pt at this width, a hair over: larger type widens
         # the next render a little
-        least_px = max(least_px, least_pt / min(PT_PER_PX, text_width_pt / width) * 1.01)
+        least_px = max(least_px, least_pt / found[2] * 1.01)
         out = with_least_type(spec, least_px)
     return out, render(json.dumps(out))

@@ -126,7 +126,8 @@ def fragments(args) -> int:
     tables = {Path(p).stem: pd.read_parquet(p) for p in args.tables}
     missing = [t for t in module.TABLES if t not in tables]
     if missing:
-        raise SystemExit(f"parbench paper-fragments {study.name}: missing {counted(len(missing), 'table')}: {', '.join(missing)}")
+        raise SystemExit(f"parbench paper-fragments {study.name}: missing {counted(len(missing), 'table')}: "
+                         f"{', '.join(missing)}")
     parts, facts, captions = render_study(study.name, module, tables, machine)
     for name in module.FRAGMENTS:
         print(f"paper: wrote {_write(Path(args.out_dir) / f'{name}.md', parts[name])}")

@@ -307,25 +307,35 @@ def text_width_pt(quarto_yml: Path | None = None) -> float:
     return A4_WIDTH_PT - 2 * mx
 
 
+def print_type(svg_text: str, text_width: float) -> tuple[float, float, float] | None:
+    """A rendered figure's smallest type (px), its width (px) and the points per pixel the
+    PDF prints it at, where a figure wider than the text is shrunk to it; None for a
+    figure without type or width."""
+    root = ET.fromstring(svg_text)
+    try:
+        width = float(str(root.get("width", "0")).removesuffix("px"))
+    except ValueError:
+        return None
+    sizes = [float(m) for m in re.findall(r'font-size="([\d.]+)px"', svg_text)]
+    if not sizes or width <= 0:
+        return None
+    return min(sizes), width, min(PT_PER_PX, text_width / width)
+
+
 def type_problems(svg_text: str, name: str, text_width: float | None = None) -> list[str]:
     """The figure's smallest type in the PDF, where a figure wider than the text is shrunk
     to it: each font size (px) times 0.75 pt and the shrink factor."""
     from parbench.paper import layout_check
 
-    root = ET.fromstring(svg_text)
-    try:
-        width = float(str(root.get("width", "0")).removesuffix("px"))
-    except ValueError:
-        return []
-    sizes = [float(m) for m in re.findall(r'font-size="([\d.]+)px"', svg_text)]
-    if not sizes or width <= 0:
-        return []
     text_width = text_width or text_width_pt()
-    scale = min(PT_PER_PX, text_width / width)
-    smallest = min(sizes) * scale
+    found = print_type(svg_text, text_width)
+    if found is None:
+        return []
+    smallest_px, width, scale = found
+    smallest = smallest_px * scale
     if smallest < layout_check.MIN_TYPE_PT - 0.05:
-        fits = text_width / (layout_check.MIN_TYPE_PT / min(sizes))
-        return [f"{name}: its {min(sizes):g} px type prints at {smallest:.1f} pt in the PDF, which shrinks its "
+        fits = text_width / (layout_check.MIN_TYPE_PT / smallest_px)
+        return [f"{name}: its {smallest_px:g} px type prints at {smallest:.1f} pt in the PDF, which shrinks its "
                 f"{width:.0f} px to the text's {text_width:.0f} pt; at least {layout_check.MIN_TYPE_PT:g} pt needs "
                 f"it no wider than {fits:.0f} px, or larger type"]
     return []

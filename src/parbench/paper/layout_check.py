@@ -98,14 +98,16 @@ def problems(pdf: Path, quarto_yml: Path) -> list[str]:
             # "avx2's" printed as "avx2′s"
             primes = PRIME_AFTER_DIGIT.findall("".join(c["text"] for c in page.chars))
             if primes:
-                out.append(f"page {number}: {counted(len(primes), 'apostrophe')} after a digit typeset as a prime, e.g. "
+                out.append(f"page {number}: {counted(len(primes), 'apostrophe')} after a digit typeset as a "
+                           f"prime, e.g. "
                            f"{primes[0]!r}: write the sentence without the digit's possessive")
             # upright glyphs only: a rotated glyph's size reads its box, not its type
             tiny = [c for c in chars if c["size"] < MIN_TYPE_PT - 0.05]
             if tiny:
                 smallest = min(c["size"] for c in tiny)
                 sample = "".join(c["text"] for c in tiny[:40])
-                out.append(f"page {number}: {counted(len(tiny), 'character')} printed smaller than {MIN_TYPE_PT:g} pt (the "
+                out.append(f"page {number}: {counted(len(tiny), 'character')} printed smaller than "
+                           f"{MIN_TYPE_PT:g} pt (the "
                            f"smallest {smallest:.1f} pt: a figure shrunk to fit the page shrinks its labels), "
                            f"e.g. {sample!r}")
     return out

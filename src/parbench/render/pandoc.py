@@ -123,7 +123,8 @@ def render_with_pandoc(project: PaperProject, output: Path, keep_intermediate: P
         # the paragraph before it): the paper would show raw Markdown where it stands
         stray = sorted(set(re.findall(r"\{#(?:sec|fig|tbl)-[\w-]+\}", html)))
         if stray:
-            raise RenderError(f"{counted(len(stray), 'label')} left as text in the rendered paper: {', '.join(stray)} (is the table or "
+            raise RenderError(f"{counted(len(stray), 'label')} left as text in the rendered paper: "
+                              f"{', '.join(stray)} (is the table or "
                               f"figure separated from the paragraph before it by a blank line?)")
         if pdf_output is not None:
             from .typst import write_pdf

@@ -49,9 +49,10 @@ def workload_titles(machine: dict) -> dict[str, str]:
     """Each workload's panel title, with what it did in this run (its config)."""
     dc = (machine or {}).get("config", {}).get("dispatch", {})
     cpu, io = dc.get("cpu_iterations"), dc.get("io_sleep_sec")
-    return {"noop": "no-op",
-            "cpu": f"CPU ({cpu:,}-iteration loop)" if cpu else "CPU",
-            "io": f"I/O ({1000 * io:g} ms sleep)" if io else "I/O"}
+    names = WORKLOAD_NAMES
+    return {"noop": names["noop"],
+            "cpu": f"{names['cpu']} ({cpu:,}-iteration loop)" if cpu else names["cpu"],
+            "io": f"{names['io']} ({1000 * io:g} ms sleep)" if io else names["io"]}
 
 
 def log_scale(values, panel_height: int | None = None, **options) -> tuple[alt.Scale, alt.Axis]:
@@ -480,7 +481,7 @@ def order_figure(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     r["disturbed"] = r["disturbed"].fillna(False).astype(bool).astype(int) if "disturbed" in r else 0
     r = r[["experiment", "order", "workload", "workload_title", "run", "rep", "change", "stall_sec",
            "completion_time_sec", "stale_workers", "disturbed"]]
-    sort = ["no-op", "CPU", "I/O"]
+    sort = list(WORKLOAD_NAMES.values())
     main_order = set(r.loc[r["experiment"] == MAIN, "order"])
     orders = sorted(r["order"].unique(), key=lambda o: (o not in main_order, o))  # the main order first
     runs_drawn = present(r, "run", ["first after the change", "later"])

@@ -414,7 +414,8 @@ def seed_report(summary: pd.DataFrame, runtimes: pd.DataFrame, baseline: str, pr
     reps = int(ok["repetitions"].max()) if len(ok) else 0
     runs = int((ok["runs"] / ok["repetitions"]).max()) if len(ok) else 0
     lines += [f"Profile {profile}. Each row: one workload run in {point[1]} threads, the median wall time over "
-              f"{counted(reps, 'interleaved interpreter launch', 'interleaved interpreter launches')} of each launch's median of {counted(runs, 'timed run')} after "
+              f"{counted(reps, 'interleaved interpreter launch', 'interleaved interpreter launches')} of each "
+              f"launch's median of {counted(runs, 'timed run')} after "
               f"warm-up, in milliseconds. Ratio = the "
               f"runtime's time / {baseline}'s: below 1 the runtime is faster (threads that run in parallel), above "
               f"1 slower.", ""]

@@ -88,13 +88,15 @@ class Gil(StudyWithOwnRules):
             f"Runtimes: {', '.join(found) or 'none found'}; baseline {gc['baseline']}",
             f"Executions: {', '.join(gc['executions'])} at workers {sorted(gc['workers'])}; "
             f"each cell {counted(gc['repetitions'], 'time')}, interleaved, one interpreter launch each: "
-            f"{counted(gc['warmup_runs'], 'warm-up run')} (a runtime may ask for more) and {counted(gc['runs_per_cell'], 'timed run')} "
+            f"{counted(gc['warmup_runs'], 'warm-up run')} (a runtime may ask for more) and "
+            f"{counted(gc['runs_per_cell'], 'timed run')} "
             f"per point per launch",
         ]
         lines += [f"warning: gil: runtime {r.name} is not measured: {r.reason}" for r in all_runtimes if not r.found]
         builds = [w.get("flavour") for name, w in jobs if name == "gil_cpython_build"]
         if builds:
-            lines.append(f"CPython from source: {counted(len(builds), 'build')} ({', '.join(builds)}) to make or reuse, about "
+            lines.append(f"CPython from source: {counted(len(builds), 'build')} ({', '.join(builds)}) to make or "
+                         f"reuse, about "
                          f"{sum(plan.build_estimate_sec(cfg, f) for f in builds) / 60:.0f} min if nothing is cached")
         return lines
 

@@ -95,7 +95,8 @@ class Kem(StudyWithOwnRules):
             + (" (CYCLE_COUNTER from the environment)" if kc["cycle_counter"] == "auto" and requested else ""),
             f"Thread sweep: {', '.join(tc['implementations']) or 'none'} {sorted(tc['levels'])} "
             f"{'/'.join(tc['operations'])} at threads {sorted(tc['threads'])}, "
-            f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window, each point {counted(kc['repetitions'], 'time')}, "
+            f"{tc['warmup_sec']} s warmup + {tc['duration_sec']} s window, "
+            f"each point {counted(kc['repetitions'], 'time')}, "
             f"interleaved",
         ]
 

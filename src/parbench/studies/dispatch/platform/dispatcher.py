@@ -210,8 +210,8 @@ class Outbox:
                     await asyncio.sleep(min(1.0, 0.05 * self.failures))
                     continue
                 if self.failures:
-                    print(f"dispatcher: Redis answers again after {counted(self.failures, 'failed write')}", file=sys.stderr,
-                          flush=True)
+                    print(f"dispatcher: Redis answers again after {counted(self.failures, 'failed write')}",
+                          file=sys.stderr, flush=True)
                     self.failures = 0
         finally:
             self.flushing = False
