@@ -498,5 +498,7 @@ def order_figure(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     dots = base.mark_circle(size=50).encode(y="stall_sec:Q", color=run_color, tooltip=tooltip)
     marked = disturbed_layer(base.encode(y="stall_sec:Q", tooltip=tooltip), r, "disturbed")
     return (alt.layer(bars, dots, *marked).properties(width=200, height=240)
-            .facet(column=alt.Column("order:N", title="workloads in the order", sort=orders))
+            # the header's title just above its labels (by default a label's height apart)
+            .facet(column=alt.Column("order:N", title="workloads in the order", sort=orders,
+                                     header=alt.Header(titlePadding=0)))
             .properties(title=f"push-naive, {r['change'].iloc[0]}: the stall of each workload's run, in each order"))

@@ -137,17 +137,17 @@ def throughput(throughput: pd.DataFrame, machine: dict) -> alt.Chart:
     bars = base.transform_filter("isValid(datum.ops_per_sec_ci_low)").mark_errorbar(ticks=True).encode(
         y=alt.Y("ops_per_sec_ci_low:Q", title="operations per second (all threads)"),
         y2="ops_per_sec_ci_high:Q", color=implementation_color(data))
-    # the same colour scale as the lines (one legend); faded by an encoded opacity,
-    # which the legend's symbols do not take over
-    ideal = base.mark_line(strokeDash=[4, 4]).encode(
-        y="linear:Q", color=implementation_color(data), strokeOpacity=alt.value(0.55))
+    # grey, and drawn over the lines: an implementation that scales linearly has its
+    # line under its own dashes, which in its colour would not show at all
+    ideal = base.mark_line(strokeDash=[4, 4], color="#444444", strokeWidth=1.5).encode(
+        y="linear:Q", detail="implementation:N")
     sets = [s for s in SET_ORDER if s in set(data["parameter_set"])]
     marked = disturbed_layer(base.encode(y="ops_per_sec:Q"), data)
     subtitle = [f"median of the repetitions, {CONFIDENCE:.0%} bootstrap interval bars",
-                "dashed: linear scaling from one thread"]
+                "dashed grey: linear scaling from each implementation's one-thread rate"]
     if marked:
         subtitle.append("open red diamond: a repetition stayed disturbed")
-    return (alt.layer(ideal, bars, lines, *marked).properties(width=260, height=200)
+    return (alt.layer(bars, lines, ideal, *marked).properties(width=260, height=200)
             .facet(column=alt.Column("operation:N", sort=["encaps", "decaps"], title=None),
                    row=alt.Row("parameter_set:N", sort=sets, title=None))
             .resolve_scale(y="independent")
