@@ -853,6 +853,8 @@ def test_the_experiments_figures_draw_the_experiments():
     # stacked into one taller bar
     [bars] = [layer for layer in spec["spec"]["layer"] if layer["mark"]["type"] == "bar"]
     assert bars["encoding"]["y"]["stack"] is None
+    # the header's title just above the orders it heads, not a label's height away
+    assert spec["facet"]["column"]["header"]["titlePadding"] == 0
 
 
 def test_each_run_gets_the_stall_its_stale_workers_predict():

@@ -550,6 +550,21 @@ def test_the_sweep_is_the_median_of_repetitions_with_bootstrap_intervals(records
     assert two["pairs_checked"] == 3 * 8  # the checks add up over the repetitions
 
 
+def test_the_linear_lines_are_drawn_over_the_measured_ones(records):
+    """An implementation that scales linearly has its line where its linear line is: drawn
+    under it, or in its own colour, the dashes the subtitle names would not show."""
+    sweep = repeated_sweep({"libcrux-avx2": {1: [10000, 11000, 10500], 2: [20000, 22000, 21000]}})
+    tables = aggregate.study_tables(records[0], sweep, PROBE)
+    spec = figures.throughput(tables["throughput"], MACHINE).to_dict()
+    layers = spec["spec"]["layer"]
+    lines = [i for i, layer in enumerate(layers) if layer["encoding"].get("y", {}).get("field") == "ops_per_sec"
+             and layer["mark"]["type"] == "line"]
+    [linear] = [i for i, layer in enumerate(layers) if layer["encoding"].get("y", {}).get("field") == "linear"]
+    assert lines and linear > max(lines)
+    assert "color" not in layers[linear]["encoding"] and layers[linear]["mark"]["strokeDash"]
+    assert "dashed grey: linear scaling" in str(spec["title"])
+
+
 def test_the_paper_ranks_implementations_only_when_intervals_tell_them_apart(records):
     apart = repeated_sweep({"libcrux-avx2": {1: [30000, 31000, 30500], 2: [60000, 61000, 59000]},
                             "liboqs": {1: [10000, 11000, 10500], 2: [18000, 19000, 17000]}})
