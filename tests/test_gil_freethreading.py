@@ -10,6 +10,7 @@ import io
 import json
 import lzma
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -371,6 +372,11 @@ def test_the_paper_states_the_gils_cost_and_the_free_threaded_overhead_from_the_
     head = parts["headline"]
     assert head.startswith("**The GIL (@sec-gil).**") and "[higher than]{.fact key=\"gil.headline_ft_vs_gil\"}" in head
     assert "[3.3]{.fact key=\"gil.seed_ratio\"}" in head and "another quantity" in head
+    # this run's ratio beside it carries its verdict against one, never a bare number
+    assert re.search(r"start-up excluded\), is \[[^]]+\]\{\.fact key=\"gil\.time_ratio\.freethreading_overhead"
+                     r"\.multithread_cpu\.threads\.w2\"\}: cpython_ft was \[[a-z ]+\]\{\.fact "
+                     r"key=\"gil\.time_ratio_vs_one\.freethreading_overhead\.multithread_cpu\.threads\.w2\"\} "
+                     r"cpython_src there", head)
     # the claim rests on the CPU time: two cores busy
     assert "Without its GIL, CPython's threads ran pure-Python code in parallel on this machine: cpython_ft's " \
            "threads kept [1.89 (1.89–1.89)]{.fact" in head and "[above]{.fact key=\"gil.headline_ft_cpu_vs_parallel\"}" in head
@@ -481,6 +487,11 @@ def test_the_ceiling_is_read_only_where_the_controls_own_interval_excludes_one()
     assert check(tables, m, parts, facts) == []
     assert "no runtime's speedup there can be read against the machine" in parts["speedup"]
     assert "held back by itself" not in parts["speedup"]
+    # the figure's legend names the control for what it is, not a ceiling it may not be
+    from parbench.studies.gil import figures
+
+    legend = str(figures.thread_speedup(tables["gil_summary"], m).to_dict()["datasets"])
+    assert "native (no interpreter)" in legend and "ceiling" not in legend
 
 
 @pytest.mark.native

@@ -58,6 +58,16 @@ def test_an_interval_end_is_never_written_as_parity_when_it_is_not():
     assert write_value(0.99, "pct", ci=(0.97, 0.9996)) == "99% (97%–99.96%)"
     assert write_value(1.2, "num", "x", ci=(1.0004, 1.3)) == "1.2 (1.0004–1.3)x"
     assert write_value(110, "num", "ms", ci=(100, 120)) == "110 (100–120) ms"  # 100 is not 100%
+    # the tables write their intervals by the same rule (a table's "1.12 (1.00–1.19)" beside
+    # a verdict that the ratio lies above one read as a contradiction)
+    from parbench.paper.format import fmt_ci
+
+    def two(x):
+        return f"{x:.2f}"
+
+    assert fmt_ci(1.12, 1.003, 1.19, two) == "1.12 (1.003–1.19)"
+    assert fmt_ci(0.5, 0.45, 0.999, two) == "0.50 (0.45–0.999)"
+    assert fmt_ci(0.5, 0.45, 1.0, two) == "0.50 (0.45–1.00)"
 
 
 def test_angle_brackets_in_a_fact_or_a_table_survive_markdown():

@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from parbench.paper.format import fmt_num, fmt_pct, span_text, unspan_text
+from parbench.paper.format import fmt_num, fmt_pct, interval_end, span_text, unspan_text
 
 
 def _series(values) -> str:
@@ -95,29 +95,12 @@ def _plain(x):
     return x
 
 
-def _bound(f: Callable[[Any], str], x) -> str:
-    """An interval's end as `f` writes it, with more digits where `f` would round it onto
-    one or 100% (parity, no gain, full efficiency) though it is not: `0.9996` is never
-    written `1.00` beside a verdict that it lies below one."""
-    text = f(x)
-    if x is None or pd.isna(x) or float(x) == 1.0:
-        return text
-    percent = text.endswith("%")
-    if (text[:-1] in ("100", "100.0", "100.00") if percent else text in ("1", "1.0", "1.00", "1.000")):
-        scaled = 100 * float(x) if percent else float(x)
-        for digits in range(2 if percent else 3, 8):
-            fine = f"{scaled:.{digits}f}"
-            if float(fine) != (100.0 if percent else 1.0):
-                return fine + ("%" if percent else "")
-    return text
-
-
 def write_value(value, fmt: str, unit: str | None = None, ci: tuple | None = None) -> str:
     """The text of a value: `1,234 (1,200–1,260) ops/s`, `45% (40%–50%)`, `1.9x`."""
     f = FORMATS[fmt]
     text = f(value)
     if ci is not None and None not in ci:
-        text += f" ({_bound(f, ci[0])}–{_bound(f, ci[1])})"
+        text += f" ({interval_end(f, ci[0])}–{interval_end(f, ci[1])})"
     if unit:
         text += unit if unit in TIGHT_UNITS else f" {unit}"
     return text

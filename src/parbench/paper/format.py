@@ -4,6 +4,7 @@ every study's paper module so that the whole paper reads alike."""
 from __future__ import annotations
 
 import posixpath
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -45,11 +46,29 @@ def share(part, whole, noun: str) -> str:
     return f"{part} of the {counted(whole, noun)}"
 
 
+def interval_end(f: Callable[[Any], str], x) -> str:
+    """An interval's end as `f` writes it, with more digits where `f` would round it onto
+    one or 100% (parity, no gain, full efficiency) though it is not: `0.9996` is never
+    written `1.00` beside a verdict that it lies below one, in a sentence or a table."""
+    text = f(x)
+    if x is None or pd.isna(x) or float(x) == 1.0:
+        return text
+    percent = text.endswith("%")
+    if (text[:-1] in ("100", "100.0", "100.00") if percent else text in ("1", "1.0", "1.00", "1.000")):
+        scaled = 100 * float(x) if percent else float(x)
+        for digits in range(2 if percent else 3, 8):
+            fine = f"{scaled:.{digits}f}"
+            if float(fine) != (100.0 if percent else 1.0):
+                return fine + ("%" if percent else "")
+    return text
+
+
 def fmt_interval(lo, hi, fmt=fmt_num) -> str:
-    """A 95% interval as `lo–hi`, or "" when there is none (a single repetition)."""
+    """A 95% interval as `lo–hi`, or "" when there is none (a single repetition); an end
+    that is not one is never written as one (`interval_end`)."""
     if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
         return ""
-    return f"{fmt(lo)}–{fmt(hi)}"
+    return f"{interval_end(fmt, lo)}–{interval_end(fmt, hi)}"
 
 
 def fmt_ci(value, lo, hi, fmt=fmt_num) -> str:

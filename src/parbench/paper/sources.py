@@ -67,7 +67,7 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         f.machine_value("stab_seconds", "cpu_stability.seconds", unit="s")
         f.machine_value("stab_slowest", "cpu_stability.slowest_fraction_of_median", fmt="pct")
         f.machine_value("stab_fastest", "cpu_stability.fastest_fraction_of_median", fmt="pct")
-        f.machine_value("stab_cv", "cpu_stability.cv", fmt="pct")
+        f.machine_value("stab_cv", "cpu_stability.cv", fmt="pct1")
     # where the cells ran
     by_study = {s.name: pd.concat([tables[t] for t in s.paper().TABLES if t in tables], ignore_index=True)
                 for s in measured_studies(machine) if any(t in tables for t in s.paper().TABLES)}
