@@ -68,6 +68,9 @@ def test_an_interval_end_is_never_written_as_parity_when_it_is_not():
     assert fmt_ci(1.12, 1.003, 1.19, two) == "1.12 (1.003–1.19)"
     assert fmt_ci(0.5, 0.45, 0.999, two) == "0.50 (0.45–0.999)"
     assert fmt_ci(0.5, 0.45, 1.0, two) == "0.50 (0.45–1.00)"
+    # and the median by the same rule where it has an interval
+    assert fmt_ci(1.0023, 1.002, 1.003, two) == "1.002 (1.002–1.003)"
+    assert write_value(0.9995, "fixed2", ci=(0.99, 0.9996)) == "0.9995 (0.99–0.9996)"
 
 
 def test_angle_brackets_in_a_fact_or_a_table_survive_markdown():

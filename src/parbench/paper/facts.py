@@ -100,7 +100,9 @@ def write_value(value, fmt: str, unit: str | None = None, ci: tuple | None = Non
     f = FORMATS[fmt]
     text = f(value)
     if ci is not None and None not in ci:
-        text += f" ({interval_end(f, ci[0])}–{interval_end(f, ci[1])})"
+        # the value by the ends' rule too: "1.00 (1.002–1.003)" reads as a value outside
+        # its own interval
+        text = f"{interval_end(f, value)} ({interval_end(f, ci[0])}–{interval_end(f, ci[1])})"
     if unit:
         text += unit if unit in TIGHT_UNITS else f" {unit}"
     return text

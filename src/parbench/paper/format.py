@@ -72,9 +72,10 @@ def fmt_interval(lo, hi, fmt=fmt_num) -> str:
 
 
 def fmt_ci(value, lo, hi, fmt=fmt_num) -> str:
-    """A median with its interval: `1,234 (1,200–1,260)`; the median alone without one."""
+    """A median with its interval: `1,234 (1,200–1,260)`; the median alone without one.
+    With an interval, the median is written by its ends' rule (`interval_end`)."""
     interval = fmt_interval(lo, hi, fmt)
-    return f"{fmt(value)} ({interval})" if interval else fmt(value)
+    return f"{interval_end(fmt, value)} ({interval})" if interval else fmt(value)
 
 
 def _numeric_column(column: pd.Series) -> bool:
