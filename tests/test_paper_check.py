@@ -71,6 +71,9 @@ def test_an_interval_end_is_never_written_as_parity_when_it_is_not():
     # and the median by the same rule where it has an interval
     assert fmt_ci(1.0023, 1.002, 1.003, two) == "1.002 (1.002–1.003)"
     assert write_value(0.9995, "fixed2", ci=(0.99, 0.9996)) == "0.9995 (0.99–0.9996)"
+    # only there: a median that its written interval holds keeps its digits
+    assert fmt_ci(0.9991, 0.93, 1.05, two) == "1.00 (0.93–1.05)"
+    assert write_value(0.9991, "pct", ci=(0.93, 1.05)) == "100% (93%–105%)"
 
 
 def test_angle_brackets_in_a_fact_or_a_table_survive_markdown():

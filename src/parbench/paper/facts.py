@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from parbench.paper.format import fmt_num, fmt_pct, interval_end, span_text, unspan_text
+from parbench.paper.format import fmt_num, fmt_pct, interval_end, median_text, span_text, unspan_text
 
 
 def _series(values) -> str:
@@ -100,9 +100,8 @@ def write_value(value, fmt: str, unit: str | None = None, ci: tuple | None = Non
     f = FORMATS[fmt]
     text = f(value)
     if ci is not None and None not in ci:
-        # the value by the ends' rule too: "1.00 (1.002–1.003)" reads as a value outside
-        # its own interval
-        text = f"{interval_end(f, value)} ({interval_end(f, ci[0])}–{interval_end(f, ci[1])})"
+        # never "1.00 (1.002–1.003)", a value that reads as outside its own interval
+        text = f"{median_text(f, value, *ci)} ({interval_end(f, ci[0])}–{interval_end(f, ci[1])})"
     if unit:
         text += unit if unit in TIGHT_UNITS else f" {unit}"
     return text

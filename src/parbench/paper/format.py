@@ -63,6 +63,24 @@ def interval_end(f: Callable[[Any], str], x) -> str:
     return text
 
 
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", "").rstrip("%"))
+    except ValueError:
+        return None
+
+
+def median_text(f: Callable[[Any], str], value, lo, hi) -> str:
+    """A median as `f` writes it, beside its interval's ends: with more digits only where
+    the rounding would put it outside them as they are written ("1.00 (1.002–1.003)"),
+    never more than that ("100% (93%–105%)" stays)."""
+    text, low, high = f(value), _number(interval_end(f, lo)), _number(interval_end(f, hi))
+    shown = _number(text)
+    if None in (shown, low, high) or low <= shown <= high:
+        return text
+    return interval_end(f, value)
+
+
 def fmt_interval(lo, hi, fmt=fmt_num) -> str:
     """A 95% interval as `lo–hi`, or "" when there is none (a single repetition); an end
     that is not one is never written as one (`interval_end`)."""
@@ -73,9 +91,9 @@ def fmt_interval(lo, hi, fmt=fmt_num) -> str:
 
 def fmt_ci(value, lo, hi, fmt=fmt_num) -> str:
     """A median with its interval: `1,234 (1,200–1,260)`; the median alone without one.
-    With an interval, the median is written by its ends' rule (`interval_end`)."""
+    With an interval, the median is never written outside it (`median_text`)."""
     interval = fmt_interval(lo, hi, fmt)
-    return f"{interval_end(fmt, value)} ({interval})" if interval else fmt(value)
+    return f"{median_text(fmt, value, lo, hi)} ({interval})" if interval else fmt(value)
 
 
 def _numeric_column(column: pd.Series) -> bool:
