@@ -80,3 +80,16 @@ def test_points_at_the_first_and_last_count_clear_the_panel_frame():
         svg = vlc.vegalite_to_svg(chart.to_json())
         xs = sorted(float(m) for m in re.findall(r'aria-roledescription="point" transform="translate\(([\d.]+),', svg))
         assert xs[0] == pytest.approx(PANEL_END_PX, abs=0.5) and xs[-1] == pytest.approx(200 - PANEL_END_PX, abs=0.5)
+
+
+def test_a_long_title_is_wrapped_into_even_lines_without_an_orphan():
+    """The gil speedup title wrapped at 90 characters left "linear" alone on its last line."""
+    from parbench.figures import TITLE_CHARS, wrap_title
+
+    title = ("Speedup against the same runtime's sequential run: threads (solid, circles) and processes "
+             "(dashed, squares); bars: 95% bootstrap interval, cut at the top of the axis; dotted: linear")
+    lines = wrap_title(_panel(100).properties(title=title)).title
+    assert len(lines) == 3 and " ".join(lines) == title
+    assert max(map(len, lines)) <= TITLE_CHARS and min(map(len, lines)) > 40
+    # a title that fits stays one string
+    assert wrap_title(_panel(100).properties(title="Short")).title == "Short"

@@ -26,12 +26,19 @@ TITLE_CHARS = 90
 
 
 def wrap_title(chart: alt.TopLevelMixin, width: int = TITLE_CHARS) -> alt.TopLevelMixin:
-    """The chart with its title (a string) on lines of at most `width` characters."""
+    """The chart with its title (a string) on lines of at most `width` characters, as
+    few lines as that takes, of lengths as even as they can be (no word left alone on a
+    last line)."""
     import textwrap
 
     title = chart.title if hasattr(chart, "title") else alt.Undefined
     if isinstance(title, str) and len(title) > width:
-        return chart.properties(title=textwrap.wrap(title, width))
+        def wrap(w: int) -> list[str]:
+            return textwrap.wrap(title, w, break_long_words=False)
+
+        lines = len(wrap(width))
+        even = next(w for w in range(len(title) // lines, width + 1) if len(wrap(w)) == lines)
+        return chart.properties(title=wrap(even))
     return chart
 
 

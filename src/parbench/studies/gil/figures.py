@@ -162,7 +162,7 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     return (alt.layer(linear, one, bounds, lines, *marks, data=s).properties(width=190, height=190)
             .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
             .properties(title=f"Speedup against the same runtime's sequential run: {drawn}; bars: {_level(machine)} "
-                              "bootstrap interval, cut at the top of the axis; dotted: linear"
+                              "bootstrap interval, cut at the axis top; dotted: linear"
                               + ("; red diamonds: a launch that stayed disturbed" if marks else "")))
 
 
