@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from parbench.paper.format import fmt_num, fmt_pct, interval_end, median_text, span_text, unspan_text
+from parbench.paper.format import fmt_ci, fmt_num, fmt_pct, span_text, unspan_text
 
 
 def _series(values) -> str:
@@ -100,8 +100,7 @@ def write_value(value, fmt: str, unit: str | None = None, ci: tuple | None = Non
     f = FORMATS[fmt]
     text = f(value)
     if ci is not None and None not in ci:
-        # never "1.00 (1.002–1.003)", a value that reads as outside its own interval
-        text = f"{median_text(f, value, *ci)} ({interval_end(f, ci[0])}–{interval_end(f, ci[1])})"
+        text = fmt_ci(value, *ci, f)  # as the tables write it: no end rounded onto one
     if unit:
         text += unit if unit in TIGHT_UNITS else f" {unit}"
     return text
