@@ -555,15 +555,32 @@ def test_the_paper_sets_sigpar_threading_beside_the_native_workload_when_it_ran(
     tables["sigpar_cells"] = pd.DataFrame({
         "status": ["ok", "ok", "ok", "failed", "ok"], "mode": ["threading"] * 5, "workers": [2, 2, 1, 2, 2],
         "variant": ["threading"] * 4 + ["threading-openssl-cffi"], "backend": ["pyca"] * 4 + ["openssl-cffi"],
-        "kind": ["classical", "pqc", "pqc", "pqc", "classical"], "scaling_efficiency": [0.9, 0.8, 1.0, None, 0.5]})
+        "kind": ["classical", "pqc", "pqc", "pqc", "classical"], "algorithm": ["RSA", "ML", "ML", "SLH", "RSA"],
+        "operation": ["sign"] * 5, "hostname": ["h"] * 5, "scaling_efficiency": [0.9, 0.8, 1.0, None, 0.5],
+        "scaling_efficiency_ci_low": [0.85, 0.6, 0.95, None, 0.4],
+        "scaling_efficiency_ci_high": [0.93, 1.05, 1.02, None, 0.6]})
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
     text = parts["related"]
     # the cells of the study's own bindings only: openssl-cffi's 50% is another backend's
     assert "sigpar's threading cells (Python threads calling pyca) at [2]{.fact" in text
     assert "a median scaling efficiency of [90%]{.fact" in text and "for classical signatures ([1]{.fact" in text
+    # how many reached full efficiency, as the related study judges it: the classical
+    # cell's interval ends below full, the pqc cell's holds it
+    assert 'cell, [0]{.fact key="gil.related_full.classical"} of them not distinguishable on this machine ' \
+        'from full)' in text
+    assert 'cell, not distinguishable on this machine from full)' in text.split("pqc signatures")[1]
     assert "cpython in threads at [2]{.fact" in text and "[95% (91%–100%)]{.fact" in text
     assert "on multithread_hashlib, its speedup [above]{.fact" in text
+
+
+def test_a_launchs_time_is_the_median_of_its_runs_only_when_it_has_several(records):
+    tables, m = paper_tables(records), machine()
+    for runs, said in ((1, "a launch's time for a point is that run's."),
+                       (3, "a launch's time for a point is the median of its runs.")):
+        m["config"]["gil"]["runs_per_cell"] = runs
+        parts, _ = render(tables, m)
+        assert said in parts["setup"], parts["setup"]
 
 
 def test_runtimes_whose_intervals_overlap_are_not_ranked(records):

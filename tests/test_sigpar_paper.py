@@ -133,6 +133,21 @@ def test_efficiency_and_threads_against_processes_per_mode():
     assert "energy per operation is null" in parts["energy"] and "intel-rapl:0" in parts["energy"]
 
 
+def test_a_median_below_the_seeds_threshold_alone_names_the_threshold():
+    # every threading cell at 65% with an interval holding 70%: none is below the
+    # threshold with its whole interval, so the sentence naming them names it itself
+    unsure = cells()
+    top = (unsure["mode"] == "threading") & (unsure["workers"] == 2)
+    unsure.loc[top, ["scaling_efficiency", "scaling_efficiency_ci_low", "scaling_efficiency_ci_high"]] = [0.65, 0.5,
+                                                                                                         0.9]
+    parts, facts, tables = render(unsure)
+    assert problems(parts, facts, tables) == []
+    text = plain(parts["efficiency"])
+    assert "for \"investigate\", with the whole interval" not in text
+    assert "Below the seed's threshold of 70% for \"investigate\" by the median but not distinguishable from it" \
+        in text
+
+
 def test_the_summary_tables_fit_the_page_with_the_interval_under_the_median():
     parts = render()[0]
     assert "{#tbl-sigpar-summary-threads}" in parts["summary"] and "{#tbl-sigpar-summary-processes}" in parts["summary"]

@@ -27,6 +27,7 @@ from parbench.paper.format import fmt_ci, fmt_num
 from parbench.studies.gil import aggregate, report
 from parbench.studies.gil import workloads as wl
 from parbench.studies.gil.plan import RELATED_STUDY, RELATED_TABLE
+from parbench.studies.sigpar.paper import KEYS as RELATED_KEYS
 
 # The processed tables the facts read (the related study's table joins them when it ran).
 TABLES = ["gil_summary", "gil_runtimes", "gil_comparisons", "gil_load"]
@@ -42,6 +43,7 @@ KEYS = {
     "gil_runtimes": ["runtime"],
     f"gil_runtimes|{RUNTIMES_MS}": ["runtime"],
     "gil_comparisons": ["comparison", "workload", "execution", "workers"],
+    RELATED_TABLE: RELATED_KEYS[RELATED_TABLE],  # its cells, looked up where they are set beside gil's
 }
 # The generated parts (templates in paper/sections/gil/), in the order the section
 # includes them; `headline` and `limitations` go to the paper's summary and limitations.
@@ -702,12 +704,22 @@ def related(f: Facts, ok: pd.DataFrame, machine: dict, other: pd.DataFrame | Non
     kinds = []
     for kind in dict.fromkeys(cells.loc[cells["workers"] == w, "kind"]):
         where = {"status": "ok", **threading, "workers": w, "kind": kind}
-        if cells[(cells["workers"] == w) & (cells["kind"] == kind)]["scaling_efficiency"].notna().any():
+        mine = cells[(cells["workers"] == w) & (cells["kind"] == kind)].dropna(subset=["scaling_efficiency"])
+        if not mine.empty:
+            # each cell against full efficiency, as the related study judges it: the text
+            # that says "not distinguishable from full means threads ran at once" says how
+            # many were, so that a range's low end is not read as one of them
+            full = [f.bound_verdict(_id("related_vs_full", kind, r.algorithm, r.operation),
+                                    f.lookup(_id("related_eff", kind, r.algorithm, r.operation), RELATED_TABLE, r,
+                                             "scaling_efficiency", fmt="pct", about=(kind,)),
+                                    1.0, better="above", worse="below")
+                    for r in mine.itertuples()]
             kinds.append({"kind": kind, **{op: f.aggregate(_id("related", kind, op), RELATED_TABLE, op,
                                                              "scaling_efficiency", where=where,
                                                              fmt="int" if op == "count" else "pct",
                                                              about=(kind,))
-                                         for op in ("median", "min", "max", "count")}})
+                                         for op in ("median", "min", "max", "count")},
+                          "full": f.count_of(_id("related_full", kind), full, VERDICT_SAME, about=(kind,))})
     here = {}
     for workload in ("multithread_hashlib", "multithread_cpu_scaled"):
         r = _point(ok, baseline, workload, "threads", w)
