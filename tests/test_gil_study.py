@@ -5,6 +5,7 @@ results, the checks of a point, the aggregation and the paper's generated text."
 import importlib.util
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -482,6 +483,8 @@ def test_the_gil_parts_hold_against_their_tables(records):
     assert max(len(line) for c in narrow.columns for line in c.split("<br>")) <= 13
     assert "protopy ([PROTOPY_BIN is not set]{.fact" in parts["runtimes"] and "{#tbl-gil-runtimes}" in parts["runtimes"]
     assert "│ multithread_cpu        │       160.00 │       120.00 │ 1.3x slower  │" in parts["report"]
+    # each runtime's name stays on the page of its block
+    assert re.search(r'::: \{\.block breakable="false"\}\n\w+ against cpython:\n\n```text\n', parts["report"])
     assert "jython multithread_hashlib in threads at [2]{.fact" in parts["setup"]
     assert "([repetition 0: timed run 0: chunk 1 returned 'x']{.fact" in parts["setup"]
     assert "The sigpar study did not run in this run" in parts["related"]

@@ -328,6 +328,26 @@ def test_syntax_outside_the_subset_is_refused_naming_the_file_it_is_in(tmp_path)
         render_paper(root, renderer="pandoc", log=None)
 
 
+def test_a_block_div_is_kept_on_one_page_in_typst_and_stays_a_div_in_html(tmp_path, no_quarto):
+    """`::: {.block breakable="false"}`, as Quarto's typst format writes it: a Typst block
+    with the div's attributes; any other `.block` attribute is outside the subset."""
+    from parbench.render.pandoc import render_with_pandoc
+    from parbench.render.project import load_project
+
+    root = _write_paper(tmp_path / "p", 'Text.\n\n::: {.block breakable="false"}\nA against B:\n\n'
+                                         '```text\n| a | b |\n```\n:::\n')
+    keep = tmp_path / "intermediate"
+    render_with_pandoc(load_project(root), root / "_output" / "index.html", keep_intermediate=keep,
+                       pdf_output=root / "_output" / "index.pdf")
+    typ = (keep / "document.typ").read_text()
+    assert re.search(r"#block\(breakable: false\)\[\s*A against B:\s*```text\s*\| a \| b \|\s*```\s*\]", typ), typ
+    page = (root / "_output" / "index.html").read_text()
+    assert 'class="block"' in page and "A against B:" in _text(page)
+    root = _write_paper(tmp_path / "q", '::: {.block fill="red"}\nA.\n:::\n')
+    with pytest.raises(UnsupportedSyntaxError, match=r'the div .*fill="red".* a \.block with breakable="false"'):
+        render_paper(root, renderer="pandoc", log=None)
+
+
 # --- choosing the renderer ------------------------------------------------------------
 
 def test_quarto_renderer_without_quarto_is_a_clear_error(paper, no_quarto):

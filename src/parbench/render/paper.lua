@@ -136,6 +136,24 @@ local function callout(div)
                     { id = div.identifier, class = "callout callout-" .. kind })
 end
 
+-- A `.block` div, as Quarto's typst format writes it: a Typst block whose parameters are
+-- the div's attributes (`::: {.block breakable="false"}` keeps a label with the code
+-- block it names, on one page). In HTML it stays a div, as in Quarto's.
+local function typst_block(div)
+  if not (FORMAT:match("typst") and div.classes:includes("block")) then
+    return nil
+  end
+  local params = {}
+  for key, value in pairs(div.attributes) do
+    table.insert(params, key .. ": " .. value)
+  end
+  table.sort(params)
+  local out = pandoc.Blocks({ pandoc.RawBlock("typst", "#block(" .. table.concat(params, ", ") .. ")[") })
+  out:extend(div.content)
+  out:insert(pandoc.RawBlock("typst", "]"))
+  return out
+end
+
 -- The known id nearest to a misspelt one (edit distance), for the error's hint.
 local function distance(a, b)
   local row = {}
@@ -223,7 +241,7 @@ function Pandoc(doc)
     Figure = function(el) return number_float("fig", el) end,
     Table = function(el) return number_float("tbl", el) end,
   })
-  doc = doc:walk({ Div = callout })
+  doc = doc:walk({ Div = function(div) return callout(div) or typst_block(div) end })
   doc = doc:walk({ Cite = reference })
   if #unknown > 0 then
     error("CROSSREF: unknown cross-reference" .. (#unknown == 1 and "" or "s") .. ": " .. table.concat(unknown, "; "))

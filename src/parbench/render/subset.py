@@ -8,8 +8,10 @@ The subset:
 - `{{< include path >}}`, no other shortcode;
 - `{#sec-...}`, `{#fig-...}`, `{#tbl-...}` labels and `@sec-`, `@fig-`, `@tbl-`
   cross-references; no citation (`@key`), no other kind of label;
-- `::: {.callout-note title="..."}` and `::: {.callout-warning title="..."}` divs, no
-  other div (no columns, tabsets, layouts, margins);
+- `::: {.callout-note title="..."}` and `::: {.callout-warning title="..."}` divs, and
+  `::: {.block breakable="false"}` (what it holds stays on one page: Quarto's typst
+  format writes a `.block` div as a Typst block with its attributes), no other div (no
+  columns, tabsets, layouts, margins);
 - code blocks with a class (```` ```{.text} ````), never an executable cell (```` ```{python} ````,
   `#|` options), no raw blocks (`{=html}`);
 - pandoc's own Markdown otherwise (bracketed spans such as `[text]{.fact key="..."}`).
@@ -25,6 +27,7 @@ import re
 SHORTCODES = {"include"}
 LABEL_KINDS = {"sec", "fig", "tbl"}
 CALLOUT = re.compile(r'^:::+\s*\{\.callout-(note|warning)(\s+title="[^"]*")?\s*\}\s*$')
+KEEP_TOGETHER = re.compile(r'^:::+\s*\{\.block\s+breakable="false"\s*\}\s*$')
 # a code block Quarto would run: ```{python}, ~~~{r}
 EXEC_CELL = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*\{\s*([A-Za-z][\w-]*)")
 JINJA = re.compile(r"\{#[-\s].*?#\}|\{%.*?%\}|\{\{(?!<).*?\}\}", re.S)
@@ -45,8 +48,10 @@ def problems(text: str, name: str) -> list[str]:
                        f"not use (allowed: @sec-, @fig-, @tbl-)")
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped.startswith(":::") and stripped.strip(":") and not CALLOUT.match(stripped):
-            out.append(f"{name}: the div {stripped!r} is not a callout-note or callout-warning")
+        if stripped.startswith(":::") and stripped.strip(":") and not (CALLOUT.match(stripped)
+                                                                        or KEEP_TOGETHER.match(stripped)):
+            out.append(f"{name}: the div {stripped!r} is not a callout-note, a callout-warning or "
+                       f"a .block with breakable=\"false\"")
         if EXEC_CELL.match(stripped):
             out.append(f"{name}: {stripped!r} is an executable code cell (Quarto runs it; the paper's numbers "
                        f"come from the pipeline)")
