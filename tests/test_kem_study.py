@@ -441,6 +441,7 @@ def test_the_paper_names_the_counter_and_its_unit(records):
     assert "{#tbl-kem-seed}" in seed and "ML-KEM-512 Benchmark Results" in seed and "libcrux-avx2" in seed
     # the unit names its counter once ("TSC ticks", never "TSC ticks of the TSC counter")
     assert "**TSC ticks**, although the seed's format calls them cycles" in seed and "TSC counter" not in seed
+    assert "the seed's percentiles, in TSC ticks." in seed and "(TSC)" not in seed  # the caption, likewise
     # the sentence that names the unit stays on the page of the block it describes
     assert seed.lstrip().startswith('::: {.block breakable="false"}\nThe seed\'s output')
     # one repetition: no interval, so the efficiency is not ranked against full

@@ -20,14 +20,19 @@ def _table(name: str, rows: int) -> str:
     return f"#figure(table(columns: 2, {cells}), caption: [{name} caption], kind: table)\n"
 
 
-def _pages(tmp_path: Path, body: str) -> list[str]:
-    """The text of each page of the document: the header, then `body`."""
+def _pdf(tmp_path: Path, body: str) -> Path:
+    """The document as the paper sets it (justified text): the header, then `body`."""
     source = tmp_path / "doc.typ"
-    source.write_text('#set page(height: 14cm, width: 12cm)\n#show figure: set figure.caption(position: top)\n'
-                      + HEADER.read_text() + body)
+    source.write_text('#set page(height: 14cm, width: 12cm)\n#set par(justify: true)\n'
+                      '#show figure: set figure.caption(position: top)\n' + HEADER.read_text() + body)
     pdf = tmp_path / "doc.pdf"
     typst.compile(str(source), output=str(pdf))
-    with pdfplumber.open(pdf) as doc:
+    return pdf
+
+
+def _pages(tmp_path: Path, body: str) -> list[str]:
+    """The text of each page of the document."""
+    with pdfplumber.open(_pdf(tmp_path, body)) as doc:
         return [page.extract_text() or "" for page in doc.pages]
 
 
@@ -51,3 +56,13 @@ def test_a_code_block_is_never_split(tmp_path):
     code = "\n".join(f"line {i}" for i in range(10))
     pages = _pages(tmp_path, f"{FILL}\n\n```\n{code}\n```\n")
     assert _page_of(pages, "line 0") == _page_of(pages, "line 9")
+
+
+def test_a_tables_cells_are_not_justified(tmp_path):
+    # a narrow column whose text wraps: justified, "25,168 TSC ticks" spread over the cell
+    body = ("#figure(table(columns: (3cm, 3cm), align: left, [published], [25,168 TSC ticks (libcrux-avx2)]), "
+            "caption: [Narrow], kind: table)\n")
+    with pdfplumber.open(_pdf(tmp_path, body)) as doc:
+        words = doc.pages[0].extract_words()
+    first, second = next((a, b) for a, b in zip(words, words[1:]) if a["text"] == "25,168")
+    assert second["text"] == "TSC" and second["x0"] - first["x1"] < 4.0  # one space at 8 pt, not a stretched gap
