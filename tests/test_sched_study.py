@@ -435,6 +435,15 @@ def test_a_speedup_over_a_slower_sequential_run_is_said_to_hold_the_one_thread_g
         in speedup and "work stealing (" not in speedup.split("On one thread")[1]
 
 
+def test_a_repetitions_time_is_a_median_only_of_several_runs(full_records):
+    tables, m = paper_tables(full_records), machine()
+    for sorts, frames, said in ((1, 1, "whose time is the repetition's."), (3, 1, "and its time is their median."),
+                                (1, 2, "and its time is their median.")):
+        m["config"]["sched"]["runs_per_cell"], m["config"]["sched"]["mandelbrot"]["frames"] = sorts, frames
+        parts, _ = render(tables, m)
+        assert said in parts["setup"], parts["setup"]
+
+
 def test_a_single_repetition_ranks_nothing(full_records):
     once = [r for r in full_records if r["cell"]["rep"] == 0]
     tables, m = paper_tables(once, zoom_record(rounds=((0.1, 0.2),))), machine(reps=1)
