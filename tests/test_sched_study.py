@@ -444,6 +444,18 @@ def test_a_repetitions_time_is_a_median_only_of_several_runs(full_records):
         assert said in parts["setup"], parts["setup"]
 
 
+def test_the_peers_are_never_called_the_same_quicksort(full_records):
+    # they share the kernel and cutoff but partition every level sequentially, where the
+    # schedulers partition their top levels in parallel; and the seed, one run per thread
+    # count, has no intervals to credit
+    tables, m = paper_tables(full_records), machine()
+    parts, _ = render(tables, m)
+    text = " ".join(parts.values())
+    assert "same quicksort" not in text and "as on the seed's at the same thread count" not in text
+    assert "but partition every level sequentially" in parts["quicksort"]
+    assert "This run's console lines in the seed's format" in parts["summary"]
+
+
 def test_a_single_repetition_ranks_nothing(full_records):
     once = [r for r in full_records if r["cell"]["rep"] == 0]
     tables, m = paper_tables(once, zoom_record(rounds=((0.1, 0.2),))), machine(reps=1)
