@@ -129,6 +129,59 @@ def test_verdicts_take_the_spread_from_the_machine_and_the_check_recomputes_it()
     assert any("t.v" in p for p in problems), problems
 
 
+def _spread_facts(machine):
+    """Three cells against full efficiency (1.0): one whose interval holds it, one whose
+    interval misses it by less than the machine's spread, one far below it."""
+    frame = pd.DataFrame([{"name": n, "eff": v, "eff_ci_low": lo, "eff_ci_high": hi}
+                          for n, v, lo, hi in (("holds", 0.99, 0.96, 1.01), ("near", 0.98, 0.96, 0.99),
+                                               ("far", 0.80, 0.78, 0.82))])
+    f = Facts("t", {"cells": frame}, {"cells": ["name"]}, machine)
+    verdicts = [f.bound_verdict(f"v.{r['name']}", f.lookup(r["name"], "cells", r, "eff", fmt="pct"), 1.0,
+                                better="above", worse="below") for _, r in frame.iterrows()]
+    return f, frame, verdicts
+
+
+def test_a_verdict_the_machines_spread_alone_decided_says_so_and_is_checked():
+    machine = {"cpu_stability": {"cv": 0.024}}
+    f, frame, (holds, near, far) = _spread_facts(machine)
+    # "near" is called not distinguishable though its interval misses 100%: the spread
+    # decided it, and the fact carries the spread for the note the sentence owes
+    assert (holds.value, near.value, far.value) == (SAME, SAME, "below")
+    assert holds.spread is None and far.spread is None and near.spread.text == "2.4%"
+    n = f.count_within_spread("n_spread", [holds, near, far])
+    assert n.value == 1 and n.spread.key == near.spread.key == "t.machine_spread"
+    records = f.records()
+    assert records["t.v.near"]["within_spread"] and not records["t.v.holds"]["within_spread"]
+    src = check.Sources({"cells": frame}, machine, check.seeds_dir())
+    assert check.fact_problems(records, src) == []
+    # a record that hides the spread's part, or a count that leaves it out, is caught
+    hidden = {**records, "t.v.near": {**records["t.v.near"], "within_spread": False}}
+    assert any("t.v.near" in p and "spread" in p for p in check.fact_problems(hidden, src))
+    miscounted = {**records, "t.n_spread": {**records["t.n_spread"], "value": 0, "text": "0"}}
+    assert any("t.n_spread" in p for p in check.fact_problems(miscounted, src))
+    # on a machine with no measured spread the same cell is below, and nothing is noted
+    f, _, (_, near, _) = _spread_facts({})
+    assert near.value == "below" and near.spread is None
+    assert f.count_within_spread("n_spread", [near]).spread is None
+
+
+def test_the_spread_macros_write_the_note_only_where_the_spread_decided(tmp_path):
+    f, _, (holds, near, far) = _spread_facts({"cpu_stability": {"cv": 0.024}})
+    n = f.count_within_spread("n_spread", [holds, near, far])
+    zero = f.count_within_spread("n_zero", [holds, far])
+    part = tmp_path / "study" / "part.md"
+    part.parent.mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "_spread.md").write_text((REPO / "paper/sections/shared/_spread.md").read_text())
+    part.write_text('{% from "shared/_spread.md" import spread_note, spread_count %}'
+                    '{% for v in vs %}[{{ spread_note(v, "full efficiency") }}]{% endfor %}'
+                    '{{ spread_count(n, "full efficiency") }}|{{ spread_count(zero, "full efficiency") }}\n')
+    out = templates.render(part.parent, "part", {"vs": [holds, near, far], "n": n, "zero": zero})
+    assert out == ("[][, its median within the machine's " + str(near.spread) + " spread of full efficiency][]"
+                   " (" + str(n) + " of them with its median within the machine's " + str(n.spread)
+                   + " spread of full efficiency, its interval apart from it)|\n")
+
+
 def test_every_kind_of_fact_holds_against_its_source():
     f = facts()
     frame = cells()

@@ -185,6 +185,8 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         return fact["value"], None
     if kind == "count_of":
         return sum(1 for k in s["of"] if s["equal"] is None or all_facts[k]["value"] == s["equal"]), None
+    if kind == "count_within_spread":
+        return sum(1 for k in s["of"] if all_facts[k]["within_spread"]), None
     # a verdict's spread from the machine record, never from the fact (which could have been
     # written with another)
     if kind == "verdict":
@@ -198,6 +200,18 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
                              worse=s["worse"], same=s["same"], higher_is_better=s["higher_is_better"],
                              min_relative=factmod.machine_spread(src.machine)), None
     raise ValueError(f"unknown source kind {kind!r}")
+
+
+def verdict_within_spread(s: dict, all_facts: dict, src: Sources) -> bool:
+    """Whether a verdict's source says `same` only for the machine's spread (its intervals
+    apart), the spread from the machine record, as `recompute` judges it."""
+    a = all_facts[s["of"][0]]
+    if s["kind"] == "verdict":
+        b = all_facts[s["of"][1]]
+        b_value, b_ci = b["value"], b["ci"]
+    else:
+        b_value, b_ci = s["bound"], (s["bound"], s["bound"])
+    return factmod.within_spread(a["value"], a["ci"], b_value, b_ci, factmod.machine_spread(src.machine))
 
 
 def fact_problems(facts: dict, src: Sources) -> list[str]:
@@ -229,6 +243,8 @@ def fact_problems(facts: dict, src: Sources) -> list[str]:
         if fact["source"]["kind"] != "lookup":
             ci = tuple(fact["ci"]) if fact.get("ci") else None
         fresh[key] = {"value": value, "ci": ci}
+        if fact["kind"] == "verdict":
+            fresh[key]["within_spread"] = verdict_within_spread(fact["source"], view, src)
         return fresh[key]
 
     for key, fact in facts.items():
@@ -238,6 +254,10 @@ def fact_problems(facts: dict, src: Sources) -> list[str]:
         value, ci = got["value"], got["ci"]
         if not _same(value, fact["value"]):
             problems.append(f"{key}: the paper says {fact['value']!r}, its source gives {value!r}")
+            continue
+        if "within_spread" in got and got["within_spread"] != fact.get("within_spread", False):
+            problems.append(f"{key}: the paper {'notes' if fact.get('within_spread') else 'does not note'} that "
+                            f"the machine's spread alone decided this verdict; its source says otherwise")
             continue
         expected_ci = tuple(fact["ci"]) if fact.get("ci") else None
         if not _same(ci, expected_ci):

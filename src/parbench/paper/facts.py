@@ -120,6 +120,10 @@ class Fact:
     # the words (an entity's names) that the sentence stating the fact must contain
     about: tuple[str, ...] = ()
     kind: str = "number"
+    # a verdict that says `same` only because the two values lie within the machine's spread
+    # (their intervals apart), or a count of such verdicts: the machine's spread as a fact,
+    # for the note the sentence gives beside it (`spread_note`)
+    spread: "Fact | None" = None
 
     def __str__(self) -> str:
         return f'[{span_text(self.text)}]{{.fact key="{self.key}"}}'
@@ -132,9 +136,12 @@ class Fact:
         return self.value is not None
 
     def record(self) -> dict:
-        return {"key": self.key, "kind": self.kind, "value": _plain(self.value), "text": self.text, "fmt": self.fmt,
-                "unit": self.unit, "ci": None if self.ci is None else [_plain(c) for c in self.ci],
-                "source": self.source, "about": list(self.about)}
+        record = {"key": self.key, "kind": self.kind, "value": _plain(self.value), "text": self.text,
+                  "fmt": self.fmt, "unit": self.unit, "ci": None if self.ci is None else [_plain(c) for c in self.ci],
+                  "source": self.source, "about": list(self.about)}
+        if self.kind == "verdict":
+            record["within_spread"] = self.spread is not None
+        return record
 
 
 COMPARE = {">=": lambda s, v: s >= v, "<=": lambda s, v: s <= v, ">": lambda s, v: s > v, "<": lambda s, v: s < v}
@@ -309,7 +316,8 @@ class Facts:
                      higher_is_better=higher_is_better, min_relative=self.min_relative)
         source = {"kind": "verdict", "of": [a.key, b.key], "better": better, "worse": worse, "same": same,
                   "higher_is_better": higher_is_better, "min_relative": self.min_relative}
-        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict"))
+        spread = self.spread() if within_spread(a.value, a.ci, b.value, b.ci, self.min_relative) else None
+        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=spread))
 
     def bound_verdict(self, key: str, a: Fact, bound: float, *, better: str, worse: str,
                       same: str = SAME, higher_is_better: bool = True) -> Fact:
@@ -318,7 +326,21 @@ class Facts:
                      higher_is_better=higher_is_better, min_relative=self.min_relative)
         source = {"kind": "bound_verdict", "of": [a.key], "bound": bound, "better": better, "worse": worse,
                   "same": same, "higher_is_better": higher_is_better, "min_relative": self.min_relative}
-        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict"))
+        spread = self.spread() if within_spread(a.value, a.ci, bound, (bound, bound), self.min_relative) else None
+        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=spread))
+
+    def spread(self) -> Fact:
+        """The machine's own spread (`min_relative`) as a fact of this study."""
+        return self.machine_value("machine_spread", "cpu_stability.cv", fmt="pct1")
+
+    def count_within_spread(self, key: str, verdicts: list[Fact], *, about: tuple[str, ...] = ()) -> Fact:
+        """How many of `verdicts` say `same` only because their two values lie within the
+        machine's spread, their intervals apart: the count the sentence owes the reader
+        where it counts them among the ones it cannot tell apart."""
+        value = sum(1 for v in verdicts if v.spread is not None)
+        source = {"kind": "count_within_spread", "of": [v.key for v in verdicts]}
+        return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about,
+                              spread=self.spread() if value else None))
 
     def records(self) -> dict:
         return {key: fact.record() for key, fact in sorted(self.items.items())}
@@ -363,13 +385,22 @@ def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_bet
     """The verdict word: `same` unless both intervals exist and are disjoint and the two
     values differ by more than `min_relative` of the larger (a difference the machine's own
     spread can make is no finding, however tight the intervals)."""
-    from parbench import stats
-
-    if a is None or b is None or a_ci is None or b_ci is None or not stats.distinguishable(tuple(a_ci), tuple(b_ci)):
-        return same
-    if abs(a - b) <= min_relative * max(abs(a), abs(b)):
+    if not _apart(a, a_ci, b, b_ci) or within_spread(a, a_ci, b, b_ci, min_relative):
         return same
     return better if (a > b) == higher_is_better else worse
+
+
+def _apart(a, a_ci, b, b_ci) -> bool:
+    from parbench import stats
+
+    return not (a is None or b is None or a_ci is None or b_ci is None
+                or not stats.distinguishable(tuple(a_ci), tuple(b_ci)))
+
+
+def within_spread(a, a_ci, b, b_ci, min_relative: float) -> bool:
+    """Whether `judge` says `same` only for the machine's spread: both intervals exist and
+    are disjoint, but the two values differ by no more than `min_relative` of the larger."""
+    return _apart(a, a_ci, b, b_ci) and abs(a - b) <= min_relative * max(abs(a), abs(b))
 
 
 def _name(table):

@@ -19,6 +19,9 @@ What a template gets:
   (`{{ f.repetitions | counted("time") }}`), and `share`, how many of a whole ("2 of the 3
   stalls", "all 3 stalls", "both stalls": `{{ f.n_as | share(f.n, "stall") }}`), and
   `mid_sentence`, a title inside a sentence;
+- a verdict's `spread` (and that of a `Facts.count_within_spread` count): the machine's
+  spread, where that alone made the verdict "not distinguishable" (the two intervals apart,
+  the two values within the spread of each other); `shared/_spread.md`'s macros say so;
 - `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
   (itself a template, filled from the same context): the caption of a table the paper and
   Snakemake's report both show, written once;

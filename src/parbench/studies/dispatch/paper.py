@@ -275,6 +275,7 @@ def ranking(f: Facts, rows: pd.DataFrame, column: str, prefix: str, *, unit: str
             "n_others": f.count_of(_id(key, "n_others"), verdicts),
             "n_same": f.count_of(_id(key, "n_same"), verdicts, SAME),
             "n_lower": f.count_of(_id(key, "n_lower"), verdicts, "lower than"),
+            "n_spread": f.count_within_spread(_id(key, "n_within_spread"), verdicts),
             "name_same": len(same) <= len(lower)}
 
 
@@ -283,7 +284,8 @@ def grouped(f: Facts, prefix: str, items: list[dict], words: tuple[str, ...]) ->
     and the members, so the text can state the largest group by its count and name the
     others."""
     verdicts = [i["verdict"] for i in items]
-    out = {"n": f.count_of(_id(prefix, "n"), verdicts), "items": items}
+    out = {"n": f.count_of(_id(prefix, "n"), verdicts), "items": items,
+           "n_spread": f.count_within_spread(_id(prefix, "n_within_spread"), verdicts)}
     for word in words:
         tag = word.split()[0]
         out[f"n_{tag}"] = f.count_of(_id(prefix, f"n_{tag}"), verdicts, word)

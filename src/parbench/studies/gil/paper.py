@@ -156,7 +156,9 @@ def grouped(f: Facts, prefix: str, items: list[dict]) -> dict:
         groups.setdefault(item["verdict"].value, []).append(item)
     order = sorted(groups, key=lambda word: -len(groups[word]))
     out = [{"word": word, "first": groups[word][0]["verdict"], "members": groups[word],
-            "n": f.count_of(_id(prefix, "n", word), verdicts, word)} for word in order]
+            "n": f.count_of(_id(prefix, "n", word), verdicts, word),
+            "n_spread": f.count_within_spread(_id(prefix, "n_within_spread", word),
+                                              [i["verdict"] for i in groups[word]])} for word in order]
     return {"n": f.count_of(_id(prefix, "n"), verdicts), "groups": out, "major": out[0] if out else None,
             "minor": out[1:], "all_one": len(out) == 1}
 

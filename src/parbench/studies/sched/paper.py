@@ -133,6 +133,7 @@ def ranking(f: Facts, rows: pd.DataFrame, prefix: str) -> dict | None:
     return {"best": {"name": NAMES[best["scheduler"]], "time": best_time}, "others": others,
             "n_others": f.count_of(_id(prefix, "n_others"), verdicts),
             "n_same": f.count_of(_id(prefix, "n_same"), verdicts, VERDICT_SAME),
+            "n_spread": f.count_within_spread(_id(prefix, "n_within_spread"), verdicts),
             "n_slower": f.count_of(_id(prefix, "n_slower"), verdicts, "slower than"),
             "same": [o for o in others if o["verdict"].value == VERDICT_SAME],
             "slower": [o for o in others if o["verdict"].value == "slower than"]}
@@ -220,6 +221,7 @@ def efficiency(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
                     "n": f.count_of(_id("eff_n", workload), verdicts),
                     "n_same": f.count_of(_id("eff_same", workload), verdicts, VERDICT_SAME),
                     "n_below": f.count_of(_id("eff_below", workload), verdicts, "below"),
+                    "n_spread": f.count_within_spread(_id("eff_within_spread", workload), verdicts),
                     "same": same, "below": below, "above": [c for c in cells if c["verdict"].value == "above"],
                     # name the smaller group: the exceptions
                     "list_same": 0 < len(same) < len(below),

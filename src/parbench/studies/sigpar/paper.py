@@ -182,6 +182,7 @@ def efficiency(f: Facts, ok: pd.DataFrame) -> dict:
     f.count_of("eff_above", [r["vs_full"] for r in rows], "above")
     f.count_of("eff_full", [r["vs_full"] for r in rows], "not distinguishable on this machine from")
     f.count_of("eff_below", [r["vs_full"] for r in rows], "below")
+    f.count_within_spread("eff_within_spread", [r["vs_full"] for r in rows])
     f.count_of("eff_investigate", [r["vs_investigate"] for r in rows], "below")
     return {"efficiency_variants": variants,
             "efficiency_above": [r for r in rows if r["vs_full"].value == "above"],
@@ -215,6 +216,7 @@ def latency(f: Facts, ok: pd.DataFrame) -> dict:
     f.count_of("latency_compared", [r["verdict"] for r in rows])
     f.count_of("latency_rising", [r["verdict"] for r in rows], "higher than")
     f.count_of("latency_falling", [r["verdict"] for r in rows], "lower than")
+    f.count_within_spread("latency_within_spread", [r["verdict"] for r in rows])
     largest = max(rising, key=lambda r: r["top"].value / r["one"].value, default=None)
     if largest is not None:
         f.derived("latency_largest_rise", "ratio", largest["top"], largest["one"], unit="x",
@@ -243,6 +245,7 @@ def gil(f: Facts, ok: pd.DataFrame) -> dict:
     f.count_of("ratio_below", verdicts, "below")
     f.count_of("ratio_same", verdicts, "not distinguishable on this machine from")
     f.count_of("ratio_above", verdicts, "above")
+    f.count_within_spread("ratio_within_spread", verdicts)
     return {"ratio_rows": rows, "ratio_below": [r for r in rows if r["verdict"].value == "below"],
             "ratio_above": [r for r in rows if r["verdict"].value == "above"]}
 
