@@ -2,6 +2,7 @@
 (speedups, steal rates, task balance, the seed's console lines) and the image."""
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -390,6 +391,8 @@ def test_the_sched_parts_hold_against_their_tables(full_records):
     # the task split: each run's coefficient of variation (60/40: 20%), its median over runs
     assert "the coefficient of variation (standard deviation over mean) of the tasks each thread executed" \
         in parts["steals"] and "[20.0% (20.0%–20.0%)]" in parts["steals"]
+    # every run split its tasks alike: the interval is no measured precision, and says so
+    assert re.search(r"\[20\.0% \(20\.0%–20\.0%\)\]\{[^}]*\}, the same split in every repetition", parts["steals"])
     # the headline sets work stealing's speedup at 2 threads beside the seed's own lines
     head = parts["headline"]
     assert head.startswith("**Schedulers (@sec-sched).**")

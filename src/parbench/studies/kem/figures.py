@@ -67,7 +67,9 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
                  alt.Tooltip("p10:Q", format=",.0f"), alt.Tooltip("p90:Q", format=",.0f"),
                  alt.Tooltip("median_ns:Q", title="median ns", format=",.0f"), "counter", "counter_unit",
                  alt.Tooltip("disturbed:N", title="disturbed")])
-    whiskers = place.mark_rule(color="#9a9a9a").encode(y=alt.Y("p10:Q", title=y_title), y2="p90:Q")
+    # a dark grey, two pixels wide: the light grey of a hairline vanished against the bars
+    # it crosses (the 10th percentile lies inside its bar)
+    whiskers = place.mark_rule(color="#555555", strokeWidth=2).encode(y=alt.Y("p10:Q", title=y_title), y2="p90:Q")
     # the interval of the median: a short black bar with caps, over the grey whisker
     interval = place.transform_filter("isValid(datum.median_ci_low_ticks)").mark_errorbar(
         ticks=alt.MarkConfig(size=9), color="#000000", thickness=2).encode(
