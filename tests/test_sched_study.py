@@ -275,6 +275,12 @@ def test_steal_counts_and_tasks_per_thread_carry_intervals_from_the_repetitions(
     none_lost = tables["summary"].assign(steal_fail_race=0.0)
     rows = [r for d in figures.steals(none_lost, {}).to_dict()["datasets"].values() for r in d if "outcome" in r]
     assert {r["outcome"] for r in rows} == {"success", "failed: victim empty", "failed: lost race (none in this run)"}
+    # the panels of a workload's row share one y scale: every panel of the row reaches its
+    # highest whisker (ws_sync's here, 40), another row keeps its own (its highest bar, 24)
+    two = pd.concat([tables["summary"], tables["summary"].assign(scheduler="ws_sync", steal_success_ci_high=40.0),
+                     tables["summary"].assign(workload="mandelbrot", steal_success_ci_high=5.0)], ignore_index=True)
+    rows = [r for d in figures.steals(two, {}).to_dict()["datasets"].values() for r in d if "outcome" in r]
+    assert {(r["workload"], r["row_top"]) for r in rows} == {("quicksort", 40.0), ("mandelbrot", 24.0)}
     spec = figures.tasks(tables["summary"], tables["workers"], tables["runs"], {}).to_dict()
     rows = [r for d in spec["datasets"].values() for r in d if "thread" in r]
     first = next(r for r in rows if r["thread"] == 1)

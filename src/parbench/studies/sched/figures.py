@@ -174,6 +174,10 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
         outcome=titles[c], count=s[c], ci_low=s[f"{c}_ci_low"], ci_high=s[f"{c}_ci_high"])
         for c in OUTCOMES], ignore_index=True)
     outcome_order = list(titles.values())
+    # a row's panels share one y scale (ws beside ws_sync on one workload compare by bar
+    # height); rows keep their own: an invisible mark at the row's highest end in every panel
+    top = long[["count", "ci_high"]].max(axis=1)
+    long = long.assign(row_top=top.groupby(long["workload"]).transform("max"))
     place = alt.Chart(long).encode(x=alt.X("threads:O", title="threads", axis=alt.Axis(labelAngle=0)),
                                    xOffset=alt.XOffset("outcome:N", sort=outcome_order))
     bars = place.mark_bar().encode(
@@ -187,7 +191,8 @@ def steals(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     interval = place.transform_filter("isValid(datum.ci_low)").mark_errorbar(ticks=True, color="#222222").encode(
         y=alt.Y("ci_low:Q", title="steal attempts per run (median)"), y2="ci_high:Q")
     marks = disturbed_layer(place.encode(y="count:Q"), long)
-    return (alt.layer(bars, interval, *marks).properties(width=alt.Step(12), height=180)
+    row_scale = place.mark_point(opacity=0).encode(y="row_top:Q")
+    return (alt.layer(bars, interval, row_scale, *marks).properties(width=alt.Step(12), height=180)
             .facet(column=alt.Column("scheduler:N", sort=SCHEDULER_ORDER, title=None),
                    row=alt.Row("workload:N", title=None, sort=["quicksort", "mandelbrot"]))
             .resolve_scale(y="independent")
