@@ -76,6 +76,17 @@ def test_an_interval_end_is_never_written_as_parity_when_it_is_not():
     assert write_value(0.9991, "pct", ci=(0.93, 1.05)) == "100% (93%–105%)"
 
 
+def test_an_interval_end_never_drops_the_digits_that_set_it_apart_from_a_whole_number():
+    # 3 significant digits drop the zeros after the point: 1.9986 and 2.0001 both read "2",
+    # linear speedup at 2 threads, beside a verdict that the speedup lies below it or not
+    assert write_value(1.91, "num", ci=(1.83, 1.9986)) == "1.91 (1.83–1.999)"
+    assert write_value(1.91, "num", ci=(1.83, 2.0001)) == "1.91 (1.83–2.0001)"
+    assert write_value(1.91, "num", ci=(1.83, 2.0)) == "1.91 (1.83–2)"  # the whole number itself stays
+    assert write_value(68, "num", "ms", ci=(65.012, 71.2)) == "68 (65.01–71.2) ms"  # no more digits than needed
+    assert write_value(500, "num", ci=(499.6, 512)) == "500 (500–512)"  # three digits shown: nothing dropped
+    assert write_value(4, "num", ci=(4, 4)) == "4 (4–4)"
+
+
 def test_angle_brackets_in_a_fact_or_a_table_survive_markdown():
     # perf's own words: Markdown would take <not supported> for an HTML tag and drop it
     f = Facts("t", {}, {}, {"capabilities": {"cycle_counter": {"reason": "perf reports <not supported>"}}})

@@ -49,10 +49,19 @@ def share(part, whole, noun: str) -> str:
 def interval_end(f: Callable[[Any], str], x) -> str:
     """An interval's end as `f` writes it, with more digits where `f` would round it onto
     one or 100% (parity, no gain, full efficiency) though it is not: `0.9996` is never
-    written `1.00` beside a verdict that it lies below one, in a sentence or a table."""
+    written `1.00` beside a verdict that it lies below one, in a sentence or a table; nor,
+    in `fmt_num`, onto a whole number under 100 (`1.9986` is not "2", linear speedup at 2
+    threads)."""
     text = f(x)
     if x is None or pd.isna(x) or float(x) == 1.0:
         return text
+    if f is fmt_num and _whole_below_100(text) and float(text) != float(x):
+        # 3 significant digits with their zeros dropped: 1.9986 and 2.0001 both read "2",
+        # a speedup's linear bound at 2 threads; the end gets the digits that tell it apart
+        for digits in range(1, 8):
+            fine = f"{float(x):.{digits}f}"
+            if float(fine) != float(text):
+                return fine
     percent = text.endswith("%")
     if (text[:-1] in ("100", "100.0", "100.00") if percent else text in ("1", "1.0", "1.00", "1.000")):
         scaled = 100 * float(x) if percent else float(x)
@@ -61,6 +70,12 @@ def interval_end(f: Callable[[Any], str], x) -> str:
             if float(fine) != (100.0 if percent else 1.0):
                 return fine + ("%" if percent else "")
     return text
+
+
+def _whole_below_100(text: str) -> bool:
+    """Whether `fmt_num` wrote a whole number under 100 ("2", "12"): fewer than its three
+    significant digits, the zeros after the point dropped."""
+    return text.lstrip("-").isdigit() and abs(int(text)) < 100
 
 
 def _number(text: str) -> float | None:
