@@ -133,3 +133,21 @@ def test_distinguishable_only_when_intervals_are_disjoint():
     assert stats.distinguishable((2.5, 3.0), (1.0, 2.0))
     assert not stats.distinguishable((1.0, 2.6), (2.5, 3.0))
     assert not stats.distinguishable((None, None), (2.5, 3.0))
+
+
+def test_a_paired_ratio_resamples_whole_pairs():
+    # each round measured both sides; the second side tracks the first (a slow round is
+    # slow for both), so the ratio holds steady where the sides alone do not
+    first = [1.0, 2.0, 3.0, 4.0, 5.0]
+    second = [2.0 * v for v in first]
+    lo, hi = stats.bootstrap_paired_ratio_ci(second, first)
+    assert lo == pytest.approx(2.0) and hi == pytest.approx(2.0)
+    # resampled independently, the same rounds give a wide interval
+    lo, hi = stats.bootstrap_ratio_ci(second, first)
+    assert lo < 1.5 and hi > 3.0
+    # a pair with a missing side is left out; too few pairs, or unequal lengths, refused
+    assert stats.bootstrap_paired_ratio_ci([2.0, None, 4.0], [1.0, 1.0, 2.0]) == pytest.approx((2.0, 2.0))
+    assert stats.bootstrap_paired_ratio_ci([2.0, None], [1.0, 1.0]) == (None, None)
+    assert stats.bootstrap_paired_ratio_ci([2.0, 3.0], [0.0, 1.0]) == (None, None)
+    with pytest.raises(ValueError, match="not pairs"):
+        stats.bootstrap_paired_ratio_ci([1.0, 2.0], [1.0])

@@ -159,6 +159,31 @@ def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
     return _interval(top / (scale * bottom), confidence)
 
 
+def bootstrap_paired_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
+                              confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
+                              seed: int = 0) -> tuple[float | None, float | None]:
+    """The percentile-bootstrap interval of median(numerator) / median(denominator) where
+    the two were measured in pairs (`numerator[i]` and `denominator[i]` in one round, one
+    after the other): a resample draws whole pairs, so what a round shares (the machine's
+    state then) stays shared, which two independent resamples would break. Pairs with a
+    missing side are left out; (None, None) with fewer than 2 pairs or a resampled
+    denominator that is not positive."""
+    import numpy as np
+
+    if len(numerator) != len(denominator):
+        raise ValueError(f"{len(numerator)} numerators against {len(denominator)} denominators: not pairs")
+    pairs = [(float(a), float(b)) for a, b in zip(numerator, denominator)
+             if a is not None and b is not None and not math.isnan(a) and not math.isnan(b)]
+    if len(pairs) < 2:
+        return None, None
+    data = np.asarray(pairs)
+    picks = np.random.default_rng(seed).integers(0, len(data), size=(resamples, len(data)))
+    top, bottom = np.median(data[picks, 0], axis=1), np.median(data[picks, 1], axis=1)
+    if (bottom <= 0).any():
+        return None, None
+    return _interval(top / bottom, confidence)
+
+
 def median_ratio(numerator: Sequence[float] | None, denominator: Sequence[float], scale: float = 1.0,
                  confidence: float = 0.95, key: tuple = ()) -> tuple[float | None, float | None, float | None]:
     """median(numerator) / (scale x median(denominator)) and its bootstrap interval

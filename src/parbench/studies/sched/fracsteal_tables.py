@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.stats import bootstrap_median_ci, bootstrap_ratio_ci
+from parbench.stats import bootstrap_median_ci, bootstrap_paired_ratio_ci
 
 PROVENANCE = ["cpu_model", "logical_cores", "os_release", "kernel", "hostname", "git_commit", "config_hash",
               "timestamp_utc"]
@@ -63,10 +63,17 @@ def _times(ok: pd.DataFrame, scheduler: str) -> pd.DataFrame:
                                                         aggfunc="first")
 
 
+def _paired(sequential: pd.Series, parallel: pd.Series) -> tuple[list, list]:
+    """The two renders' times of the rounds that have both (indexed by round)."""
+    both = pd.concat([sequential, parallel], axis=1, keys=["sequential", "parallel"]).dropna()
+    return both["sequential"].tolist(), both["parallel"].tolist()
+
+
 def speedups(table: pd.DataFrame) -> pd.DataFrame:
     """Per frame: its parallel and sequential time (median over the rounds, `_ci_low` /
     `_ci_high` its interval) and their ratio sequential / parallel, with the interval of
-    the ratio from both renders' rounds (null intervals with one round)."""
+    the ratio from the rounds, each round's two renders resampled together (null
+    intervals with one round)."""
     ok = table[table["status"] == "ok"]
     par, seq = _times(ok, "ws_sync"), _times(ok, "sequential")
     rows = []
@@ -76,7 +83,9 @@ def speedups(table: pd.DataFrame) -> pd.DataFrame:
         row["parallel_time_s_ci_low"], row["parallel_time_s_ci_high"] = bootstrap_median_ci(p)
         row["sequential_time_s_ci_low"], row["sequential_time_s_ci_high"] = bootstrap_median_ci(q)
         row["ratio"] = row["sequential_time_s"] / row["parallel_time_s"]
-        row["ratio_ci_low"], row["ratio_ci_high"] = bootstrap_ratio_ci(q, p)
+        # a round renders each frame in parallel, then sequentially: the ratio's interval
+        # resamples the rounds, each with its two renders
+        row["ratio_ci_low"], row["ratio_ci_high"] = bootstrap_paired_ratio_ci(*_paired(seq.loc[frame], par.loc[frame]))
         rows.append(row)
     columns = ["frame", "parallel_time_s", "sequential_time_s", "parallel_time_s_ci_low", "parallel_time_s_ci_high",
                "sequential_time_s_ci_low", "sequential_time_s_ci_high", "ratio", "ratio_ci_low", "ratio_ci_high"]
@@ -86,14 +95,16 @@ def speedups(table: pd.DataFrame) -> pd.DataFrame:
 def summary(table: pd.DataFrame) -> dict | None:
     """The zoom in numbers (None when it was not measured or failed its check): frames,
     rounds, the seed's median parallel and sequential frame times (over the frames; the
-    median over the rounds, with its interval), their ratio (with the interval from both
-    times' rounds), and the range of the per-frame ratios."""
+    median over the rounds, with its interval), their ratio (with the interval from the
+    rounds, each round's two medians resampled together), and the range of the per-frame
+    ratios."""
     ok = table[table["status"] == "ok"]
     if ok.empty:
         return None
     per = speedups(table)
-    par_rounds = _times(ok, "ws_sync").median(axis=0).tolist()  # one seed median per round
-    seq_rounds = _times(ok, "sequential").median(axis=0).tolist()
+    par_by_round = _times(ok, "ws_sync").median(axis=0)  # one seed median per round
+    seq_by_round = _times(ok, "sequential").median(axis=0)
+    par_rounds, seq_rounds = par_by_round.tolist(), seq_by_round.tolist()
     par, seq = pd.Series(par_rounds).median(), pd.Series(seq_rounds).median()
     first = ok.iloc[0]
     return {"frames": len(per), "rounds": len(par_rounds),
@@ -102,7 +113,7 @@ def summary(table: pd.DataFrame) -> dict | None:
             "parallel_median_s": par, "sequential_median_s": seq,
             "parallel_median_s_ci": bootstrap_median_ci(par_rounds),
             "sequential_median_s_ci": bootstrap_median_ci(seq_rounds),
-            "ratio": seq / par, "ratio_ci": bootstrap_ratio_ci(seq_rounds, par_rounds),
+            "ratio": seq / par, "ratio_ci": bootstrap_paired_ratio_ci(*_paired(seq_by_round, par_by_round)),
             "ratio_min": per["ratio"].min(), "ratio_max": per["ratio"].max(),
             "magnification_max": ok["magnification"].max(), "all_identical": bool(ok["verified"].all())}
 
