@@ -215,7 +215,7 @@ def setup(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd
         libraries.append({"name": "" if str(r["library_version"]).startswith(str(lib)) else lib, "version": version})
     ctx = {"implementations": _series(list(dict.fromkeys(cycles["implementation"]))),
            "sets": _series(_in_order(cycles["parameter_set"], SET_ORDER)), "libraries": libraries,
-           "sweep": len(throughput) > 0}
+           "sweep": len(throughput) > 0, "x25519_ran": "x25519" in set(cycles["implementation"])}
     if len(throughput):
         f.aggregate("n_points", "kem_throughput", "count")
         f.aggregate("n_points_ok", "kem_throughput", "count", where={"status": "ok"})
