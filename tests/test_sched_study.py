@@ -462,6 +462,8 @@ def test_the_peers_are_never_called_the_same_quicksort(full_records):
     text = " ".join(parts.values())
     assert "same quicksort" not in text and "as on the seed's at the same thread count" not in text
     assert "but partition every level sequentially" in parts["quicksort"]
+    # and their thread start-up lies inside the timed call, the schedulers' outside it
+    assert "includes starting their runtime's threads" in parts["quicksort"]
     assert "This run's console lines in the seed's format" in parts["summary"]
 
 
