@@ -679,3 +679,23 @@ def test_with_a_core_cycle_counter_the_counts_are_core_cycles(records):
     assert "no core-cycle counter" not in parts["limitations"] and "core cycles of the PERF_CYCLES" in parts[
         "limitations"]
     assert "although the seed's format calls them cycles" not in parts["seed_table"]
+
+
+def test_a_cells_drift_within_its_run_is_measured_and_bars_a_ranking():
+    from parbench.studies.kem.aggregate import half_drift
+
+    # the second half of the calls 3% slower than the first: the interval over all calls
+    # is narrow, the drift is not
+    assert half_drift([100.0] * 500 + [103.0] * 500) == pytest.approx(0.03, rel=0.02)
+    assert half_drift([100.0, 101.0] * 500) == 0.0 and half_drift([100.0]) is None
+
+
+
+def test_cycles_verdicts_take_the_cells_drift_as_a_floor_and_the_setup_states_it(records):
+    tables, parts, facts = render(records)
+    assert check(tables, parts, facts) == []
+    verdicts = [v for k, v in facts.items() if v["kind"] == "verdict" and ".lowest_encaps." in k]
+    assert verdicts and all(len(v["source"]["floor"]) == 2 for v in verdicts)
+    assert "Within its one run, the medians of a cell's first and second half of calls differed by" in parts["setup"]
+    assert "ranked only where they differ by more than either one's drift" in parts["setup"]
+

@@ -176,6 +176,32 @@ def test_a_verdict_the_machines_spread_alone_decided_says_so_and_is_checked():
     assert f.count_within_spread("n_spread", [near]).spread is None
 
 
+def test_a_verdict_with_a_floor_needs_a_difference_beyond_its_cells_own_drift():
+    # two cells run once: tight intervals over their calls, 3% apart; the machine's spread
+    # (1%) would rank them, but one drifted 4% within its run
+    frame = pd.DataFrame([{"name": "a", "t": 103.0, "t_ci_low": 102.9, "t_ci_high": 103.1, "drift": 0.04},
+                          {"name": "b", "t": 100.0, "t_ci_low": 99.9, "t_ci_high": 100.1, "drift": 0.005}])
+    machine = {"cpu_stability": {"cv": 0.01}}
+    f = Facts("t", {"cells": frame}, {"cells": ["name"]}, machine)
+    a, b = (f.lookup(n, "cells", frame.iloc[i], "t") for i, n in enumerate("ab"))
+    drifts = tuple(f.lookup(f"drift.{n}", "cells", frame.iloc[i], "drift", fmt="pct1", interval=False)
+                   for i, n in enumerate("ab"))
+    v = f.verdict("v", a, b, better="faster than", worse="slower than", higher_is_better=False, floor=drifts)
+    plain = f.verdict("plain", a, b, better="faster than", worse="slower than", higher_is_better=False)
+    assert v.value == SAME and plain.value == "slower than"
+    assert v.spread.key == "t.drift.a" and v.spread.text == "4.0%"  # what decided it, for the note
+    src = check.Sources({"cells": frame}, machine, check.seeds_dir())
+    records = f.records()
+    assert check.fact_problems(records, src) == []
+    # the floor is read from the tables: a drift the table no longer holds moves the verdict
+    steady = frame.assign(drift=[0.001, 0.001])
+    problems = check.fact_problems(records, check.Sources({"cells": steady}, machine, check.seeds_dir()))
+    assert any(p.startswith("t.v:") for p in problems) and any(p.startswith("t.drift.a:") for p in problems)
+    # such a verdict is not counted with those the machine's spread decided
+    with pytest.raises(ValueError, match="drift"):
+        f.count_within_spread("n", [v])
+
+
 def test_the_spread_macros_write_the_note_only_where_the_spread_decided(tmp_path):
     f, _, (holds, near, far) = _spread_facts({"cpu_stability": {"cv": 0.024}})
     n = f.count_within_spread("n_spread", [holds, near, far])

@@ -193,13 +193,20 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         a, b = (all_facts[k] for k in s["of"])
         return factmod.judge(a["value"], a["ci"], b["value"], b["ci"], better=s["better"], worse=s["worse"],
                              same=s["same"], higher_is_better=s["higher_is_better"],
-                             min_relative=factmod.machine_spread(src.machine)), None
+                             min_relative=verdict_bar(s, all_facts, src)), None
     if kind == "bound_verdict":
         a = all_facts[s["of"][0]]
         return factmod.judge(a["value"], a["ci"], s["bound"], (s["bound"], s["bound"]), better=s["better"],
                              worse=s["worse"], same=s["same"], higher_is_better=s["higher_is_better"],
                              min_relative=factmod.machine_spread(src.machine)), None
     raise ValueError(f"unknown source kind {kind!r}")
+
+
+def verdict_bar(s: dict, all_facts: dict, src: Sources) -> float:
+    """The smallest relative difference a verdict may call one: the machine's spread from
+    its record, or a larger floor the verdict names (its cells' own drift), as stated."""
+    floors = [all_facts[k]["value"] for k in s.get("floor", []) if all_facts[k]["value"] is not None]
+    return max([factmod.machine_spread(src.machine), *floors])
 
 
 def verdict_within_spread(s: dict, all_facts: dict, src: Sources) -> bool:
@@ -211,7 +218,7 @@ def verdict_within_spread(s: dict, all_facts: dict, src: Sources) -> bool:
         b_value, b_ci = b["value"], b["ci"]
     else:
         b_value, b_ci = s["bound"], (s["bound"], s["bound"])
-    return factmod.within_spread(a["value"], a["ci"], b_value, b_ci, factmod.machine_spread(src.machine))
+    return factmod.within_spread(a["value"], a["ci"], b_value, b_ci, verdict_bar(s, all_facts, src))
 
 
 def fact_problems(facts: dict, src: Sources) -> list[str]:
@@ -227,7 +234,7 @@ def fact_problems(facts: dict, src: Sources) -> list[str]:
         fact = facts.get(key)
         if fact is None or key in seen:
             return None
-        deps = fact["source"].get("of") or []
+        deps = [*(fact["source"].get("of") or []), *(fact["source"].get("floor") or [])]
         for dep in deps:
             if compute(dep, seen + (key,)) is None:
                 problems.append(f"{key}: built from {dep}, which cannot be computed")

@@ -308,16 +308,24 @@ class Facts:
         return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about))
 
     def verdict(self, key: str, a: Fact, b: Fact, *, better: str, worse: str,
-                same: str = SAME, higher_is_better: bool = True) -> Fact:
+                same: str = SAME, higher_is_better: bool = True, floor: tuple[Fact, ...] = ()) -> Fact:
         """How `a` compares with `b`: `better` or `worse` only when their 95% intervals do
         not overlap (and both have one) and they differ by more than the machine's own
-        spread (`min_relative`), else `same`."""
+        spread (`min_relative`), else `same`. `floor`: relative differences the two values
+        themselves may hold without a finding (a cell's drift within its one run, which
+        its interval does not show); the largest of them and the spread is the bar."""
+        spread = self.spread() if self.min_relative else None
+        bar = max([f for f in floor if f.known and f.value > self.min_relative] + ([spread] if spread else []),
+                  key=lambda f: f.value, default=None)
+        min_relative = bar.value if bar is not None else 0.0
         word = judge(a.value, a.ci, b.value, b.ci, better=better, worse=worse, same=same,
-                     higher_is_better=higher_is_better, min_relative=self.min_relative)
+                     higher_is_better=higher_is_better, min_relative=min_relative)
         source = {"kind": "verdict", "of": [a.key, b.key], "better": better, "worse": worse, "same": same,
-                  "higher_is_better": higher_is_better, "min_relative": self.min_relative}
-        spread = self.spread() if within_spread(a.value, a.ci, b.value, b.ci, self.min_relative) else None
-        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=spread))
+                  "higher_is_better": higher_is_better, "min_relative": min_relative}
+        if floor:
+            source["floor"] = [f.key for f in floor]
+        decided = bar if within_spread(a.value, a.ci, b.value, b.ci, min_relative) else None
+        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=decided))
 
     def bound_verdict(self, key: str, a: Fact, bound: float, *, better: str, worse: str,
                       same: str = SAME, higher_is_better: bool = True) -> Fact:
@@ -337,6 +345,8 @@ class Facts:
         """How many of `verdicts` say `same` only because their two values lie within the
         machine's spread, their intervals apart: the count the sentence owes the reader
         where it counts them among the ones it cannot tell apart."""
+        if any(v.spread is not None and v.spread.source["kind"] != "machine" for v in verdicts):
+            raise ValueError("a verdict decided by its own floor (a cell's drift) is counted apart from the spread's")
         value = sum(1 for v in verdicts if v.spread is not None)
         source = {"kind": "count_within_spread", "of": [v.key for v in verdicts]}
         return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about,

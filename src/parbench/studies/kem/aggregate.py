@@ -111,11 +111,23 @@ def cycles_row(record: dict) -> dict:
         "median_ci_low_ticks": ci_low, "median_ci_high_ticks": ci_high,
         "median_ci_low_cycles": low_cycles, "median_ci_high_cycles": high_cycles,
         "median_ci_low_ns": low_ns, "median_ci_high_ns": high_ns,
+        "half_drift": half_drift(samples) if ok else None,
         **{c: checks.get(c) for c in CHECKS}, "call_errors": checks.get("errors"),
         # a cycles cell runs once: whether it stayed disturbed after every attempt
         "disturbed": load_columns(record)["disturbed"],
         "elapsed_sec": record["elapsed_sec"], **_provenance(record),
     }
+
+
+def half_drift(samples: list) -> float | None:
+    """How far the median of a cell's first half of calls lies from that of its second
+    half, over the cell's median: the drift within its one run, which the bootstrap over
+    its calls does not see (None with fewer than 2 calls)."""
+    if len(samples) < 2:
+        return None
+    half = len(samples) // 2
+    first, second = statistics.median(samples[:half]), statistics.median(samples[half:])
+    return abs(first - second) / statistics.median(samples)
 
 
 def percentile_rows(record: dict) -> list[dict]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.facts import Facts
+from parbench.paper.facts import Fact, Facts
 from parbench.paper.format import fmt_interval, fmt_num
 from parbench.stats import ratio_interval
 from parbench.studies.kem import published
@@ -70,7 +70,8 @@ def cells_view(cycles: pd.DataFrame) -> pd.DataFrame:
     out = ok[CELL_KEY + ["counter", "counter_unit"]].copy()
     for name, column in (("per_call", "median_ticks"), ("per_call_ci_low", "median_ci_low_ticks"),
                          ("per_call_ci_high", "median_ci_high_ticks"), ("ns", "median_ns"),
-                         ("ns_ci_low", "median_ci_low_ns"), ("ns_ci_high", "median_ci_high_ns")):
+                         ("ns_ci_low", "median_ci_low_ns"), ("ns_ci_high", "median_ci_high_ns"),
+                         ("drift", "half_drift")):
         out[name] = pd.to_numeric(ok[column], errors="coerce") if column in ok else float("nan")
     return out.reset_index(drop=True)
 
@@ -152,6 +153,20 @@ def cell(f: Facts, row):
                     "per_call", via=CELLS, about=(row["implementation"],))
 
 
+def drift(f: Facts, row):
+    """How far a cycles cell drifted within its one run (`half_drift`): a difference
+    between two cells smaller than that is no finding (the `floor` of their verdict)."""
+    return f.lookup(_id("drift", row["implementation"], row["parameter_set"], row["operation"]), "kem_cycles", row,
+                    "drift", via=CELLS, fmt="pct1", interval=False, about=(row["implementation"],))
+
+
+def cycles_verdict(f: Facts, key: str, a_row, b_row, a: Fact, b: Fact) -> Fact:
+    """Two cycles cells compared (fewer counts per call: faster): each ran once, so their
+    own drift within the run bars a ranking as the machine's spread does."""
+    return f.verdict(key, a, b, better=FASTER, worse=SLOWER, higher_is_better=False,
+                     floor=(drift(f, a_row), drift(f, b_row)))
+
+
 def ratio(f: Facts, a: dict, b: dict, about: str, fmt: str = "fixed3"):
     """median(a) / median(b) of two cells of one parameter set, with its bounds."""
     row = {"implementation": a["implementation"], "parameter_set": a["parameter_set"], "operation": a["operation"],
@@ -179,8 +194,7 @@ def compare(f: Facts, cells: pd.DataFrame, name: str, imp: str, other: str, oper
                 continue
             fa, fb = cell(f, a), cell(f, b)
             rows.append({"pset": pset, "op": op, "a": fa, "b": fb,
-                         "verdict": f.verdict(_id(name, pset, op), fa, fb, better=FASTER, worse=SLOWER,
-                                              higher_is_better=False),
+                         "verdict": cycles_verdict(f, _id(name, pset, op), a, b, fa, fb),
                          "ratio": ratio(f, a, b, pset)})
     return rows
 
@@ -208,6 +222,16 @@ def setup(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd
     f.aggregate("n_cycles", "kem_cycles", "count")
     f.aggregate("n_cycles_ok", "kem_cycles", "count", where={"status": "ok"})
     f.aggregate("iterations", "kem_cycles", "values", "iterations", where={"status": "ok"}, fmt="list")
+    # how far each cell drifted within its one run, which its interval over the calls does
+    # not show: the median cell and the one that drifted most (`half_drift`)
+    drifted = {}
+    view = cells_view(cycles)
+    if view["drift"].notna().any():
+        worst = view.loc[view["drift"].idxmax()]
+        drifted = {"median": f.aggregate("drift_median", "kem_cycles", "median", "half_drift",
+                                         where={"status": "ok"}, fmt="pct1"),
+                   "worst": worst, "max": drift(f, worst),
+                   "spread": f.spread() if f.min_relative else None}
     libraries = []
     for lib, group in cycles.dropna(subset=["library_version"]).groupby("library", sort=False):
         r = group.iloc[0]
@@ -215,7 +239,8 @@ def setup(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd
         libraries.append({"name": "" if str(r["library_version"]).startswith(str(lib)) else lib, "version": version})
     ctx = {"implementations": _series(list(dict.fromkeys(cycles["implementation"]))),
            "sets": _series(_in_order(cycles["parameter_set"], SET_ORDER)), "libraries": libraries,
-           "sweep": len(throughput) > 0, "x25519_ran": "x25519" in set(cycles["implementation"])}
+           "sweep": len(throughput) > 0, "x25519_ran": "x25519" in set(cycles["implementation"]),
+           "drifted": drifted}
     if len(throughput):
         f.aggregate("n_points", "kem_throughput", "count")
         f.aggregate("n_points_ok", "kem_throughput", "count", where={"status": "ok"})
@@ -312,8 +337,7 @@ def cycles_part(f: Facts, cycles: pd.DataFrame) -> dict:
         best, second = enc.iloc[0].to_dict(), enc.iloc[1].to_dict()
         fb, fs = cell(f, best), cell(f, second)
         entry = {"pset": pset, "best": best["implementation"], "second": second["implementation"], "value": fb,
-                 "other": fs, "verdict": f.verdict(_id("lowest_encaps", pset), fb, fs, better=FASTER, worse=SLOWER,
-                                                   higher_is_better=False)}
+                 "other": fs, "verdict": cycles_verdict(f, _id("lowest_encaps", pset), best, second, fb, fs)}
         if pd.notna(best["ns"]) and best["counter_unit"] != "ns":
             entry["ns"] = f.lookup(_id("ns", best["implementation"], pset, "encaps"), "kem_cycles", best, "ns",
                                    via=CELLS, unit="ns", interval=False, about=(best["implementation"],))
@@ -327,8 +351,7 @@ def cycles_part(f: Facts, cycles: pd.DataFrame) -> dict:
         if enc and dec:
             fe, fdec = cell(f, enc), cell(f, dec)
             x.update(ml_encaps=fe, ml_decaps=fdec,
-                     verdict=f.verdict("decaps_vs_x25519_derive", fdec, fd, better=FASTER, worse=SLOWER,
-                                       higher_is_better=False))
+                     verdict=cycles_verdict(f, "decaps_vs_x25519_derive", dec, derive, fdec, fd))
         ctx["x25519"] = x
     return ctx
 
