@@ -462,8 +462,11 @@ def test_the_peers_are_never_called_the_same_quicksort(full_records):
     text = " ".join(parts.values())
     assert "same quicksort" not in text and "as on the seed's at the same thread count" not in text
     assert "but partition every level sequentially" in parts["quicksort"]
-    # and their thread start-up lies inside the timed call, the schedulers' outside it
+    # and their thread start-up lies inside the timed call, as that of ws and lifo does
+    # (pbs_wait starts and joins their threads); only ws_sync starts its own before the timer
     assert "includes starting their runtime's threads" in parts["quicksort"]
+    assert "as every sort of work stealing and LIFO includes starting theirs" in parts["quicksort"]
+    assert "starts its threads once, before the\ntimer" in (REPO / "paper/sections/sched.qmd").read_text()
     assert "This run's console lines in the seed's format" in parts["summary"]
 
 
