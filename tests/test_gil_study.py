@@ -806,3 +806,9 @@ def test_the_speedup_points_clear_the_panel_frame_and_the_cpu_title_counts_cores
     # the dashed line of every core busy lies under the axis's top, not on the frame
     bars = cpu["spec"]["layer"][0]["encoding"]["y"]
     assert bars["scale"]["domain"][1] > top
+    # processes drawn paler than threads, in the lines and their bars alike, and the
+    # execution legend kept (an opacity without a title had dropped it)
+    opacities = [layer["encoding"]["opacity"] for layer in spec["spec"]["layer"] if "opacity" in layer["encoding"]]
+    assert len(opacities) == 2 and all(o["title"] == "execution" for o in opacities)
+    assert all(dict(zip(o["scale"]["domain"], o["scale"]["range"])) == {"threads": 1.0, "processes": 0.45}
+               for o in opacities)

@@ -21,6 +21,9 @@ EXECUTION_ORDER = ["sequential", "threads", "processes"]
 EXECUTION_COLORS = {"sequential": "#444444", "threads": "#4c78a8", "processes": "#f58518"}
 EXECUTION_DASH = {"threads": [1, 0], "processes": [5, 3]}
 EXECUTION_SHAPE = {"threads": "circle", "processes": "square"}
+# processes drawn paler than threads: seven runtimes in two executions crowd a panel, and
+# the threads (the GIL's question) come first
+EXECUTION_OPACITY = {"threads": 1.0, "processes": 0.45}
 PALETTE = ["#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#bab0ac"]
 
 
@@ -143,6 +146,8 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
                                   scale=palette_scale(s, "execution", parallel, EXECUTION_DASH)),
         shape=alt.Shape("execution:N", sort=parallel, title="execution",
                         scale=palette_scale(s, "execution", parallel, EXECUTION_SHAPE)),
+        opacity=alt.Opacity("execution:N", sort=parallel, title="execution",
+                            scale=palette_scale(s, "execution", parallel, EXECUTION_OPACITY)),
         detail="execution:N",
         tooltip=["runtime", "workload", "execution", "workers",
                  alt.Tooltip("speedup_vs_sequential:Q", format=".2f", title="speedup"),
@@ -152,12 +157,14 @@ def thread_speedup(summary: pd.DataFrame, machine: dict) -> alt.Chart:
     marks = disturbed_layer(base.encode(y=y, tooltip=["runtime", "workload", "execution", "workers",
                                                       DISTURBED_TIP]), s)
     bounds = base.transform_filter("isValid(datum.speedup_ci_low)").mark_errorbar(thickness=1).encode(
-        y=alt.Y("speedup_ci_low:Q", title=y_title, scale=y_scale), y2="speedup_ci_high:Q", color=_runtime_color(s))
+        y=alt.Y("speedup_ci_low:Q", title=y_title, scale=y_scale), y2="speedup_ci_high:Q", color=_runtime_color(s),
+        opacity=alt.Opacity("execution:N", sort=parallel, title="execution",
+                            scale=palette_scale(s, "execution", parallel, EXECUTION_OPACITY)))
     linear = base.transform_calculate(linear="datum.workers").mark_line(
         strokeDash=[2, 2], color="#999999").encode(y=alt.Y("linear:Q", title=y_title, scale=y_scale))
     one = alt.Chart().mark_rule(color="#bbbbbb").encode(y=alt.datum(1))
     executions = present(s, "execution", parallel)
-    drawn = " and ".join({"threads": "threads (solid, circles)", "processes": "processes (dashed, squares)"}[e]
+    drawn = " and ".join({"threads": "threads (solid, circles)", "processes": "processes (dashed, pale squares)"}[e]
                          for e in executions)
     return (alt.layer(linear, one, bounds, lines, *marks, data=s).properties(width=190, height=190)
             .facet(facet=alt.Facet("workload:N", sort=_workload_order(s), title=None), columns=FACET_COLUMNS)
