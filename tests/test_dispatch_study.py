@@ -873,3 +873,27 @@ def test_each_run_gets_the_stall_its_stale_workers_predict():
               {"attempts": 3, "t_first_dispatched": 100.02, "t_dispatched": 101.0}]
     assert measured_stall(stages) == pytest.approx(2.09)
     assert measured_stall(stages[:1]) == 0.0 and measured_stall(None) is None
+
+
+def test_a_system_that_could_not_start_in_one_repetition_is_measured_on_the_others(repeated):
+    """Celery could not start in its first repetition and ran in the other two: it was
+    said to be left out of every figure and sentence while its numbers were in them."""
+    recs = [dict(r) for r in repeated]
+    first = next(i for i, r in enumerate(recs) if r["cell"]["system"] == "push-naive" and r["cell"]["rep"] == 0)
+    recs[first] = {**_record("push-naive", []), "cell": {"system": "push-naive", "kind": "platform", "rep": 0},
+                   "status": "unavailable", "failure": "the platform could not start (test)"}
+    systems = aggregate.systems_table(aggregate.study_tables(recs)["cells"]).set_index("system")
+    assert systems.loc["push-naive", "status"] == "ok"
+    assert (systems.loc["push-naive", "repetitions_ok"], systems.loc["push-naive", "repetitions"]) == (2, 3)
+    tables, m = paper_tables(recs), machine(reps=3)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    setup = parts["setup"]
+    assert "left out of every figure" not in setup and "Not measured here" not in parts["limitations"]
+    assert re.search(r"push-naive ran in \[2\]\{[^}]*\} of its \[3\]\{[^}]*\} repetitions and could not start in the "
+                     r"other \(\[the platform could not start \(test\)\]", setup), setup
+    assert "measured [3]{.fact key=\"dispatch.repetitions\"} times (but for push-naive, below)" in setup
+    # a system none of whose repetitions ran is still left out
+    none_ran = [r for r in recs if r["cell"]["system"] != "push-naive" or r["cell"]["rep"] == 0]
+    parts, _ = render(paper_tables(none_ran), m)
+    assert "left out of every figure, table and sentence below" in parts["setup"]

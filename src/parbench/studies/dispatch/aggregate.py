@@ -375,15 +375,19 @@ def mode_metrics(summary: pd.DataFrame, system: str) -> dict | None:
 
 
 def systems_table(cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per system over its repetitions: the worst status (failed over
-    unavailable over ok) with that repetition's failure, and how many repetitions."""
+    """One row per system over its repetitions: `failed` if any repetition failed a check,
+    `unavailable` only if none could run (a system that could not start in some
+    repetitions but ran in others is `ok`, its numbers from those: `repetitions_ok` of
+    `repetitions`), with the failure of its worst repetition (failed over unavailable)."""
     rank = {"failed": 0, "unavailable": 1, "ok": 2}
     rows = []
     for system, group in cells.groupby("system", sort=False):
         worst = group.sort_values("status", key=lambda s: s.map(rank).fillna(-1)).iloc[0]
-        rows.append({"system": system, "kind": worst["kind"], "status": worst["status"], "failure": worst["failure"],
-                     "repetitions": len(group)})
-    return pd.DataFrame(rows, columns=["system", "kind", "status", "failure", "repetitions"])
+        statuses = set(group["status"])
+        status = "failed" if "failed" in statuses else "ok" if "ok" in statuses else worst["status"]
+        rows.append({"system": system, "kind": worst["kind"], "status": status, "failure": worst["failure"],
+                     "repetitions": len(group), "repetitions_ok": int((group["status"] == "ok").sum())})
+    return pd.DataFrame(rows, columns=["system", "kind", "status", "failure", "repetitions", "repetitions_ok"])
 
 
 def trend(lo: float, hi: float, up: str, down: str) -> str:

@@ -330,10 +330,19 @@ def setup(f: Facts, tables: dict, machine: dict) -> dict:
               if r["status"] == "failed"]
     unavailable = [{"name": NAMES[r["system"]], "failure": failure(r)} for _, r in systems.iterrows()
                    if r["status"] == "unavailable"]
+
+    def count(r, column: str) -> Fact:
+        return f.lookup(_id(column, r["system"]), "dispatch_cells", r, column, fmt="int", interval=False,
+                        via=SYSTEMS_OF, about=(ABOUT[r["system"]],))
+
+    # ran in some repetitions, could not start in the others: measured, on fewer repetitions
+    partial = [{"name": NAMES[r["system"]], "failure": failure(r), "ran": count(r, "repetitions_ok"),
+                "of": count(r, "repetitions")} for _, r in systems.iterrows()
+               if r["status"] == "ok" and r["repetitions_ok"] < r["repetitions"]]
     names = [NAMES[s] for s in SYSTEMS if s in set(systems["system"])]
     local_note = {"differs": "local_processes" in f.view()}
     return {"systems": names, "several_reps": (reps.value or 0) > 1, "failed": failed, "unavailable": unavailable,
-            "local": local_note, "experiments": experiments(f, tables)}
+            "partial": partial, "local": local_note, "experiments": experiments(f, tables)}
 
 
 def experiments(f: Facts, tables: dict) -> dict | None:
