@@ -30,11 +30,12 @@ from parbench.studies.gil.plan import RELATED_STUDY, RELATED_TABLE
 from parbench.studies.sigpar.paper import KEYS as RELATED_KEYS
 
 # The processed tables the facts read (the related study's table joins them when it ran).
-TABLES = ["gil_summary", "gil_runtimes", "gil_comparisons", "gil_load"]
+TABLES = ["gil_summary", "gil_runtimes", "gil_comparisons", "gil_load", "gil_runs"]
 # gil_summary as the text reads it: times in milliseconds, and each speedup's and ratio's
 # interval under its column's name (`speedup_vs_sequential_ci_low`, ...).
 POINTS = "parbench.studies.gil.paper:points"
 RUNTIMES_MS = "parbench.studies.gil.paper:runtimes_in_ms"
+TIMED_JIT = "parbench.studies.gil.paper:timed_jit"
 POINT = ["runtime", "workload", "execution", "workers"]
 # The columns that name one row of each table (and of the tables derived from it).
 KEYS = {
@@ -84,6 +85,14 @@ def _w(row) -> str:
 
 # a column of gil_summary -> the name its interval has there
 INTERVALS = {"speedup_vs_sequential": "speedup", "ratio_vs_baseline": "ratio"}
+
+
+def timed_jit(runs: pd.DataFrame) -> pd.DataFrame:
+    """The timed runs that passed and tell their JIT's compile time, with `jit_share`: the
+    compile time they overlapped over their wall time (summed over the JIT's threads, so
+    it can exceed one)."""
+    timed = runs[(runs["phase"] == "timed") & (runs["status"] == "ok")].dropna(subset=["jit_sec", "wall_sec"])
+    return timed.assign(jit_share=timed["jit_sec"] / timed["wall_sec"])
 
 
 def points(summary: pd.DataFrame) -> pd.DataFrame:
@@ -254,10 +263,23 @@ def jit(f: Facts, summary: pd.DataFrame, quiet: dict | None) -> dict:
                      "quiet": f.aggregate(_id("jit_quiet", runtime), "gil_summary", "sum", "jit_quiet_launches",
                                           where=first, fmt="int", about=(runtime,)),
                      "launches": f.aggregate(_id("jit_launches", runtime), "gil_summary", "sum", "repetitions_ok",
-                                             where=first, fmt="int", about=(runtime,))})
+                                             where=first, fmt="int", about=(runtime,)),
+                     "timed": None})
     if said and quiet:
-        f.config("jit_fraction", "gil.jit_quiet.fraction", fmt="pct")
+        fraction = f.config("jit_fraction", "gil.jit_quiet.fraction", fmt="pct")
         f.config("jit_max_rounds", "gil.jit_quiet.max_warmup_runs", fmt="int")
+        if "gil_runs" in f.tables and "jit_sec" in f.tables["gil_runs"]:
+            # a quiet end of the warm-up does not keep the JIT quiet through the timed runs
+            for item in said:
+                mine = {"runtime": item["runtime"]}
+                item["timed"] = {
+                    "n": f.aggregate(_id("jit_timed_n", item["runtime"]), "gil_runs", "count", where=mine,
+                                     via=TIMED_JIT, about=(item["runtime"],)),
+                    "busy": f.aggregate(_id("jit_timed_busy", item["runtime"]), "gil_runs", "count",
+                                        where={**mine, "jit_share": {">": fraction.value}}, via=TIMED_JIT,
+                                        about=(item["runtime"],)),
+                    "most": f.aggregate(_id("jit_timed_most", item["runtime"]), "gil_runs", "max", "jit_share",
+                                        where=mine, via=TIMED_JIT, fmt="pct", about=(item["runtime"],))}
     return {"jit": said, "jit_clocks": clocks, "jit_quiet": bool(quiet)}
 
 
