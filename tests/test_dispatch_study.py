@@ -465,7 +465,7 @@ def test_the_paper_confirms_the_explanation_only_when_the_data_do():
     assert "**Dose-response: confirmed.** In push-naive, all [3]{.fact key=\"dispatch.dose.n_as_predicted\"" in verdict
     assert "**Order: confirmed.**" in verdict and "**Scale: confirmed.**" in verdict
     assert "was [above]{.fact key=\"dispatch.scale.stalled.w8\"} zero" in verdict
-    assert "all [3]{.fact key=\"dispatch.dose.n_as_predicted\"} measured stalls of push-naive were" in parts["dose"]
+    assert "at every expiry, all [3]{.fact key=\"dispatch.dose.n_as_predicted\"} measured stalls were" in parts["dose"]
     assert "{#tbl-dispatch-dose}" in parts["dose"] and "| as predicted " in parts["dose"]
     assert "with the workloads in the order I/O, no-op, CPU, the I/O run, first after the change" in parts["order"]
     assert "The cliff is the heartbeat expiry" in parts["headline"]
