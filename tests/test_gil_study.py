@@ -820,3 +820,24 @@ def test_the_speedup_points_clear_the_panel_frame_and_the_cpu_title_counts_cores
     assert len(opacities) == 2 and all(o["title"] == "execution" for o in opacities)
     assert all(dict(zip(o["scale"]["domain"], o["scale"]["range"])) == {"threads": 1.0, "processes": 0.45}
                for o in opacities)
+
+
+def test_a_launch_whose_threads_ran_one_at_a_time_is_named_beside_the_medians():
+    """cpython_ft kept two cores busy in two launches and one in the third: the median
+    over the launches hid that run, which the interval (and a verdict) holds."""
+    from parbench.paper.facts import Facts
+
+    def run(runtime, rep, cores, execution="threads"):
+        return {"runtime": runtime, "workload": "multithread_cpu_scaled", "execution": execution, "workers": 2,
+                "rep": rep, "phase": "timed", "status": "ok", "wall_sec": 0.01, "cpu_sec": 0.01 * cores}
+
+    runs = pd.DataFrame([run("cpython_ft", 0, 1.0), run("cpython_ft", 1, 1.97), run("cpython_ft", 2, 1.96),
+                         run("cpython", 0, 1.0), run("cpython", 1, 1.01), run("cpython", 2, 1.0),
+                         run("cpython_ft", 0, 1.0, "sequential")])
+    parallel = paper.runs_of_parallel_points(runs)
+    assert set(parallel["runtime"]) == {"cpython_ft"} and len(parallel) == 3  # cpython's point never ran at once
+    f = Facts("gil", {"gil_runs": runs}, paper.KEYS)
+    serial = paper.serial_runs(f, 2)
+    assert (serial["n"].value, serial["k"].value) == (3, 1)
+    assert serial["names"] == ["cpython_ft on multithread_cpu_scaled"]
+    assert paper.serial_runs(Facts("gil", {"gil_runs": runs.assign(cpu_sec=0.0197)}, paper.KEYS), 2) is None

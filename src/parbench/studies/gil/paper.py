@@ -36,6 +36,7 @@ TABLES = ["gil_summary", "gil_runtimes", "gil_comparisons", "gil_load", "gil_run
 POINTS = "parbench.studies.gil.paper:points"
 RUNTIMES_MS = "parbench.studies.gil.paper:runtimes_in_ms"
 TIMED_JIT = "parbench.studies.gil.paper:timed_jit"
+PARALLEL_RUNS = "parbench.studies.gil.paper:runs_of_parallel_points"
 POINT = ["runtime", "workload", "execution", "workers"]
 # The columns that name one row of each table (and of the tables derived from it).
 KEYS = {
@@ -93,6 +94,16 @@ def timed_jit(runs: pd.DataFrame) -> pd.DataFrame:
     it can exceed one)."""
     timed = runs[(runs["phase"] == "timed") & (runs["status"] == "ok")].dropna(subset=["jit_sec", "wall_sec"])
     return timed.assign(jit_share=timed["jit_sec"] / timed["wall_sec"])
+
+
+def runs_of_parallel_points(runs: pd.DataFrame) -> pd.DataFrame:
+    """The timed runs in threads of the points whose median over the launches kept more
+    than PARALLEL_CORES cores busy, each with its own `cores_busy` (CPU over wall
+    seconds): a run among them at one core ran its threads one at a time in that launch."""
+    timed = runs[(runs["phase"] == "timed") & (runs["status"] == "ok") & (runs["execution"] == "threads")]
+    timed = timed.dropna(subset=["cpu_sec", "wall_sec"])
+    timed = timed.assign(cores_busy=timed["cpu_sec"] / timed["wall_sec"])
+    return timed[timed.groupby(POINT)["cores_busy"].transform("median") > PARALLEL_CORES]
 
 
 def points(summary: pd.DataFrame) -> pd.DataFrame:
@@ -700,7 +711,27 @@ def utilization(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: se
                                   fmt="fixed2"),
                "max": f.aggregate("cpu_seq_max", "gil_summary", "max", "cpu_sec_per_wall_sec", where=where,
                                   fmt="fixed2")}
-    return {"cpu_ranges": ranges, "cpu_nulled": nulled, "cpu_seq_low": low, "cpu_drawn": cpu_drawn(ok)}
+    return {"cpu_ranges": ranges, "cpu_nulled": nulled, "cpu_seq_low": low, "cpu_drawn": cpu_drawn(ok),
+            "cpu_serial": serial_runs(f, top)}
+
+
+def serial_runs(f: Facts, top: int) -> dict | None:
+    """The timed runs at the most workers in threads that kept no more than PARALLEL_CORES
+    busy, of points whose median kept more: a median over the launches sets such a run
+    aside, the point's interval (and a verdict drawn from it) holds it."""
+    if "gil_runs" not in f.tables or "cpu_sec" not in f.tables["gil_runs"]:
+        return None
+    runs = f.table("gil_runs", PARALLEL_RUNS)
+    runs = runs[runs["workers"] == top]
+    serial = runs[runs["cores_busy"] <= PARALLEL_CORES]
+    if serial.empty:
+        return None
+    f.constant("parallel_cores", "parbench.studies.gil.paper:PARALLEL_CORES", fmt="fixed2")
+    names = [f"{r} on {w}" for r, w in dict.fromkeys(zip(serial["runtime"], serial["workload"]))]
+    return {"n": f.aggregate("serial_runs_of", "gil_runs", "count", where={"workers": top}, via=PARALLEL_RUNS),
+            "k": f.aggregate("serial_runs", "gil_runs", "count",
+                             where={"workers": top, "cores_busy": {"<=": PARALLEL_CORES}}, via=PARALLEL_RUNS),
+            "names": names}
 
 
 def cpu_drawn(ok: pd.DataFrame) -> bool:
@@ -944,7 +975,7 @@ def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
         ctx.update(utilization(f, ok, runtimes, controls, top))
     else:
         ctx.update(thread_groups=[], processes=[], ceiling=None, cpu_ranges=[], cpu_nulled=[], cpu_seq_low=None,
-                   cpu_drawn=False)
+                   cpu_serial=None, cpu_drawn=False)
     ctx.update(related(f, ok, machine, tables.get(RELATED_TABLE), baseline))
     ctx.update(headline(f, ok, comparisons, seed, top))
     ctx.update(limitations(f, summary, runtimes, machine, ctx.get("ceiling")))
