@@ -149,3 +149,14 @@ def test_a_template_naming_a_table_caption_not_written_fails(fixture, tmp_path, 
     monkeypatch.setattr(templates, "sections_dir", lambda: sections)
     with pytest.raises(templates.TemplateError, match="kem_nothing has no caption under tables:"):
         render_study("kem", study.paper(), {t: tables[t] for t in study.paper().TABLES}, machine)
+
+
+def test_the_limitations_say_the_spread_was_probed_on_one_thread_of_a_virtual_machine(fixture):
+    machine, tables = fixture
+    parts, _ = shared_parts(machine, tables)
+    limits = next(text for name, text in parts.items() if name.startswith("limitations"))
+    assert "was probed with one thread while nothing else ran" in limits
+    assert ("The machine is virtual" in limits) == bool(machine["machine"].get("virtualized"))
+    steady = {**machine, "machine": {**machine["machine"], "virtualized": False}}
+    assert "The machine is virtual" not in next(t for n, t in shared_parts(steady, tables)[0].items()
+                                                if n.startswith("limitations"))
