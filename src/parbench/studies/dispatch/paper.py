@@ -683,12 +683,21 @@ def dose(f: Facts, tables: dict) -> dict:
                       "predicted": anomaly_fact(f, r, "median_predicted_stall_sec", "predicted", unit="s"),
                       "verdict": anomaly_fact(f, r, "verdict", "verdict", fmt="text", interval=False, via=PREDICTIONS),
                       "row": r})
+        # how far the measured stall's median lay past the predicted one's: the verdict's
+        # tolerance (the dispatcher's check, the dispatching) can hide an offset of one sign
+        item = items[-1]
+        item["over"] = f.derived(_id("stall_over", r["experiment"], r["system"],
+                                     f"{int(r['from_workers'])}to{int(r['workers'])}", r["workload"],
+                                     "first" if r["first_after_change"] else "later"),
+                                 "difference", item["stall"], item["predicted"], unit="s",
+                                 about=(ABOUT[r["system"]],))
     verdicts = [i["verdict"] for i in items]
     first_change = [i for i in items if (i["row"]["from_workers"], i["row"]["workers"])
                     == (items[0]["row"]["from_workers"], items[0]["row"]["workers"])]
     out = {"rows": items, "first": first_change, "workload": first_change[0]["workload"],
            "n": f.count_of("dose.n", verdicts), "n_as": f.count_of("dose.n_as_predicted", verdicts, "as predicted"),
-           "exceptions": [i for i in items if i["verdict"].value != "as predicted"], "grows": None, "slope": None}
+           "exceptions": [i for i in items if i["verdict"].value != "as predicted"], "grows": None, "slope": None,
+           "all_over": all(i["over"].known and i["over"].value > 0 for i in first_change)}
     if len(first_change) > 1:
         out["grows"] = f.verdict("dose.longest_vs_shortest", first_change[-1]["time"], first_change[0]["time"],
                                  better="longer than", worse="shorter than")
