@@ -841,3 +841,23 @@ def test_a_launch_whose_threads_ran_one_at_a_time_is_named_beside_the_medians():
     assert (serial["n"].value, serial["k"].value) == (3, 1)
     assert serial["names"] == ["cpython_ft on multithread_cpu_scaled"]
     assert paper.serial_runs(Facts("gil", {"gil_runs": runs.assign(cpu_sec=0.0197)}, paper.KEYS), 2) is None
+
+
+def test_an_extreme_median_says_when_its_neighbours_interval_overlaps_it(records):
+    tables, m = paper_tables(records), machine()
+    s = tables["gil_summary"].copy()
+    seq = (s["workload"] == "multithread_cpu") & (s["execution"] == "sequential") & (s["runtime"] != "native")
+    assert s[seq]["runtime"].nunique() >= 2
+    # a third runtime between cpython (0.10-0.12 s) and jython (0.29-0.31 s), its interval overlapping cpython's
+    third = s[seq & (s["runtime"] == "cpython")].assign(
+        runtime="pypy", median_wall_sec=0.118, median_wall_sec_ci_low=0.105, median_wall_sec_ci_high=0.2)
+    close = {**tables, "gil_summary": pd.concat([s, third], ignore_index=True)}
+    parts, facts = render(close, m)
+    assert check(close, m, parts, facts) == []
+    text = parts["wall_time"]
+    assert ('[110 (100–120) ms]{.fact key="gil.time.cpython.multithread_cpu.sequential.w1"} '
+            '([not distinguishable on this machine from]{.fact key="gil.seq_low_vs_next.multithread_cpu"} pypy\'s') \
+        in text, text
+    # jython's interval lies apart from pypy's: no tie said after the highest
+    assert ('jython the highest, [300 (290–310) ms]{.fact key="gil.time.jython.multithread_cpu.sequential.w1"}, '
+            '[slower than]{.fact key="gil.seq_high_vs_low.multithread_cpu"}') in text, text

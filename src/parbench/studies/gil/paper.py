@@ -559,19 +559,33 @@ def comparisons_table(comparisons: pd.DataFrame) -> pd.DataFrame:
 
 def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
     """Per workload, the sequential runs' lowest and highest median time among the runtimes
-    (the control's work is scaled: not a time to rank), and the verdict between them."""
+    (the control's work is scaled: not a time to rank), and the verdict between them. A
+    median is the lowest or highest of the medians, not a rank: with three runtimes or more,
+    each extreme also has its verdict against its neighbour (`next`, `tied` where it does
+    not tell them apart)."""
     seq = ok[(ok["execution"] == "sequential") & ~ok["runtime"].isin(controls)].dropna(subset=["median_wall_sec"])
     out = []
+
+    def time_verdict(key: str, a: Fact, b: Fact) -> Fact:
+        return f.verdict(key, a, b, better="faster than", worse="slower than", higher_is_better=False)
+
     for workload in [w for w in wl.ORDER if w in set(seq["workload"])]:
         rows = seq[seq["workload"] == workload].sort_values("median_wall_sec")
-        low = {"name": rows.iloc[0]["runtime"], "time": time_fact(f, rows.iloc[0])}
+        names = list(rows["runtime"])
+
+        def time_at(i: int) -> Fact:  # a fact for only the medians the text names
+            return time_fact(f, rows.iloc[i])
+
+        low = {"name": names[0], "time": time_at(0), "next": None}
         item = {"workload": workload, "low": low, "high": None}
         if len(rows) > 1:
-            h = rows.iloc[-1]
-            t = time_fact(f, h)
-            item["high"] = {"name": h["runtime"], "time": t,
-                            "verdict": f.verdict(_id("seq_high_vs_low", workload), t, low["time"], better="faster than",
-                                                 worse="slower than", higher_is_better=False)}
+            item["high"] = {"name": names[-1], "time": time_at(-1), "next": None,
+                            "verdict": time_verdict(_id("seq_high_vs_low", workload), time_at(-1), low["time"])}
+        if len(rows) > 2:
+            for extreme, key, near in ((low, "seq_low_vs_next", 1), (item["high"], "seq_high_vs_next", -2)):
+                verdict = time_verdict(_id(key, workload), extreme["time"], time_at(near))
+                extreme["next"] = {"name": names[near], "time": time_at(near), "verdict": verdict,
+                                   "tied": verdict.value == VERDICT_SAME}
         out.append(item)
     return {"sequential": out}
 
