@@ -696,6 +696,9 @@ def test_cycles_verdicts_take_the_cells_drift_as_a_floor_and_the_setup_states_it
     assert check(tables, parts, facts) == []
     verdicts = [v for k, v in facts.items() if v["kind"] == "verdict" and ".lowest_encaps." in k]
     assert verdicts and all(len(v["source"]["floor"]) == 2 for v in verdicts)
+    # the headline's ratio against the seed's is barred by its two cells' drift too
+    seed = [v for k, v in facts.items() if ".headline_vs_seed." in k]
+    assert seed and all(len(v["source"]["floor"]) == 2 for v in seed)
     assert "Within its one run, the medians of a cell's first and second half of calls differed by" in parts["setup"]
     assert "ranked only where they differ by more than either one's drift" in parts["setup"]
 

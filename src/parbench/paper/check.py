@@ -189,17 +189,20 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         return sum(1 for k in s["of"] if all_facts[k]["within_spread"]), None
     # a verdict's spread from the machine record, never from the fact (which could have been
     # written with another)
-    if kind == "verdict":
-        a, b = (all_facts[k] for k in s["of"])
-        return factmod.judge(a["value"], a["ci"], b["value"], b["ci"], better=s["better"], worse=s["worse"],
-                             same=s["same"], higher_is_better=s["higher_is_better"],
-                             min_relative=verdict_bar(s, all_facts, src)), None
-    if kind == "bound_verdict":
-        a = all_facts[s["of"][0]]
-        return factmod.judge(a["value"], a["ci"], s["bound"], (s["bound"], s["bound"]), better=s["better"],
-                             worse=s["worse"], same=s["same"], higher_is_better=s["higher_is_better"],
-                             min_relative=factmod.machine_spread(src.machine)), None
+    if kind in ("verdict", "bound_verdict"):
+        (a, a_ci), (b, b_ci) = _sides(s, all_facts)
+        return factmod.judge(a, a_ci, b, b_ci, better=s["better"], worse=s["worse"], same=s["same"],
+                             higher_is_better=s["higher_is_better"], min_relative=verdict_bar(s, all_facts, src)), None
     raise ValueError(f"unknown source kind {kind!r}")
+
+
+def _sides(s: dict, all_facts: dict) -> tuple[tuple, tuple]:
+    """A verdict's two sides, (value, interval) each: its two facts, or its fact and the bound."""
+    a = all_facts[s["of"][0]]
+    if s["kind"] == "verdict":
+        b = all_facts[s["of"][1]]
+        return (a["value"], a["ci"]), (b["value"], b["ci"])
+    return (a["value"], a["ci"]), (s["bound"], (s["bound"], s["bound"]))
 
 
 def verdict_bar(s: dict, all_facts: dict, src: Sources) -> float:
@@ -210,15 +213,10 @@ def verdict_bar(s: dict, all_facts: dict, src: Sources) -> float:
 
 
 def verdict_within_spread(s: dict, all_facts: dict, src: Sources) -> bool:
-    """Whether a verdict's source says `same` only for the machine's spread (its intervals
-    apart), the spread from the machine record, as `recompute` judges it."""
-    a = all_facts[s["of"][0]]
-    if s["kind"] == "verdict":
-        b = all_facts[s["of"][1]]
-        b_value, b_ci = b["value"], b["ci"]
-    else:
-        b_value, b_ci = s["bound"], (s["bound"], s["bound"])
-    return factmod.within_spread(a["value"], a["ci"], b_value, b_ci, verdict_bar(s, all_facts, src))
+    """Whether a verdict's source says `same` only for its bar (its intervals apart), the
+    spread from the machine record, as `recompute` judges it."""
+    (a, a_ci), (b, b_ci) = _sides(s, all_facts)
+    return factmod.within_spread(a, a_ci, b, b_ci, verdict_bar(s, all_facts, src))
 
 
 def fact_problems(facts: dict, src: Sources) -> list[str]:

@@ -314,28 +314,33 @@ class Facts:
         spread (`min_relative`), else `same`. `floor`: relative differences the two values
         themselves may hold without a finding (a cell's drift within its one run, which
         its interval does not show); the largest of them and the spread is the bar."""
-        spread = self.spread() if self.min_relative else None
-        bar = max([f for f in floor if f.known and f.value > self.min_relative] + ([spread] if spread else []),
-                  key=lambda f: f.value, default=None)
-        min_relative = bar.value if bar is not None else 0.0
-        word = judge(a.value, a.ci, b.value, b.ci, better=better, worse=worse, same=same,
-                     higher_is_better=higher_is_better, min_relative=min_relative)
-        source = {"kind": "verdict", "of": [a.key, b.key], "better": better, "worse": worse, "same": same,
-                  "higher_is_better": higher_is_better, "min_relative": min_relative}
-        if floor:
-            source["floor"] = [f.key for f in floor]
-        decided = bar if within_spread(a.value, a.ci, b.value, b.ci, min_relative) else None
-        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=decided))
+        source = {"kind": "verdict", "of": [a.key, b.key]}
+        return self._judged(key, a, b.value, b.ci, source, floor, better=better, worse=worse, same=same,
+                            higher_is_better=higher_is_better)
 
     def bound_verdict(self, key: str, a: Fact, bound: float, *, better: str, worse: str,
-                      same: str = SAME, higher_is_better: bool = True) -> Fact:
-        """How `a` compares with a fixed value (1.0: no speedup; 100%: full efficiency)."""
-        word = judge(a.value, a.ci, bound, (bound, bound), better=better, worse=worse, same=same,
-                     higher_is_better=higher_is_better, min_relative=self.min_relative)
-        source = {"kind": "bound_verdict", "of": [a.key], "bound": bound, "better": better, "worse": worse,
-                  "same": same, "higher_is_better": higher_is_better, "min_relative": self.min_relative}
-        spread = self.spread() if within_spread(a.value, a.ci, bound, (bound, bound), self.min_relative) else None
-        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=spread))
+                      same: str = SAME, higher_is_better: bool = True, floor: tuple[Fact, ...] = ()) -> Fact:
+        """How `a` compares with a fixed value (1.0: no speedup; 100%: full efficiency; a
+        published number), with the bar of `verdict`."""
+        source = {"kind": "bound_verdict", "of": [a.key], "bound": bound}
+        return self._judged(key, a, bound, (bound, bound), source, floor, better=better, worse=worse, same=same,
+                            higher_is_better=higher_is_better)
+
+    def _judged(self, key: str, a: Fact, b, b_ci, source: dict, floor: tuple[Fact, ...], **words) -> Fact:
+        """A verdict fact (`judge`) of `a` against `b`, its bar the largest of the machine's
+        spread and the floor's values. A verdict its bar alone made `same` (the intervals
+        apart) holds the bar's fact as its `spread`, for the sentence to say so."""
+        high = [f for f in floor if f.known and f.value > self.min_relative]
+        bar = max(high, key=lambda f: f.value) if high else None
+        min_relative = bar.value if bar is not None else self.min_relative
+        word = judge(a.value, a.ci, b, b_ci, min_relative=min_relative, **words)
+        source.update(words, min_relative=min_relative)
+        if floor:
+            source["floor"] = [f.key for f in floor]
+        decided = None
+        if within_spread(a.value, a.ci, b, b_ci, min_relative):
+            decided = bar if bar is not None else (self.spread() if self.min_relative else None)
+        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=decided))
 
     def spread(self) -> Fact:
         """The machine's own spread (`min_relative`) as a fact of this study."""
@@ -395,7 +400,7 @@ def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_bet
     """The verdict word: `same` unless both intervals exist and are disjoint and the two
     values differ by more than `min_relative` of the larger (a difference the machine's own
     spread can make is no finding, however tight the intervals)."""
-    if not _apart(a, a_ci, b, b_ci) or within_spread(a, a_ci, b, b_ci, min_relative):
+    if not _apart(a, a_ci, b, b_ci) or _close(a, b, min_relative):
         return same
     return better if (a > b) == higher_is_better else worse
 
@@ -410,7 +415,11 @@ def _apart(a, a_ci, b, b_ci) -> bool:
 def within_spread(a, a_ci, b, b_ci, min_relative: float) -> bool:
     """Whether `judge` says `same` only for the machine's spread: both intervals exist and
     are disjoint, but the two values differ by no more than `min_relative` of the larger."""
-    return _apart(a, a_ci, b, b_ci) and abs(a - b) <= min_relative * max(abs(a), abs(b))
+    return _apart(a, a_ci, b, b_ci) and _close(a, b, min_relative)
+
+
+def _close(a, b, min_relative: float) -> bool:
+    return abs(a - b) <= min_relative * max(abs(a), abs(b))
 
 
 def _name(table):

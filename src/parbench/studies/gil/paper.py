@@ -88,11 +88,16 @@ def _w(row) -> str:
 INTERVALS = {"speedup_vs_sequential": "speedup", "ratio_vs_baseline": "ratio"}
 
 
+def _timed_ok(runs: pd.DataFrame, seconds: str) -> pd.DataFrame:
+    """gil_runs' timed runs that passed and tell their wall time and `seconds`."""
+    return runs[(runs["phase"] == "timed") & (runs["status"] == "ok")].dropna(subset=[seconds, "wall_sec"])
+
+
 def timed_jit(runs: pd.DataFrame) -> pd.DataFrame:
     """The timed runs that passed and tell their JIT's compile time, with `jit_share`: the
     compile time they overlapped over their wall time (summed over the JIT's threads, so
     it can exceed one)."""
-    timed = runs[(runs["phase"] == "timed") & (runs["status"] == "ok")].dropna(subset=["jit_sec", "wall_sec"])
+    timed = _timed_ok(runs, "jit_sec")
     return timed.assign(jit_share=timed["jit_sec"] / timed["wall_sec"])
 
 
@@ -100,8 +105,8 @@ def runs_of_parallel_points(runs: pd.DataFrame) -> pd.DataFrame:
     """The timed runs in threads of the points whose median over the launches kept more
     than PARALLEL_CORES cores busy, each with its own `cores_busy` (CPU over wall
     seconds): a run among them at one core ran its threads one at a time in that launch."""
-    timed = runs[(runs["phase"] == "timed") & (runs["status"] == "ok") & (runs["execution"] == "threads")]
-    timed = timed.dropna(subset=["cpu_sec", "wall_sec"])
+    timed = _timed_ok(runs, "cpu_sec")
+    timed = timed[timed["execution"] == "threads"]
     timed = timed.assign(cores_busy=timed["cpu_sec"] / timed["wall_sec"])
     return timed[timed.groupby(POINT)["cores_busy"].transform("median") > PARALLEL_CORES]
 
