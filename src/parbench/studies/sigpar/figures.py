@@ -166,21 +166,27 @@ def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
 
 def thread_process_ratio(cells: pd.DataFrame) -> pd.DataFrame:
     """Threading throughput / multiprocess throughput at the same algorithm, operation,
-    worker count and backend (one row each)."""
+    worker count and backend (one row each), with both medians and the range of the
+    threading cell's repetitions (`threading_reps_min/max`)."""
     data = ok_rows(cells)
     index = ["algorithm", "operation", "workers", "backend"]
     wide = data.pivot_table(index=index, columns="mode", values="ops_per_sec").reset_index()
     if not {"threading", "multiprocess"} <= set(wide.columns):
-        return pd.DataFrame(columns=[*index, "ratio", "ratio_ci_low", "ratio_ci_high"])
+        return pd.DataFrame(columns=[*index, "ratio", "ratio_ci_low", "ratio_ci_high", "threading_reps_min",
+                                     "threading_reps_max"])
     wide["ratio"] = wide["threading"] / wide["multiprocess"]
     reps = _repetitions(data, [*index, "mode"])
-    lows, highs = [], []
+    lows, highs, fewest, most = [], [], [], []
     for r in wide.itertuples():
         key = (r.algorithm, r.operation, r.workers, r.backend)
-        lo, hi = stats.bootstrap_ratio_ci(reps.get((*key, "threading"), []), reps.get((*key, "multiprocess"), []))
+        threads = reps.get((*key, "threading"), [])
+        lo, hi = stats.bootstrap_ratio_ci(threads, reps.get((*key, "multiprocess"), []))
         lows.append(lo)
         highs.append(hi)
+        fewest.append(min(threads, default=float("nan")))
+        most.append(max(threads, default=float("nan")))
     wide["ratio_ci_low"], wide["ratio_ci_high"] = lows, highs
+    wide["threading_reps_min"], wide["threading_reps_max"] = fewest, most
     return wide.dropna(subset=["ratio"])
 
 
