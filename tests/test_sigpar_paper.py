@@ -189,6 +189,33 @@ def test_a_disturbed_repetition_is_named():
     assert problems(parts, facts, tables) == []
 
 
+def test_a_repetition_measured_again_says_how_busy_its_earlier_attempts_found_the_machine():
+    frame = load()
+    frame.loc[1, "attempts"] = 2
+    parts, facts, tables = render(load_frame=frame)
+    text = plain(parts["setup"])
+    # a table from before the column: the count alone
+    assert "1 of 4 repetitions was measured again because the machine was too busy elsewhere;" in text, text
+    frame["earlier_other_cores_max"] = [None, 0.97, None, None]
+    parts, facts, tables = render(load_frame=frame)
+    assert problems(parts, facts, tables) == []
+    assert ("was measured again because the machine was too busy elsewhere (its earlier attempts with up to "
+            "0.97 cores busy outside it)") in plain(parts["setup"])
+
+
+def test_the_load_table_keeps_the_most_load_of_a_records_earlier_attempts():
+    from parbench.disturbance import earlier_load, load_table
+
+    again = {"status": "ok", "attempt": 3, "load": {"other_cores": 0.01},
+             "earlier_attempts": [{"attempt": 1, "load": {"other_cores": 0.97}},
+                                  {"attempt": 2, "load": {"other_cores": 0.44}}]}
+    once = {"status": "ok", "attempt": 1, "load": {"other_cores": 0.02}, "earlier_attempts": []}
+    assert earlier_load(again) == 0.97 and earlier_load(once) is None and earlier_load({}) is None
+    table = load_table("sigpar", [again, once], lambda r: "c", lambda r: "g")
+    assert table["earlier_other_cores_max"].tolist()[0] == 0.97 and pd.isna(table["earlier_other_cores_max"][1])
+    assert table["earlier_other_cores_max"].dtype == float
+
+
 def test_the_headline_sets_the_seeds_example_beside_ours_and_names_the_backend():
     parts = {k: plain(v) for k, v in render()[0].items()}
     # the fixture has no CFFI cell for RSA-2048 in processes: pyca stands in, and says so

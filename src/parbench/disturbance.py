@@ -126,6 +126,13 @@ def load_columns(record: dict) -> dict:
 NOT_RECORDED = "measured before parbench recorded the load"
 
 
+def earlier_load(record: dict) -> float | None:
+    """The most cores busy outside the cell in any of the record's earlier, disturbed
+    attempts (what made it measure again); None when it took one attempt."""
+    loads = [a.get("load", {}).get("other_cores") for a in record.get("earlier_attempts") or []]
+    return max((x for x in loads if x is not None), default=None)
+
+
 def load_table(study: str, records: list[dict], label, group) -> "pd.DataFrame":
     """One row per measured record (a cell's repetition) of a study: when it started, the
     load during it and whether it was disturbed (`<study>_load.parquet`, docs/data.md).
@@ -139,26 +146,31 @@ def load_table(study: str, records: list[dict], label, group) -> "pd.DataFrame":
                      "rep": int(record.get("cell", {}).get("rep", 0) or 0), "status": record.get("status"),
                      "started_unix": record.get("started_unix"), "elapsed_sec": record.get("elapsed_sec"),
                      "planned_position": record.get("planned_position"), "run_id": record.get("run_id"),
-                     **load_columns(record)})
+                     **load_columns(record), "earlier_other_cores_max": earlier_load(record)})
     columns = ["study", "cell", "group", "rep", "status", "started_unix", "elapsed_sec", "planned_position", "run_id",
-               *LOAD_COLUMNS]
+               *LOAD_COLUMNS, "earlier_other_cores_max"]
     frame = pd.DataFrame(rows, columns=columns)
     frame["disturbed"] = frame["disturbed"].astype(bool)
     frame["attempts"] = pd.to_numeric(frame["attempts"], errors="coerce").astype("Int64")
     frame["planned_position"] = pd.to_numeric(frame["planned_position"], errors="coerce").astype("Int64")
     frame["run_id"] = frame["run_id"].astype(object)
-    for c in ("load_other_cores", "load_steal_cores", "cell_cpu_sec", "started_unix", "elapsed_sec"):
+    for c in ("load_other_cores", "load_steal_cores", "cell_cpu_sec", "started_unix", "elapsed_sec",
+              "earlier_other_cores_max"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     return frame.sort_values(["started_unix", "cell", "rep"]).reset_index(drop=True)
 
 
 def load_facts(f, table: "pd.DataFrame", name: str) -> dict:
     """The facts a study's setup states about load: how many of its repetitions were
-    measured, were measured again, stayed disturbed, and how busy the machine was
-    elsewhere (median and most), and the disturbed ones by name."""
+    measured, were measured again (and the most load their earlier attempts saw), stayed
+    disturbed, and how busy the machine was elsewhere (median and most), and the disturbed
+    ones by name."""
     measured = table[table["status"] == "ok"]
     f.aggregate("load_reps", name, "count", where={"status": "ok"})
-    f.aggregate("load_retried", name, "count", where={"status": "ok", "attempts": {">=": 2}})
+    retried = f.aggregate("load_retried", name, "count", where={"status": "ok", "attempts": {">=": 2}})
+    if retried.value and "earlier_other_cores_max" in measured and measured["earlier_other_cores_max"].notna().any():
+        f.aggregate("load_earlier_max", name, "max", "earlier_other_cores_max", where={"status": "ok"},
+                    fmt="fixed2", unit="cores")
     f.aggregate("load_disturbed", name, "count", where={"status": "ok", "disturbed": True})
     known = measured.dropna(subset=["load_other_cores"])
     if len(known):
@@ -174,4 +186,5 @@ def load_facts(f, table: "pd.DataFrame", name: str) -> dict:
     reasons = measured["load_reason"].dropna() if "load_reason" in measured else measured["load_other_cores"].iloc[0:0]
     if not len(known) and len(reasons):
         f.aggregate("load_reason", name, "values", "load_reason", where={"status": "ok"}, fmt="list")
-    return {"load_known": bool(len(known)), "disturbed_cells": disturbed, "load_unknown_reason": bool(len(reasons))}
+    return {"load_known": bool(len(known)), "disturbed_cells": disturbed, "load_unknown_reason": bool(len(reasons)),
+            "load_earlier_known": f"{f.study}.load_earlier_max" in f.items}
