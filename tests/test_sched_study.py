@@ -477,6 +477,28 @@ def test_a_single_repetition_ranks_nothing(full_records):
     assert check(tables, m, parts, facts) == []
     assert "was measured once" in parts["setup"] and "slower than" not in parts["quicksort"]
     assert "not distinguishable on this machine from" in parts["headline"]
+    # with none told apart, the sentence says so before it names a lowest median
+    assert "threads, none of the schedulers and the peers sharing their kernel and cutoff could be told apart " \
+           "from the lowest median time" in parts["quicksort"]
+    assert "had the lowest median time" not in parts["quicksort"]
+
+
+def test_a_split_by_full_efficiency_says_when_the_efficiencies_are_not_told_apart(full_records):
+    tables, m = paper_tables(full_records), machine()
+    s = tables["sched_summary"]
+    ranked = (s["workload"] == "quicksort") & (s["threads"] == 2) & \
+        ~s["scheduler"].isin(["sequential", "tbb_parallel_sort"])
+    first = s.index[ranked][0]
+    columns = ["efficiency", "efficiency_ci_low", "efficiency_ci_high"]
+    for below, said in (((0.95, 0.93, 0.97), True), ((0.80, 0.78, 0.82), False)):
+        t = s.copy()
+        t.loc[ranked, columns] = below
+        t.loc[first, columns] = (0.96, 0.90, 1.01)  # the one not distinguishable from full efficiency
+        cut = {**tables, "sched_summary": t}
+        parts, facts = render(cut, m)
+        assert check(cut, m, parts, facts) == []
+        text = parts["speedup"]
+        assert "only " in text and ("efficiencies are not told apart from one another" in text) == said, text
 
 
 def test_figures_without_data_are_left_out_and_a_disturbed_cell_is_named(reps_records):

@@ -131,6 +131,7 @@ def ranking(f: Facts, rows: pd.DataFrame, prefix: str) -> dict | None:
         others.append({"name": NAMES[r["scheduler"]], "time": t, "verdict": v})
     verdicts = [o["verdict"] for o in others]
     return {"best": {"name": NAMES[best["scheduler"]], "time": best_time}, "others": others,
+            "highest": max(others, key=lambda o: o["time"].value, default=None),
             "n_others": f.count_of(_id(prefix, "n_others"), verdicts),
             "n_same": f.count_of(_id(prefix, "n_same"), verdicts, VERDICT_SAME),
             "n_spread": f.count_within_spread(_id(prefix, "n_within_spread"), verdicts),
@@ -213,7 +214,15 @@ def efficiency(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
         verdicts = [c["verdict"] for c in cells]
         same = [c for c in cells if c["verdict"].value == VERDICT_SAME]
         below = [c for c in cells if c["verdict"].value == "below"]
-        out.append({"workload": workload,
+        # a split by full efficiency is no ranking among cells that cannot be told apart
+        # from one another: the highest against the lowest says whether they can
+        untold = None
+        if same and len(same) < len(cells):
+            high, low = (max(cells, key=lambda c: c["eff"].value), min(cells, key=lambda c: c["eff"].value))
+            v = f.verdict(_id("eff_highest_vs_lowest", workload), high["eff"], low["eff"], better="higher than",
+                          worse="lower than")
+            untold = {"high": high, "low": low, "verdict": v} if v.value == VERDICT_SAME else None
+        out.append({"workload": workload, "untold": untold,
                     "min": f.aggregate(_id("eff_min", workload), "sched_summary", "min", "efficiency", where=where,
                                        fmt="pct"),
                     "max": f.aggregate(_id("eff_max", workload), "sched_summary", "max", "efficiency", where=where,
