@@ -691,6 +691,26 @@ def test_a_cells_drift_within_its_run_is_measured_and_bars_a_ranking():
 
 
 
+def test_the_counters_step_and_read_are_said_where_they_shape_the_counts(records):
+    from parbench.studies.kem.aggregate import tick_step
+
+    assert tick_step([26, 52, 78 * 3]) == 26 and tick_step([100, 101]) == 1 and tick_step([]) is None
+    # the fixture's counts step by one tick: only the read is said
+    tables, parts, facts = render(records)
+    assert check(tables, parts, facts) == []
+    text = re.sub(r'\[([^\[\]]*)\]\{\.fact key="[^"]+"\}', r"\1", parts["setup"])
+    assert "Every count includes one read of the counter, not subtracted: 40 TSC ticks here" in text, text
+    assert "advanced in steps" not in text
+    assert "never reaches beyond" not in text  # one repetition: no interval to speak of
+    # a counter that advances 26 ticks at a time, as a virtual TSC may
+    cycles, sweep = records
+    stepped = [dict(r, result=dict(r["result"], samples=[26 * x for x in r["result"]["samples"]]))
+               if r["status"] == "ok" and r["result"].get("samples") else r for r in cycles]
+    tables, parts, facts = render((stepped, sweep))
+    assert check(tables, parts, facts) == []
+    assert 'The counter advanced in steps of [26]{.fact key="kem.step.min"} TSC ticks here' in parts["setup"]
+
+
 def test_cycles_verdicts_take_the_cells_drift_as_a_floor_and_the_setup_states_it(records):
     tables, parts, facts = render(records)
     assert check(tables, parts, facts) == []

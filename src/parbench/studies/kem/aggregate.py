@@ -32,6 +32,7 @@ measured TSC rate; null for core cycles, whose clock is not known).
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pandas as pd
@@ -112,6 +113,7 @@ def cycles_row(record: dict) -> dict:
         "median_ci_low_cycles": low_cycles, "median_ci_high_cycles": high_cycles,
         "median_ci_low_ns": low_ns, "median_ci_high_ns": high_ns,
         "half_drift": half_drift(samples) if ok else None,
+        "tick_step": tick_step(samples) if ok else None,
         **{c: checks.get(c) for c in CHECKS}, "call_errors": checks.get("errors"),
         # a cycles cell runs once: whether it stayed disturbed after every attempt
         "disturbed": load_columns(record)["disturbed"],
@@ -128,6 +130,14 @@ def half_drift(samples: list) -> float | None:
     half = len(samples) // 2
     first, second = statistics.median(samples[:half]), statistics.median(samples[half:])
     return abs(first - second) / statistics.median(samples)
+
+
+def tick_step(samples: list) -> int | None:
+    """The counter's step in this cell: the greatest common divisor of its counts (a
+    counter that advances by more than one tick per step, as a virtual TSC may, makes
+    every count a multiple of it; 1 for a counter that counts every tick)."""
+    counts = [int(s) for s in samples if s]
+    return math.gcd(*counts) if counts else None
 
 
 def percentile_rows(record: dict) -> list[dict]:
@@ -303,7 +313,8 @@ def study_tables(cycles_records: list[dict], throughput_records: list[dict], cou
                      ["threads", "rep", "thread"])
     # numeric columns stay numeric when a whole column is null (all cells unavailable)
     for frame in (cycles, percentiles, samples):
-        for col in [c for c in frame.columns if c.endswith(("_ticks", "_cycles", "_ns")) or c in ("ticks", "cycles", "ns")]:
+        for col in [c for c in frame.columns if c.endswith(("_ticks", "_cycles", "_ns"))
+                    or c in ("ticks", "cycles", "ns", "tick_step")]:
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     load = load_table("kem", [*cycles_records, *throughput_records], load_label, load_group)
     return {"counters": counters_table(counters), "cycles": cycles, "percentiles": percentiles, "samples": samples,

@@ -247,8 +247,9 @@ def setup(f: Facts, cycles: pd.DataFrame, throughput: pd.DataFrame, counters: pd
         f.aggregate("sweep_threads", "kem_throughput", "values", "threads", fmt="list")
         f.aggregate("warmup", "kem_throughput", "values", "warmup_sec", fmt="list", unit="s")
         f.aggregate("window", "kem_throughput", "values", "duration_sec", fmt="list", unit="s")
-        f.aggregate("repetitions", "kem_throughput", "max", "repetitions", fmt="int")
-        ctx.update(sweep_sets=_series(_in_order(throughput["parameter_set"], SET_ORDER)),
+        reps = f.aggregate("repetitions", "kem_throughput", "max", "repetitions", fmt="int")
+        ctx.update(several_reps=(reps.value or 0) > 1,
+                   sweep_sets=_series(_in_order(throughput["parameter_set"], SET_ORDER)),
                    sweep_ops=_series([OPERATION_NOUNS.get(o, o) for o in
                                       _in_order(throughput["operation"], OPERATION_ORDER)]))
     ctx.update(counter_facts(f, counters))
@@ -310,6 +311,24 @@ def counter_facts(f: Facts, counters: pd.DataFrame) -> dict:
     core = [m for m in out["missing"] if m["cycles"]]
     out["no_core_reason"] = core[0] if core and not out["core_cycles"] else None
     return out
+
+
+def resolution(f: Facts, cycles: pd.DataFrame) -> dict:
+    """What a count is made of: the counter's step (`tick_step`, where it advanced by more
+    than one tick, an interval one step wide is its resolution) and the read of the
+    counter every count includes once (`counter_read_overhead_ticks`), each over the cells
+    that passed, from its least to its most."""
+    ok = _ok(cycles)
+    out = {}
+    for name, column in (("step", "tick_step"), ("read", "counter_read_overhead_ticks")):
+        if column not in ok or ok[column].isna().all():
+            out[name] = None
+            continue
+        out[name] = {end: f.aggregate(_id(name, end), "kem_cycles", end, column, where={"status": "ok"}, fmt="int")
+                     for end in ("min", "max")}
+    if out["step"] and (out["step"]["max"].value or 0) <= 1:
+        out["step"] = None  # a counter that counts every tick: nothing to say
+    return {"resolution": out}
 
 
 # --- cycles -----------------------------------------------------------------------------------
@@ -594,6 +613,7 @@ def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
     ctx = {"tables": {"kem_seed": seed_table_frame(cycles, percentiles),
                               "kem_published": published_table(cycles)}}
     ctx.update(setup(f, cycles, throughput, counters))
+    ctx.update(resolution(f, cycles))
     ctx.update(cycles_part(f, cycles))
     ctx.update(seed_table(f, cycles, percentiles))
     ctx.update(distribution(f, percentiles))
