@@ -235,3 +235,19 @@ def test_the_header_and_estimate_come_from_each_active_study(capsys):
 def test_liboqs_is_built_for_what_the_studies_ask():
     assert pipeline.liboqs_ids(pbconfig.load("smoke")) == ["KEM_ml_kem_512", "SIG_ml_dsa_44"]
     assert pipeline.liboqs_ids(pbconfig.load("smoke", ["studies=[sched]"])) == []
+
+
+def test_a_cell_is_read_from_its_jobs_wildcards_each_field_typed_as_declared():
+    from types import SimpleNamespace
+
+    from parbench.studies.kem.plan import CyclesCell, ThroughputCell
+    from parbench.studies.sched.plan import SchedCell
+
+    cell = SchedCell.from_wildcards(SimpleNamespace(workload="quicksort", scheduler="ws", threads="2", rep="1"))
+    assert cell == SchedCell("quicksort", "ws", 2, 1) and isinstance(cell.threads, int)
+    # a field no wildcard names keeps its default (cycles cells have no repetition wildcard)
+    assert CyclesCell.from_wildcards(SimpleNamespace(implementation="liboqs", parameter_set="ML-KEM-512",
+                                                     operation="encaps")).rep == 0
+    point = ThroughputCell.from_wildcards(SimpleNamespace(implementation="liboqs", parameter_set="ML-KEM-768",
+                                                          operation="decaps", threads="2", rep="0", extra="x"))
+    assert (point.threads, point.rep) == (2, 0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -74,6 +75,15 @@ class CellPaths:
     under "record"."""
 
     RECORD_SUFFIX = ".json"
+
+    @classmethod
+    def from_wildcards(cls, wildcards):
+        """The cell a rule's job names: each field from the wildcard of its name (an `int`
+        field read as one), a field no wildcard names at its default. A study whose
+        wildcards name its cell otherwise (sigpar's variant) defines its own."""
+        fields = [f for f in dataclasses.fields(cls) if hasattr(wildcards, f.name)]
+        return cls(**{f.name: int(getattr(wildcards, f.name)) if f.type in (int, "int") else getattr(wildcards, f.name)
+                      for f in fields})
 
     def stem(self, profile: str) -> str:
         raise NotImplementedError

@@ -50,10 +50,6 @@ class GilCell(CellPaths):
     # which repetition (interpreter launch) of the point, from 0
     rep: int = 0
 
-    @classmethod
-    def from_wildcards(cls, wildcards) -> "GilCell":
-        return cls(wildcards.runtime, wildcards.workload, int(wildcards.rep))
-
     @property
     def label(self) -> str:
         return f"{self.runtime} {self.workload} r{self.rep}"

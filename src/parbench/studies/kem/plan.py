@@ -77,10 +77,6 @@ class CyclesCell(CellPaths):
     # the sample); the field lets the run's order interleave them with the sweep
     rep: int = 0
 
-    @classmethod
-    def from_wildcards(cls, wildcards) -> "CyclesCell":
-        return cls(wildcards.implementation, wildcards.parameter_set, wildcards.operation)
-
     @property
     def level(self) -> int | None:
         return level_of(self.parameter_set)
@@ -106,11 +102,6 @@ class ThroughputCell(CellPaths):
     threads: int
     # which repetition of the point (from 0)
     rep: int = 0
-
-    @classmethod
-    def from_wildcards(cls, wildcards) -> "ThroughputCell":
-        return cls(wildcards.implementation, wildcards.parameter_set, wildcards.operation, int(wildcards.threads),
-                   int(wildcards.rep))
 
     @property
     def level(self) -> int:

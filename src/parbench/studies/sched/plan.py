@@ -45,10 +45,6 @@ class SchedCell(CellPaths):
     # which repetition of the point (from 0)
     rep: int = 0
 
-    @classmethod
-    def from_wildcards(cls, wildcards) -> "SchedCell":
-        return cls(wildcards.workload, wildcards.scheduler, int(wildcards.threads), int(wildcards.rep))
-
     @property
     def label(self) -> str:
         return f"{self.workload} {self.scheduler} t{self.threads} r{self.rep}"
