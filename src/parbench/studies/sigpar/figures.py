@@ -166,8 +166,10 @@ def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
 
 def thread_process_ratio(cells: pd.DataFrame) -> pd.DataFrame:
     """Threading throughput / multiprocess throughput at the same algorithm, operation,
-    worker count and backend (one row each), with both medians and the range of the
-    threading cell's repetitions (`threading_reps_min/max`)."""
+    worker count and backend (one row each), with both medians, the range of the
+    threading cell's repetitions (`threading_reps_min/max`) and each mode's CPU use (the
+    median over its repetitions of the workers' busy share, `threading_cpu`,
+    `multiprocess_cpu`)."""
     data = ok_rows(cells)
     index = ["algorithm", "operation", "workers", "backend"]
     wide = data.pivot_table(index=index, columns="mode", values="ops_per_sec").reset_index()
@@ -175,6 +177,11 @@ def thread_process_ratio(cells: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=[*index, "ratio", "ratio_ci_low", "ratio_ci_high", "threading_reps_min",
                                      "threading_reps_max"])
     wide["ratio"] = wide["threading"] / wide["multiprocess"]
+    if "avg_cpu_utilization" in data:
+        cpu = data.pivot_table(index=index, columns="mode", values="avg_cpu_utilization").reset_index()
+        cpu = cpu.rename(columns={m: f"{m}_cpu" for m in ("threading", "multiprocess")})
+        wide = wide.merge(cpu[[*index, *(c for c in ("threading_cpu", "multiprocess_cpu") if c in cpu)]],
+                          on=index, how="left")
     reps = _repetitions(data, [*index, "mode"])
     lows, highs, fewest, most = [], [], [], []
     for r in wide.itertuples():

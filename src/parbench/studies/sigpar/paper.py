@@ -237,19 +237,21 @@ def gil(f: Facts, ok: pd.DataFrame) -> dict:
     for r in ratio[ratio["workers"] == wmax].itertuples():
         value = f.lookup(_id("ratio", r.algorithm, r.operation, r.backend, f"t{wmax}"), "sigpar_cells", r, "ratio",
                          via=RATIO, fmt="fixed2", about=(r.algorithm,))
-        row = {"row": r, "ratio": value, "split": None,
+        row = {"row": r, "ratio": value, "below": None,
                "verdict": f.bound_verdict(_id("ratio_vs_1", r.algorithm, r.operation, r.backend), value, 1.0,
                                           better="above", worse="below")}
-        # threading repetitions that differ from one another by more than the ratio differs
-        # from parity: the median ratio is not what every repetition did
-        if row["verdict"].value == "below" \
-                and r.threading_reps_max / r.threading_reps_min - 1 > abs(1 - r.ratio):
-            def reps(column: str, name: str) -> object:
-                return f.lookup(_id(name, r.algorithm, r.operation, r.backend, f"t{wmax}"), "sigpar_cells", r,
-                                column, via=RATIO, unit="ops/s", interval=False, about=(r.algorithm,))
-            row["split"] = {"low": reps("threading_reps_min", "threading_reps_min"),
-                            "high": reps("threading_reps_max", "threading_reps_max"),
-                            "processes": reps("multiprocess", "multiprocess_median")}
+        if row["verdict"].value == "below":
+            # what the text sets beside a ratio below parity: how far the threading
+            # repetitions ranged, and how busy each mode kept its CPU (a thread waiting on
+            # a lock idles)
+            def look(column: str, unit: str | None, fmt: str = "num") -> object:
+                return f.lookup(_id(column, r.algorithm, r.operation, r.backend, f"t{wmax}"), "sigpar_cells", r,
+                                column, via=RATIO, unit=unit, fmt=fmt, interval=False, about=(r.algorithm,))
+            row["below"] = {"low": look("threading_reps_min", "ops/s"), "high": look("threading_reps_max", "ops/s"),
+                            "processes": look("multiprocess", "ops/s"), "threads_cpu": None}
+            if pd.notna(getattr(r, "threading_cpu", None)) and pd.notna(getattr(r, "multiprocess_cpu", None)):
+                row["below"].update(threads_cpu=look("threading_cpu", None, "pct"),
+                                    processes_cpu=look("multiprocess_cpu", None, "pct"))
         rows.append(row)
     verdicts = [r["verdict"] for r in rows]
     f.count_of("ratio_n", verdicts)
@@ -258,8 +260,7 @@ def gil(f: Facts, ok: pd.DataFrame) -> dict:
     f.count_of("ratio_above", verdicts, "above")
     f.count_within_spread("ratio_within_spread", verdicts)
     return {"ratio_rows": rows, "ratio_below": [r for r in rows if r["verdict"].value == "below"],
-            "ratio_above": [r for r in rows if r["verdict"].value == "above"],
-            "ratio_split": [r for r in rows if r["split"]]}
+            "ratio_above": [r for r in rows if r["verdict"].value == "above"]}
 
 
 # --- backends against the native runner -------------------------------------------------------
