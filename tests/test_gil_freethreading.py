@@ -371,6 +371,7 @@ def test_the_paper_states_the_gils_cost_and_the_free_threaded_overhead_from_the_
     # seed's time ratio, which is another quantity
     head = parts["headline"]
     assert head.startswith("**The GIL (@sec-gil).**") and "[higher than]{.fact key=\"gil.headline_ft_vs_gil\"}" in head
+    assert "its launches there took" not in head  # told apart: no launches' range
     assert "[3.3]{.fact key=\"gil.seed_ratio\"}" in head and "another quantity" in head
     # this run's ratio beside it carries its verdict against one, never a bare number
     assert re.search(r"start-up excluded\), is \[[^]]+\]\{\.fact key=\"gil\.time_ratio\.freethreading_overhead"

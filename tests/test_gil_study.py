@@ -519,6 +519,9 @@ def test_the_headline_compares_the_times_where_the_two_speedups_overlap():
     assert "so the headline cannot say" not in head and "With the two speedups not told apart" not in head
     assert "with its GIL on, the same binary took [2.17 (" in head
     assert '[slower with the GIL on]{.fact key="gil.time_ratio_vs_one.gil_cost.' in head
+    # where the speedups are not told apart, how far each one's launches ranged there
+    assert re.search(r"\(its launches there took from \[[^]]+ ms\]\{\.fact key=\"gil\.launch\.min\.cpython_ft_gil\.[^\"]+\"\} "
+                     r"to \[[^]]+ ms\]\{[^}]+\} as cpython_ft_gil, from \[[^]]+ ms\]\{\.fact key=\"gil\.launch\.min\.cpython_ft\.", head), head
 
 
 def test_a_tampered_fact_verdict_or_span_is_caught(records):

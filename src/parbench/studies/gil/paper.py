@@ -37,6 +37,7 @@ POINTS = "parbench.studies.gil.paper:points"
 RUNTIMES_MS = "parbench.studies.gil.paper:runtimes_in_ms"
 TIMED_JIT = "parbench.studies.gil.paper:timed_jit"
 PARALLEL_RUNS = "parbench.studies.gil.paper:runs_of_parallel_points"
+LAUNCHES = "parbench.studies.gil.paper:launch_times"
 POINT = ["runtime", "workload", "execution", "workers"]
 # The columns that name one row of each table (and of the tables derived from it).
 KEYS = {
@@ -45,6 +46,7 @@ KEYS = {
     "gil_runtimes": ["runtime"],
     f"gil_runtimes|{RUNTIMES_MS}": ["runtime"],
     "gil_comparisons": ["comparison", "workload", "execution", "workers"],
+    f"gil_runs|{LAUNCHES}": [*POINT, "rep"],
     RELATED_TABLE: RELATED_KEYS[RELATED_TABLE],  # its cells, looked up where they are set beside gil's
 }
 # The generated parts (templates in paper/sections/gil/), in the order the section
@@ -109,6 +111,14 @@ def runs_of_parallel_points(runs: pd.DataFrame) -> pd.DataFrame:
     timed = timed[timed["execution"] == "threads"]
     timed = timed.assign(cores_busy=timed["cpu_sec"] / timed["wall_sec"])
     return timed[timed.groupby(POINT)["cores_busy"].transform("median") > PARALLEL_CORES]
+
+
+def launch_times(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each launch's time at each point (`launch_ms`): the median wall time of its timed
+    runs that passed, in milliseconds; the point's time is the median of these."""
+    timed = _timed_ok(runs, "wall_sec")
+    launches = timed.groupby([*POINT, "rep"], as_index=False)["wall_sec"].median()
+    return launches.assign(launch_ms=launches["wall_sec"] * 1e3)
 
 
 def points(summary: pd.DataFrame) -> pd.DataFrame:
@@ -914,6 +924,16 @@ def headline(f: Facts, ok: pd.DataFrame, comparisons: pd.DataFrame, seed: dict, 
     cost = comparisons[(comparisons["comparison"] == "gil_cost") & (comparisons["workload"] == workload)
                        & (comparisons["execution"] == "threads") & (comparisons["workers"] == top)]
     out["cost"] = _comparison_item(f, cost.iloc[0], *GIL_COST_WORDS) if len(cost) else None
+    out["launches"] = None
+    if out["verdict"].value == VERDICT_SAME and "gil_runs" in f.tables:
+        # where the two are not told apart, how far each one's launches ranged
+        def launches(point) -> dict:
+            where = {"runtime": point["runtime"], "workload": workload, "execution": "threads", "workers": top}
+            return {end: f.aggregate(_id("launch", end, point["runtime"], workload, "threads", f"w{top}"),
+                                     "gil_runs", end, "launch_ms", where=where, via=LAUNCHES, unit="ms",
+                                     about=(point["runtime"],)) for end in ("min", "max")}
+        ranged = {"ft": launches(ft), "on": launches(on)}
+        out["launches"] = ranged if all(r["min"].value is not None for r in ranged.values()) else None
     if pd.notna(ft.get("cpu_sec_per_wall_sec")):
         # the threads ran at once only if they kept more than one core busy: the CPU time
         # says so, whatever the speedup's interval
