@@ -378,9 +378,14 @@ def limitations(f: Facts, cells: pd.DataFrame, machine: dict) -> dict:
     f.machine_value("cores", "machine.logical_cores", fmt="int")
     f.seed("seed_workers_max", SEED, "Worker counts: [1, 2, 4, 6, 8, 10]", 10, fmt="int")
     f.seed("seed_contention_threads", SEED, "degradation at 8+ threads", 8, fmt="int")
+    f.seed("seed_window", SEED, "Duration per config: 12s (analysis window: 10s", 10, unit="s")
     caps = machine.get("capabilities", {})
+    hw = machine.get("machine", {})
     out = {"no_energy": not caps.get("energy", {}).get("available", False),
-           "no_temperature": not caps.get("temperature", {}).get("available", False)}
+           "no_temperature": not caps.get("temperature", {}).get("available", False),
+           # the seed fills performance cores first, then efficiency cores: a machine
+           # without the two kinds cannot show that order's effect
+           "one_kind_of_core": not (hw.get("performance_cores") and hw.get("efficiency_cores"))}
     # the machine's own words for what it lacks (they may hold paths and numbers: facts)
     if out["no_energy"]:
         out["energy_reason"] = f.machine_value("energy_reason", "capabilities.energy.reason", fmt="plain")
