@@ -722,3 +722,19 @@ def test_cycles_verdicts_take_the_cells_drift_as_a_floor_and_the_setup_states_it
     assert "Within its one run, the medians of a cell's first and second half of calls differed by" in parts["setup"]
     assert "ranked only where they differ by more than either one's drift" in parts["setup"]
 
+
+
+def test_where_the_seeds_ratio_lies_between_backends_the_headline_names_its_default(records):
+    cycles, sweep = records
+    # libcrux-avx2's decapsulation at 1.05 times its encapsulation, below the seed's 1.146;
+    # the portable code's at 1.19, above it
+    low = [cycles_record("libcrux-avx2", "ML-KEM-512", "decaps", [44000 + i for i in range(100)])
+           if r["cell"]["implementation"] == "libcrux-avx2" and r["cell"]["operation"] == "decaps" else r
+           for r in cycles]
+    tables, parts, facts = render((low, sweep))
+    assert check(tables, parts, facts) == []
+    head = parts["headline"]
+    assert "its ratio lies between those of libcrux-avx2 and libcrux-portable here" in head, head
+    assert "The seed's README names the portable code its default; if the example ran that, the portable code's " \
+           "ratio on ML-KEM-512 here, [1.190" in head
+    assert '[above]{.fact key="kem.headline_vs_seed.libcrux-portable"} the example\'s.' in head
