@@ -147,7 +147,10 @@ def efficiency(cells: pd.DataFrame, machine: dict) -> alt.Chart:
     )
     rect = base.mark_rect().encode(
         color=alt.Color("scaling_efficiency:Q", title="efficiency",
-                        scale=alt.Scale(scheme="redyellowgreen", domain=[0, 1.1], clamp=True)),
+                        # red at half efficiency or less, green at full or more: the
+                        # efficiencies a sweep gives lie near one, where a scale from zero
+                        # drew 0.8 and 1.0 in one green
+                        scale=alt.Scale(scheme="redyellowgreen", domain=[0.5, 1.0], clamp=True)),
         tooltip=["algorithm", "operation", "variant", "workers", alt.Tooltip("scaling_efficiency:Q", format=".2f"),
                  alt.Tooltip("interval:N", title="95% bootstrap interval")],
     )
