@@ -473,7 +473,7 @@ def test_the_paper_confirms_the_explanation_only_when_the_data_do():
     above = bool((first["median_stall_sec"] > first["median_predicted_stall_sec"]).all())
     assert ("each measured stall exceeded its prediction, by [" in parts["dose"]) == above
     assert "with the workloads in the order I/O, no-op, CPU, the I/O run, first after the change" in parts["order"]
-    assert "The cliff is the heartbeat expiry" in parts["headline"]
+    assert "Here push-naive's cliff is the heartbeat expiry" in parts["headline"]
     # the seed's anomaly at each of its worker counts beside push-naive's at the same count
     assert "where the seed's push mode took [7.54 s]{.fact" in parts["summary"]
     row = paper.anomaly_table(tables["dispatch_summary"]).set_index("workers").loc["8"]
@@ -902,3 +902,22 @@ def test_a_system_that_could_not_start_in_one_repetition_is_measured_on_the_othe
     none_ran = [r for r in recs if r["cell"]["system"] != "push-naive" or r["cell"]["rep"] == 0]
     parts, _ = render(paper_tables(none_ran), m)
     assert "left out of every figure, table and sentence below" in parts["setup"]
+
+
+def test_crowded_cores_are_said_to_share_only_where_the_cpu_tasks_kept_them_busy():
+    tables, m = paper_tables(_experiments()), machine()
+    parts, facts = render(tables, m)
+    text = parts["scaling"]
+    if "outnumber the cores" not in text:
+        pytest.skip("the fixture's processes do not outnumber its cores")
+    tasks = tables["dispatch_tasks"]
+    for run_ms, idle in ((0.01, True), (1e4, False)):
+        rows = [{"experiment": "main", "phase": "weak_scaling", "workload": "cpu", "workers": 2, "system": "push",
+                 "started_ms": 10.0 * i, "finished_ms": 10.0 * i + run_ms} for i in range(10)]
+        t = pd.concat([tasks, pd.DataFrame(rows).reindex(columns=tasks.columns)], ignore_index=True)
+        cut = {**tables, "dispatch_tasks": t}
+        parts, facts = render(cut, m)
+        assert check(cut, m, parts, facts) == []
+        said = parts["scaling"]
+        assert ("the cores stood idle through most of each run" in said) == idle, said
+        assert ("they kept the cores busy through much of each run" in said) == (not idle), said

@@ -38,6 +38,7 @@ SYSTEMS_OF = "parbench.studies.dispatch.paper:systems_frame"
 PREDICTIONS = "parbench.studies.dispatch.paper:predictions"
 SLOPES = "parbench.studies.dispatch.paper:slopes"
 GAPS = "parbench.studies.dispatch.paper:redispatch_gaps"
+TASK_RUNS = "parbench.studies.dispatch.paper:task_run_times"
 SUMMARY = ["experiment", "system", "phase", "workload", "submission", "workers"]
 ANOMALY = ["experiment", "system", "workers", "from_workers", "workload", "first_after_change"]
 # The columns that name one row of each table (and of the tables derived from it).
@@ -518,8 +519,35 @@ def scaling(f: Facts, summary: pd.DataFrame, top: Fact | None, machine: dict) ->
     processes = f["processes"]
     crowded = None
     if cores.value and processes.value and top.value * processes.value > cores.value:
-        crowded = {"processes": f.derived("top_processes", "product", top, processes, fmt="int")}
+        crowded = {"processes": f.derived("top_processes", "product", top, processes, fmt="int"), "task": None,
+                   "idle": False}
+        crowded.update(cpu_busy(f, int(top.value), cores.value))
     return {"efficiency": out, "crowded": crowded}
+
+
+def task_run_times(tasks: pd.DataFrame) -> pd.DataFrame:
+    """Each task's running time in milliseconds (`run_ms`: its finish less its start),
+    where the system records both."""
+    timed = tasks.dropna(subset=["started_ms", "finished_ms"])
+    return timed.assign(run_ms=timed["finished_ms"] - timed["started_ms"])
+
+
+def cpu_busy(f: Facts, workers: int, cores: int) -> dict:
+    """How much of a CPU run at `workers` its tasks kept the cores busy: a task's median
+    running time, the tasks of a run and a run's median completion time (main sweep). Where
+    the tasks' running time fills less than half of the cores' time, the cores stood idle
+    through most of each run: processes that outnumber the cores did not share them much."""
+    where = {"experiment": MAIN, "phase": "weak_scaling", "workload": "cpu", "workers": workers}
+    if "dispatch_tasks" not in f.tables or f.tables["dispatch_tasks"]["started_ms"].isna().all():
+        return {}
+    task = f.aggregate("cpu_task_ms", "dispatch_tasks", "median", "run_ms", where=where, via=TASK_RUNS, unit="ms")
+    run = f.aggregate("cpu_run_sec", "dispatch_runs", "median", "completion_time_sec",
+                      where={**where, "status": "ok"}, unit="s")
+    n = f.aggregate("cpu_run_tasks", "dispatch_runs", "median", "tasks", where={**where, "status": "ok"}, fmt="int")
+    if None in (task.value, run.value, n.value) or not run.value:
+        return {}
+    return {"task": task, "run": run, "tasks": n,
+            "idle": n.value * task.value / 1e3 < 0.5 * run.value * cores}
 
 
 # --- the anomaly -----------------------------------------------------------------------------------

@@ -368,6 +368,7 @@ def seed_facts(f: Facts) -> dict:
             "cpython_before": f.seed("seed_cpython_before_ms", SEED, "2300 ms vs 32 ms", 32, unit="ms"),
             "protopy_before": f.seed("seed_protopy_before_ms", SEED, "2300 ms vs 32 ms", 2300, unit="ms"),
             "chunks": f.seed("seed_chunks", SEED, "4 chunks of `sum(range(50_000))`", 4, fmt="int"),
+            "threads": f.seed("seed_threads", SEED, "With 4 workers each doing ~50k allocations", 4, fmt="int"),
             "version": f.seed("seed_cpython_version", SEED, "protoPython vs CPython 3.14", 3.14, fmt="plain")}
 
 
@@ -576,8 +577,8 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
     """Per workload, the sequential runs' lowest and highest median time among the runtimes
     (the control's work is scaled: not a time to rank), and the verdict between them. A
     median is the lowest or highest of the medians, not a rank: with three runtimes or more,
-    each extreme also has its verdict against its neighbour (`next`, `tied` where it does
-    not tell them apart)."""
+    each extreme also has its verdict against every other runtime but the other extreme,
+    and `ties` names those it does not tell apart (their count a fact)."""
     seq = ok[(ok["execution"] == "sequential") & ~ok["runtime"].isin(controls)].dropna(subset=["median_wall_sec"])
     out = []
 
@@ -591,16 +592,20 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
         def time_at(i: int) -> Fact:  # a fact for only the medians the text names
             return time_fact(f, rows.iloc[i])
 
-        low = {"name": names[0], "time": time_at(0), "next": None}
+        low = {"name": names[0], "time": time_at(0), "ties": None}
         item = {"workload": workload, "low": low, "high": None}
         if len(rows) > 1:
-            item["high"] = {"name": names[-1], "time": time_at(-1), "next": None,
+            item["high"] = {"name": names[-1], "time": time_at(-1), "ties": None,
                             "verdict": time_verdict(_id("seq_high_vs_low", workload), time_at(-1), low["time"])}
         if len(rows) > 2:
-            for extreme, key, near in ((low, "seq_low_vs_next", 1), (item["high"], "seq_high_vs_next", -2)):
-                verdict = time_verdict(_id(key, workload), extreme["time"], time_at(near))
-                extreme["next"] = {"name": names[near], "time": time_at(near), "verdict": verdict,
-                                   "tied": verdict.value == VERDICT_SAME}
+            middle = range(1, len(rows) - 1)
+            for extreme, key in ((low, "seq_low_vs"), (item["high"], "seq_high_vs")):
+                verdicts = [(names[i], time_verdict(_id(key, names[i], workload), extreme["time"], time_at(i)))
+                            for i in middle]
+                tied = [name for name, v in verdicts if v.value == VERDICT_SAME]
+                if tied:
+                    extreme["ties"] = {"names": tied, "n": f.count_of(_id(key, "n_same", workload),
+                                                                        [v for _, v in verdicts], VERDICT_SAME)}
         out.append(item)
     return {"sequential": out}
 
