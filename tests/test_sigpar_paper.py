@@ -44,7 +44,8 @@ def cells(status="ok", spread=0.01):
                                                                                      ops * (1 + spread)],
                     "scaling_efficiency": eff, "scaling_efficiency_ci_low": eff - (0.02 if workers > 1 else 0),
                     "scaling_efficiency_ci_high": eff + (0.02 if workers > 1 else 0),
-                    "p99_latency_ms": 1.0 * workers, "p99_latency_ms_ci_low": 0.9 * workers,
+                    "p99_latency_ms": 1.0 * workers, "latency_samples": 150 * workers if algorithm == "RSA-2048"
+                    else 1024 * workers, "p99_latency_ms_ci_low": 0.9 * workers,
                     "p99_latency_ms_ci_high": 1.1 * workers, "window_rate_cv": 0.1, "few_ops": False,
                     "ops_per_worker": 500.0, "energy_per_op_j": None, "energy_source": None,
                     "security_bits": 112 if algorithm == "RSA-2048" else 128,
@@ -154,6 +155,16 @@ def test_a_ratio_below_parity_is_given_with_its_repetitions_range_and_both_modes
     assert text.count("its threading repetitions from") == text.split("Below parity:")[1].count(" through ")
     bare = plain(render()[0]["gil"])
     assert "its threading repetitions from" in bare and "kept their CPU busy" not in bare
+
+
+def test_the_latency_part_says_how_many_samples_its_p99s_rest_on():
+    parts, facts, tables = render()
+    assert problems(parts, facts, tables) == []
+    assert "The p99s compared rest on 150 to 2,048 latency samples a cell" in plain(parts["latency"])
+    # a table from before the column: no such sentence
+    bare = cells().drop(columns=["latency_samples"])
+    parts, facts, tables = render(bare)
+    assert problems(parts, facts, tables) == [] and "latency samples a cell" not in plain(parts["latency"])
 
 
 def test_a_median_below_the_seeds_threshold_alone_names_the_threshold():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from parbench import stats
 from parbench.paper.facts import Facts
 from parbench.paper.format import fmt_ci, fmt_num, fmt_pct
 from parbench.studies.sigpar.algorithms import CATALOG
@@ -217,11 +218,18 @@ def latency(f: Facts, ok: pd.DataFrame) -> dict:
     f.count_of("latency_rising", [r["verdict"] for r in rows], "higher than")
     f.count_of("latency_falling", [r["verdict"] for r in rows], "lower than")
     f.count_within_spread("latency_within_spread", [r["verdict"] for r in rows])
+    samples = bool(rows) and "latency_samples" in ok and ok["latency_samples"].notna().any()
+    if samples:
+        # what a compared p99 rests on: the cells' latency samples (each the median over
+        # its repetitions) at both ends, where there were enough for a p99 at all
+        where = {"status": "ok", "workers": [1, wmax], "latency_samples": {">=": stats.min_samples_for(99)}}
+        for end in ("min", "max"):
+            f.aggregate(_id("latency_samples", end), "sigpar_cells", end, "latency_samples", where=where, fmt="int")
     largest = max(rising, key=lambda r: r["top"].value / r["one"].value, default=None)
     if largest is not None:
         f.derived("latency_largest_rise", "ratio", largest["top"], largest["one"], unit="x",
                   about=(largest["algorithm"],))
-    return {"latency_rows": rows, "latency_rising": rising, "latency_largest": largest}
+    return {"latency_rows": rows, "latency_rising": rising, "latency_largest": largest, "latency_samples": samples}
 
 
 # --- threads against processes ----------------------------------------------------------------
