@@ -168,7 +168,9 @@ def load_facts(f, table: "pd.DataFrame", name: str) -> dict:
     measured = table[table["status"] == "ok"]
     f.aggregate("load_reps", name, "count", where={"status": "ok"})
     retried = f.aggregate("load_retried", name, "count", where={"status": "ok", "attempts": {">=": 2}})
-    if retried.value and "earlier_other_cores_max" in measured and measured["earlier_other_cores_max"].notna().any():
+    earlier_known = bool(retried.value) and "earlier_other_cores_max" in measured \
+        and measured["earlier_other_cores_max"].notna().any()
+    if earlier_known:
         f.aggregate("load_earlier_max", name, "max", "earlier_other_cores_max", where={"status": "ok"},
                     fmt="fixed2", unit="cores")
     f.aggregate("load_disturbed", name, "count", where={"status": "ok", "disturbed": True})
@@ -187,4 +189,4 @@ def load_facts(f, table: "pd.DataFrame", name: str) -> dict:
     if not len(known) and len(reasons):
         f.aggregate("load_reason", name, "values", "load_reason", where={"status": "ok"}, fmt="list")
     return {"load_known": bool(len(known)), "disturbed_cells": disturbed, "load_unknown_reason": bool(len(reasons)),
-            "load_earlier_known": f"{f.study}.load_earlier_max" in f.items}
+            "load_earlier_known": earlier_known}

@@ -11,8 +11,8 @@ never imports pandas or altair because of it).
 from __future__ import annotations
 
 import copy
-import functools
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping

@@ -363,17 +363,18 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
     eff = f.lookup("headline_eff", "sigpar_cells", r, "scaling_efficiency", fmt="pct1", about=("RSA-2048",))
     # the same operation with no Python at all, where it ran: how near full efficiency
     # this machine lets signing come at that worker count
-    native = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign") & (ok["variant"] == "native-threads")
+    runner = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign") & (ok["variant"] == "native-threads")
                 & (ok["workers"] == 2)].dropna(subset=["scaling_efficiency"])
-    if len(native):
-        n_eff = f.lookup("headline_native_eff", "sigpar_cells", native.iloc[0], "scaling_efficiency", fmt="pct1",
+    native = None
+    if len(runner):
+        n_eff = f.lookup("headline_native_eff", "sigpar_cells", runner.iloc[0], "scaling_efficiency", fmt="pct1",
                          about=("RSA-2048",))
         native = {"efficiency": n_eff, "verdict": f.bound_verdict("headline_native_vs_full", n_eff, 1.0,
                                                                   better="above", worse="below")}
     return {"headline": {"row": r, "backend": r["backend"], "seed_approach": r["backend"] == "openssl-cffi",
                          "efficiency": eff, "seed_one": seed_one, "seed_two": seed_two, "seed_efficiency": seed_eff,
                          "verdict": f.bound_verdict("headline_vs_full", eff, 1.0, better="above", worse="below"),
-                         "native": native if len(native) else None}}
+                         "native": native}}
 
 
 def _twice(f: Facts, fact):
