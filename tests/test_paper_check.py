@@ -357,7 +357,7 @@ def test_a_count_names_its_noun_in_the_form_the_count_asks_for(tmp_path):
 
 
 def test_a_share_of_a_whole_reads_as_english():
-    from parbench.paper.format import mid_sentence, share
+    from parbench.paper.format import mid_sentence, sentence_start, share
 
     assert share(2, 3, "stall") == "2 of the 3 stalls" and share(0, 1, "stall") == "0 of the 1 stall"
     assert share(3, 3, "stall") == "all 3 stalls" and share(2, 2, "stall") == "both stalls"
@@ -368,6 +368,7 @@ def test_a_share_of_a_whole_reads_as_english():
     assert mid_sentence("Native schedulers") == "native schedulers"
     assert mid_sentence("The GIL across Python runtimes") == "the GIL across Python runtimes"
     assert mid_sentence("ML-KEM key exchange") == "ML-KEM key exchange"
+    assert sentence_start("push mode") == "Push mode" and sentence_start("ProcessPoolExecutor") == "ProcessPoolExecutor"
 
 
 def test_a_template_naming_a_fact_never_computed_fails(tmp_path):

@@ -32,6 +32,12 @@ def mid_sentence(title: str) -> str:
     return title[:1].lower() + title[1:] if title[1:2].islower() else title
 
 
+def sentence_start(name: str) -> str:
+    """A name opening a sentence: its first letter capital ("push mode" to "Push mode"), the
+    rest as it is ("ProcessPoolExecutor", "push-naive" to "Push-naive")."""
+    return name[:1].upper() + name[1:]
+
+
 def share(part, whole, noun: str) -> str:
     """How many of a whole, with the noun in the form the count asks for: "2 of the 3
     stalls", "all 3 stalls", "both stalls", "the one stall", "0 of the 1 stall"; facts

@@ -18,7 +18,7 @@ What a template gets:
 - `counted`: a filter writing a number and its noun, plural unless the number is one
   (`{{ f.repetitions | counted("time") }}`), and `share`, how many of a whole ("2 of the 3
   stalls", "all 3 stalls", "both stalls": `{{ f.n_as | share(f.n, "stall") }}`), and
-  `mid_sentence`, a title inside a sentence;
+  `mid_sentence`, a title inside a sentence; `sentence_start`, a name opening one;
 - a verdict's `spread` (and that of a `Facts.count_within_spread` count): the machine's
   spread, where that alone made the verdict "not distinguishable" (the two intervals apart,
   the two values within the spread of each other); `shared/_spread.md`'s macros say so;
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import jinja2
 
-from parbench.paper.format import counted, mid_sentence, share
+from parbench.paper.format import counted, mid_sentence, sentence_start, share
 
 # A number outside an identifier: digits not preceded by a letter, a digit, `-`, `_` or
 # `.` and not followed by a letter, `_` or `-` (so `ML-KEM-768`, `x86-64`, `sha256` and
@@ -69,6 +69,7 @@ def environment(folder: Path) -> jinja2.Environment:
     env.filters["counted"] = counted
     env.filters["share"] = share
     env.filters["mid_sentence"] = mid_sentence
+    env.filters["sentence_start"] = sentence_start
     return env
 
 

@@ -39,6 +39,7 @@ PREDICTIONS = "parbench.studies.dispatch.paper:predictions"
 SLOPES = "parbench.studies.dispatch.paper:slopes"
 GAPS = "parbench.studies.dispatch.paper:redispatch_gaps"
 TASK_RUNS = "parbench.studies.dispatch.paper:task_run_times"
+RUNS_MS = "parbench.studies.dispatch.paper:run_times_ms"
 SUMMARY = ["experiment", "system", "phase", "workload", "submission", "workers"]
 ANOMALY = ["experiment", "system", "workers", "from_workers", "workload", "first_after_change"]
 # The columns that name one row of each table (and of the tables derived from it).
@@ -60,6 +61,9 @@ REPORT_TABLES = ["dispatch_modes_table", "dispatch_anomaly_table", "dispatch_dos
 SEED = "dispatch.txt"
 CONFIDENCE = "parbench.studies.dispatch.aggregate:CONFIDENCE"
 SAME = "not distinguishable on this machine from"
+# A system's runs at the main sweep's most workers disagree widely when the longest took more
+# than this many times the shortest: the text then gives their range beside the efficiency.
+WIDE_RUNS = 2.0
 
 # How the text names each system; `ABOUT`: the word a sentence stating a fact of the
 # system must contain.
@@ -509,7 +513,7 @@ def scaling(f: Facts, summary: pd.DataFrame, top: Fact | None, machine: dict) ->
         where = {"experiment": MAIN, "phase": "weak_scaling", "status": "ok", "workload": workload,
                  "workers": int(top.value), "system": list(rows["system"])}
         g = grouped(f, _id("eff", workload), items, ("above", "below", SAME))
-        g.update(workload=WORKLOAD_NAMES[workload], title=titles[workload],
+        g.update(workload=WORKLOAD_NAMES[workload], title=titles[workload], wide=wide_runs(f, where, items),
                  min=f.aggregate(_id("eff_min", workload), "dispatch_summary", "min", "weak_scaling_efficiency",
                                  where=where, fmt=pct_fmt(rows["weak_scaling_efficiency"].min())),
                  max=f.aggregate(_id("eff_max", workload), "dispatch_summary", "max", "weak_scaling_efficiency",
@@ -523,6 +527,38 @@ def scaling(f: Facts, summary: pd.DataFrame, top: Fact | None, machine: dict) ->
                    "idle": False}
         crowded.update(cpu_busy(f, int(top.value), cores.value))
     return {"efficiency": out, "crowded": crowded}
+
+
+def wide_runs(f: Facts, where: dict, items: list[dict]) -> list[dict]:
+    """The systems (of `items`, in `where`'s system order) whose runs on one worker or at
+    `where`'s workers, the two counts an efficiency divides, disagreed widely from one
+    repetition to the next: their shortest, median and longest completion times, so the text
+    can say what an efficiency's wide interval rests on."""
+    runs = f.tables["dispatch_runs"]
+    runs = runs[(runs["experiment"] == where["experiment"]) & (runs["phase"] == where["phase"])
+                & (runs["status"] == "ok") & (runs["workload"] == where["workload"])]
+    out = []
+    for system, item in zip(where["system"], items):
+        for workers in (1, where["workers"]):
+            times = runs.loc[(runs["system"] == system) & (runs["workers"] == workers), "completion_time_sec"]
+            times = times.dropna()
+            if len(times) < 2 or not times.min() > 0 or times.max() <= WIDE_RUNS * times.min():
+                continue
+            at, about = {**where, "system": system, "workers": workers}, (ABOUT[system],)
+            key = _id("runs", where["workload"], system, f"w{workers}")
+            out.append({"name": item["name"], "eff": item["eff"], "one": workers == 1, **{
+                end: f.aggregate(_id(key, op), "dispatch_runs", op, "completion_time_ms", where=at, unit="ms",
+                                 via=RUNS_MS, about=about)
+                for end, op in (("low", "min"), ("median", "median"), ("high", "max"))}})
+    if out:
+        f.constant("wide_runs", "parbench.studies.dispatch.paper:WIDE_RUNS", fmt="num")
+    return out
+
+
+def run_times_ms(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each run's completion time in milliseconds (`completion_time_ms`), to stand beside a
+    task's."""
+    return runs.assign(completion_time_ms=runs["completion_time_sec"] * 1e3)
 
 
 def task_run_times(tasks: pd.DataFrame) -> pd.DataFrame:
@@ -541,13 +577,13 @@ def cpu_busy(f: Facts, workers: int, cores: int) -> dict:
     if "dispatch_tasks" not in f.tables or f.tables["dispatch_tasks"]["started_ms"].isna().all():
         return {}
     task = f.aggregate("cpu_task_ms", "dispatch_tasks", "median", "run_ms", where=where, via=TASK_RUNS, unit="ms")
-    run = f.aggregate("cpu_run_sec", "dispatch_runs", "median", "completion_time_sec",
-                      where={**where, "status": "ok"}, unit="s")
+    run = f.aggregate("cpu_run_ms", "dispatch_runs", "median", "completion_time_ms",
+                      where={**where, "status": "ok"}, via=RUNS_MS, unit="ms")
     n = f.aggregate("cpu_run_tasks", "dispatch_runs", "median", "tasks", where={**where, "status": "ok"}, fmt="int")
     if None in (task.value, run.value, n.value) or not run.value:
         return {}
     return {"task": task, "run": run, "tasks": n,
-            "idle": n.value * task.value / 1e3 < 0.5 * run.value * cores}
+            "idle": n.value * task.value < 0.5 * run.value * cores}
 
 
 # --- the anomaly -----------------------------------------------------------------------------------
