@@ -67,13 +67,16 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
                  alt.Tooltip("p10:Q", format=",.0f"), alt.Tooltip("p90:Q", format=",.0f"),
                  alt.Tooltip("median_ns:Q", title="median ns", format=",.0f"), "counter", "counter_unit",
                  alt.Tooltip("disturbed:N", title="disturbed")])
-    # a dark grey, two pixels wide: the light grey of a hairline vanished against the bars
-    # it crosses (the 10th percentile lies inside its bar)
-    whiskers = place.mark_rule(color="#555555", strokeWidth=2).encode(y=alt.Y("p10:Q", title=y_title), y2="p90:Q")
-    # the interval of the median: a short black bar with caps, over the grey whisker
+    # the spread of the calls: a dark grey rule with caps as wide as the bar, so its ends show
+    # where they lie just off the median (the 10th percentile lies inside its bar, and a
+    # hairline vanished against the bars it crosses)
+    whiskers = place.mark_errorbar(ticks=alt.MarkConfig(size=12), color="#666666", thickness=1.5).encode(
+        y=alt.Y("p10:Q", title=y_title), y2="p90:Q")
+    # the interval of the median: a short, thick black bar without caps, over the grey rule,
+    # so the two never look alike
     interval = place.transform_filter("isValid(datum.median_ci_low_ticks)").mark_errorbar(
-        ticks=alt.MarkConfig(size=9), color="#000000", thickness=2).encode(
-        y=alt.Y("median_ci_low_ticks:Q", title=y_title), y2="median_ci_high_ticks:Q")
+        color="#000000", thickness=4).encode(y=alt.Y("median_ci_low_ticks:Q", title=y_title),
+                                             y2="median_ci_high_ticks:Q")
     marked = disturbed_layer(place.encode(y=alt.Y("median_ticks:Q", title=y_title)), data)
     return (alt.layer(bars, whiskers, interval, *marked).properties(width=alt.Step(14), height=220)
             # two panels a row: narrow enough to stay legible at the width of a page
@@ -81,8 +84,8 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
             .resolve_scale(x="independent")
             .properties(title=alt.TitleParams(
                 f"{unit_title(data)[:1].upper()}{unit_title(data)[1:]} per call by parameter set and implementation",
-                subtitle=[f"median; black: its {CONFIDENCE:.0%} bootstrap interval over the calls; grey whiskers: "
-                          "10th to 90th percentile", counter_note(data)])))
+                subtitle=[f"median; thick black: its {CONFIDENCE:.0%} bootstrap interval over the calls; grey, "
+                          "capped: 10th to 90th percentile", counter_note(data)])))
 
 
 def distribution(percentiles: pd.DataFrame, machine: dict) -> alt.Chart:
