@@ -83,6 +83,14 @@ def with_defaults(telemetry_cfg: Mapping[str, Any] | None) -> dict[str, Any]:
 # -------------------------------------------------------------------- cycle counter
 
 
+# What perf's placeholders mean, in the words the kem study's own probe (perf_event_open, in
+# native/kem/src/cycle_counter/hal.c) uses for the same finding.
+PERF_WHY = {
+    "<not supported>": "this kernel offers no hardware cycle event (a virtual machine without a virtual PMU?)",
+    "<not counted>": "the cycle event could not be given a hardware counter while the command ran",
+}
+
+
 def parse_perf_stat_csv(text: str) -> tuple[int | None, str | None]:
     """Count of the ``cycles`` event from ``perf stat -x,`` output, or (None, reason)
     when perf printed ``<not supported>`` / ``<not counted>`` or no cycles line."""
@@ -92,7 +100,7 @@ def parse_perf_stat_csv(text: str) -> tuple[int | None, str | None]:
             continue
         value = fields[0].strip()
         if value.startswith("<"):
-            return None, f"perf stat -e cycles reports {value} (no hardware PMU exposed, e.g. a VM)"
+            return None, f"perf stat -e cycles reports {value}: {PERF_WHY.get(value, 'it counted no cycles')}"
         try:
             return int(float(value)), None
         except ValueError:
