@@ -578,7 +578,7 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
     (the control's work is scaled: not a time to rank), and the verdict between them. A
     median is the lowest or highest of the medians, not a rank: with three runtimes or more,
     each extreme also has its verdict against every other runtime but the other extreme,
-    and `ties` names those it does not tell apart (their count a fact)."""
+    and `ties` names those it does not tell apart."""
     seq = ok[(ok["execution"] == "sequential") & ~ok["runtime"].isin(controls)].dropna(subset=["median_wall_sec"])
     out = []
 
@@ -592,20 +592,17 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
         def time_at(i: int) -> Fact:  # a fact for only the medians the text names
             return time_fact(f, rows.iloc[i])
 
-        low = {"name": names[0], "time": time_at(0), "ties": None}
+        low = {"name": names[0], "time": time_at(0), "ties": []}
         item = {"workload": workload, "low": low, "high": None}
         if len(rows) > 1:
-            item["high"] = {"name": names[-1], "time": time_at(-1), "ties": None,
+            item["high"] = {"name": names[-1], "time": time_at(-1), "ties": [],
                             "verdict": time_verdict(_id("seq_high_vs_low", workload), time_at(-1), low["time"])}
         if len(rows) > 2:
             middle = range(1, len(rows) - 1)
             for extreme, key in ((low, "seq_low_vs"), (item["high"], "seq_high_vs")):
                 verdicts = [(names[i], time_verdict(_id(key, names[i], workload), extreme["time"], time_at(i)))
                             for i in middle]
-                tied = [name for name, v in verdicts if v.value == VERDICT_SAME]
-                if tied:
-                    extreme["ties"] = {"names": tied, "n": f.count_of(_id(key, "n_same", workload),
-                                                                        [v for _, v in verdicts], VERDICT_SAME)}
+                extreme["ties"] = [name for name, v in verdicts if v.value == VERDICT_SAME]
         out.append(item)
     return {"sequential": out}
 
