@@ -5,6 +5,7 @@ and every figure drawn from them is held against its data. (The smoke profile's 
 checked by the pipeline itself, in the smoke run.)"""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -160,3 +161,28 @@ def test_the_limitations_say_the_spread_was_probed_on_one_thread_of_a_virtual_ma
     steady = {**machine, "machine": {**machine["machine"], "virtualized": False}}
     assert "The machine is virtual" not in next(t for n, t in shared_parts(steady, tables)[0].items()
                                                 if n.startswith("limitations"))
+
+
+def test_the_method_counts_a_repetition_measured_again_that_then_could_not_run(fixture):
+    """Celery's repetition was measured again for load, then could not start: the Method
+    counted two repetitions measured again, among those that measured, and not that one."""
+    machine, tables = fixture
+    load = tables["dispatch_load"]
+    failed = pd.DataFrame([{**load.iloc[0].to_dict(), "status": "unavailable", "attempts": 2}])
+    cut = {**tables, "dispatch_load": pd.concat([load[load["status"] == "ok"], failed], ignore_index=True)}
+    parts, facts = shared_parts(machine, cut)
+    assert facts["paper.load_retried_failed"]["value"] == 1
+    run = parts["run.md"]
+    assert re.search(r"and \[1\]\{[^}]*\} more was measured again and then could not run at all", run), run
+    clean = {**tables, "dispatch_load": load[load["status"] == "ok"]}
+    assert "could not run at all" not in shared_parts(machine, clean)[0]["run.md"]
+
+
+def test_reproducing_names_the_commit_that_measured_and_the_one_that_wrote_the_text(fixture):
+    machine, tables = fixture
+    parts, _ = shared_parts(machine, tables)
+    measured = machine["git"]["git_commit"][:12]
+    text = parts["reproduce.md"]
+    assert f"at commit `{measured}`" in text and "make paper PROFILE=" in text and "Redis" in text
+    written = re.search(r"commit `([0-9a-f]{12})` wrote this text", text)
+    assert written is None or written.group(1) != measured

@@ -144,7 +144,8 @@ class Fact:
         return record
 
 
-COMPARE = {">=": lambda s, v: s >= v, "<=": lambda s, v: s <= v, ">": lambda s, v: s > v, "<": lambda s, v: s < v}
+COMPARE = {">=": lambda s, v: s >= v, "<=": lambda s, v: s <= v, ">": lambda s, v: s > v, "<": lambda s, v: s < v,
+           "!=": lambda s, v: s != v}
 
 
 def _where(frame: pd.DataFrame, where: dict) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import json
 
 import pandas as pd
 
-from parbench import hosts, paths, studies
+from parbench import hosts, paths, project, provenance, studies
 from parbench.paper.facts import Facts
 from parbench.paper.format import md_table
 
@@ -80,6 +80,9 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
     if loads:
         f.aggregate("load_reps", loads, "count", where={"status": "ok"})
         f.aggregate("load_retried", loads, "count", where={"status": "ok", "attempts": {">=": 2}})
+        # measured again, then could not run at all: not among the repetitions that measured
+        retried_failed = f.aggregate("load_retried_failed", loads, "count",
+                                     where={"status": {"!=": "ok"}, "attempts": {">=": 2}})
         f.aggregate("load_disturbed", loads, "count", where={"status": "ok", "disturbed": True})
         known = pd.concat([tables[t] for t in loads])["load_other_cores"].notna().any()
         if known:
@@ -98,10 +101,13 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         # the run's Hydra overrides as Snakemake's --config value ('' for none)
         "overrides": json.dumps(machine["overrides"]) if machine.get("overrides") else "",
         "virtualized": bool(m.get("virtualized")), "commit": (git.get("git_commit") or "unknown")[:12],
+        # the commit whose templates wrote the text (the run may have been measured by an earlier one)
+        "written": (provenance.collect_git(project.root()).get("git_commit") or "unknown")[:12],
         "dirty": bool(git.get("git_dirty")), "config_hash": machine["config_hash"], "stability": bool(stab),
         "one_machine": len(found) == 1 and found[hosts.HOST].iloc[0] == probed, "probed": probed,
         "several_machines": len(found) > 0 and not (len(found) == 1 and found[hosts.HOST].iloc[0] == probed),
         "load": bool(loads), "load_known": bool(loads) and bool(known),
+        "retried_failed": bool(loads) and bool(retried_failed.value),
         "studies": [{"name": s.name, "title": s.title} for s in run],
         "not_measured": [{"name": s.name, "title": s.title} for s in studies.registered() if s not in run],
         "tables": {"telemetry": _telemetry_table(caps), "machines": _machines_table(found)},
