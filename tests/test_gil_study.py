@@ -519,9 +519,32 @@ def test_the_headline_compares_the_times_where_the_two_speedups_overlap():
     assert "so the headline cannot say" not in head and "With the two speedups not told apart" not in head
     assert "with its GIL on, the same binary took [2.17 (" in head
     assert '[slower with the GIL on]{.fact key="gil.time_ratio_vs_one.gil_cost.' in head
+    assert "yet its run was" not in head and "does not show that the GIL cost nothing" not in head
     # where the speedups are not told apart, how far each one's launches ranged there
     assert re.search(r"\(its launches there took from \[[^]]+ ms\]\{\.fact key=\"gil\.launch\.min\.cpython_ft_gil\.[^\"]+\"\} "
                      r"to \[[^]]+ ms\]\{[^}]+\} as cpython_ft_gil, from \[[^]]+ ms\]\{\.fact key=\"gil\.launch\.min\.cpython_ft\.", head), head
+
+
+def test_a_gil_cost_not_told_apart_is_not_said_to_be_none():
+    """"took 1.92 (0.98-2.20) times as long as with it off, not distinguishable from the run
+    with the GIL off" read as no cost: the headline says the run could not tell them apart."""
+    ft = {"name": "cpython_ft", "alternatives": ["python3.13t"], "argv": ["/x/python3.13t"], "chosen": "python3.13t",
+          "reason": None, "gil_declared": None}
+    resolutions = [*RESOLUTIONS, ft, dict(ft, name="cpython_ft_gil")]
+    scaled = "multithread_cpu_scaled"
+    recs = launches([
+        record("cpython", scaled, [point("sequential", 1, [0.10, 0.11, 0.12]), point("threads", 2, [0.11, 0.12, 0.13])]),
+        record("cpython_ft", scaled, [point("sequential", 1, [0.044, 0.045, 0.046]),
+                                      point("threads", 2, [0.022, 0.040, 0.050])], gil=False),
+        record("cpython_ft_gil", scaled, [point("sequential", 1, [0.044, 0.045, 0.046]),
+                                          point("threads", 2, [0.030, 0.045, 0.052])]),
+    ])
+    tables, m = paper_tables(recs, resolutions), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    head = parts["headline"]
+    assert "times as long as with it off, yet its run was [not distinguishable on this machine from the run" in head
+    assert "this run could not tell the two apart, which does not show that the GIL cost nothing." in head, head
 
 
 def test_a_tampered_fact_verdict_or_span_is_caught(records):

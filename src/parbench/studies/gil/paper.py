@@ -469,9 +469,9 @@ def comparison_fact(f: Facts, row, short: str) -> Fact:
 def _comparison_item(f: Facts, row, better: str, worse: str, same: str = SAME) -> dict:
     ratio = comparison_fact(f, row, "time_ratio")
     key = _id("time_ratio_vs_one", row["comparison"], row["workload"], row["execution"], _w(row))
+    verdict = f.bound_verdict(key, ratio, 1.0, better=better, worse=worse, same=same)
     return {"workload": row["workload"], "execution": row["execution"], "ratio": ratio,
-            "workers": workers_fact(f, row, "gil_comparisons"),
-            "verdict": f.bound_verdict(key, ratio, 1.0, better=better, worse=worse, same=same)}
+            "workers": workers_fact(f, row, "gil_comparisons"), "verdict": verdict, "same": verdict.value == same}
 
 
 def freethreading(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, comparisons: pd.DataFrame,
