@@ -525,7 +525,7 @@ def scaling(f: Facts, summary: pd.DataFrame, top: Fact | None, machine: dict) ->
     if cores.value and processes.value and top.value * processes.value > cores.value:
         crowded = {"processes": f.derived("top_processes", "product", top, processes, fmt="int"), "task": None,
                    "idle": False}
-        crowded.update(cpu_busy(f, int(top.value), cores.value))
+        crowded.update(cpu_busy(f, int(top.value)))
     return {"efficiency": out, "crowded": crowded}
 
 
@@ -546,7 +546,9 @@ def wide_runs(f: Facts, where: dict, items: list[dict]) -> list[dict]:
                 continue
             at, about = {**where, "system": system, "workers": workers}, (ABOUT[system],)
             key = _id("runs", where["workload"], system, f"w{workers}")
-            out.append({"name": item["name"], "eff": item["eff"], "one": workers == 1, **{
+            out.append({"name": item["name"], "eff": item["eff"], "one": workers == 1,
+                        "n": f.aggregate(_id(key, "n"), "dispatch_runs", "count", "completion_time_ms", where=at,
+                                         via=RUNS_MS, fmt="int", about=about), **{
                 end: f.aggregate(_id(key, op), "dispatch_runs", op, "completion_time_ms", where=at, unit="ms",
                                  via=RUNS_MS, about=about)
                 for end, op in (("low", "min"), ("median", "median"), ("high", "max"))}})
@@ -568,22 +570,34 @@ def task_run_times(tasks: pd.DataFrame) -> pd.DataFrame:
     return timed.assign(run_ms=timed["finished_ms"] - timed["started_ms"])
 
 
-def cpu_busy(f: Facts, workers: int, cores: int) -> dict:
-    """How much of a CPU run at `workers` its tasks kept the cores busy: a task's median
-    running time, the tasks of a run and a run's median completion time (main sweep). Where
-    the tasks' running time fills less than half of the cores' time, the cores stood idle
-    through most of each run: processes that outnumber the cores did not share them much."""
+def cpu_busy(f: Facts, workers: int) -> dict:
+    """How much of a CPU run at `workers` its tasks kept the cores busy, over the systems
+    that record when a task started and finished (the platform's modes; the peers do not):
+    a task's median running time, the tasks of a run, a run's median completion time, and
+    the share of the cores' time in a run the tasks' running filled (`cpu_task_share`). Where
+    that is under half, the tasks did not crowd the cores: processes that outnumber the
+    cores did not share them much (the platform's own processes ran too, untimed)."""
     where = {"experiment": MAIN, "phase": "weak_scaling", "workload": "cpu", "workers": workers}
-    if "dispatch_tasks" not in f.tables or f.tables["dispatch_tasks"]["started_ms"].isna().all():
+    tasks = f.tables.get("dispatch_tasks")
+    if tasks is None or tasks["started_ms"].isna().all():
         return {}
+    timed = task_run_times(tasks)
+    systems = sorted(set(timed.loc[(timed["experiment"] == MAIN) & (timed["workload"] == "cpu")
+                                   & (timed["workers"] == workers), "system"]))
+    if not systems:
+        return {}
+    where = {**where, "system": systems}
     task = f.aggregate("cpu_task_ms", "dispatch_tasks", "median", "run_ms", where=where, via=TASK_RUNS, unit="ms")
     run = f.aggregate("cpu_run_ms", "dispatch_runs", "median", "completion_time_ms",
                       where={**where, "status": "ok"}, via=RUNS_MS, unit="ms")
     n = f.aggregate("cpu_run_tasks", "dispatch_runs", "median", "tasks", where={**where, "status": "ok"}, fmt="int")
     if None in (task.value, run.value, n.value) or not run.value:
         return {}
-    return {"task": task, "run": run, "tasks": n,
-            "idle": n.value * task.value < 0.5 * run.value * cores}
+    busy = f.derived("cpu_tasks_busy_ms", "product", n, task, unit="ms")
+    cores_time = f.derived("cpu_cores_time_ms", "product", run, f["cores"], unit="ms")
+    share = f.derived("cpu_task_share", "ratio", busy, cores_time, fmt="pct")
+    return {"task": task, "run": run, "tasks": n, "share": share, "systems": [NAMES[s] for s in systems],
+            "idle": share.value < 0.5}
 
 
 # --- the anomaly -----------------------------------------------------------------------------------
