@@ -513,11 +513,13 @@ def scaling(f: Facts, summary: pd.DataFrame, top: Fact | None, machine: dict) ->
         where = {"experiment": MAIN, "phase": "weak_scaling", "status": "ok", "workload": workload,
                  "workers": int(top.value), "system": list(rows["system"])}
         g = grouped(f, _id("eff", workload), items, ("above", "below", SAME))
+        ends = rows["weak_scaling_efficiency"].min(), rows["weak_scaling_efficiency"].max()
         g.update(workload=WORKLOAD_NAMES[workload], title=titles[workload], wide=wide_runs(f, where, items),
+                 # the range's two ends in one precision: "99% to 99.94%" read as uneven
                  min=f.aggregate(_id("eff_min", workload), "dispatch_summary", "min", "weak_scaling_efficiency",
-                                 where=where, fmt=pct_fmt(rows["weak_scaling_efficiency"].min())),
+                                 where=where, fmt=pct_fmt(*ends)),
                  max=f.aggregate(_id("eff_max", workload), "dispatch_summary", "max", "weak_scaling_efficiency",
-                                 where=where, fmt=pct_fmt(rows["weak_scaling_efficiency"].max())),
+                                 where=where, fmt=pct_fmt(*ends)),
                  same=g["not"])
         out.append(g)
     processes = f["processes"]
