@@ -73,6 +73,9 @@ AGGREGATES = {
 }
 # A verdict's word where the data cannot tell two values apart.
 SAME = "not distinguishable on this machine from"
+# the same, against a seed's point value from another machine: only this run's interval and
+# this machine's spread can set the two apart, and the words do not place the seed's value here
+SEED_SAME = "not distinguishable, by this run's interval and this machine's spread, from"
 
 DERIVED = {
     "ratio": lambda a, b: None if a is None or b in (None, 0) else a / b,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.facts import Fact, Facts
+from parbench.paper.facts import SEED_SAME, Fact, Facts
 from parbench.paper.format import fmt_interval, fmt_num
 from parbench.stats import ratio_interval
 from parbench.studies.kem import published
@@ -577,7 +577,7 @@ def headline(f: Facts, cycles: pd.DataFrame) -> dict:
                      imp.removeprefix("libcrux-").upper(), "ratio": r, "enc": cell(f, enc),
                      "dec": cell(f, dec),
                      "verdict": f.bound_verdict(_id("headline_vs_seed", imp), r, seed_ratio.value, better="above",
-                                                worse="below", floor=(drift(f, dec), drift(f, enc)))})
+                                                worse="below", same=SEED_SAME, floor=(drift(f, dec), drift(f, enc)))})
     if not rows:
         return {"headline": None}
     return {"headline": {"main": rows[0], "others": rows[1:], "seed_ratio": seed_ratio, "seed_enc": seed_enc,

@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 
-from parbench.paper.facts import Fact, Facts
+from parbench.paper.facts import SEED_SAME, Fact, Facts
 from parbench.paper.format import fmt_ci, fmt_num
 from parbench.studies.sched.plan import REFERENCES, SCHEDULER_ORDER
 
@@ -400,11 +400,8 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
         "speedup": ours, "seed_one": seed_one, "seed_top": seed_top, "seed_speedup": seed_speedup,
         "seed_size": seed_size(f),
         "vs_linear": f.bound_verdict("headline_vs_linear", ours, float(threads), better="above", worse="below"),
-        # the seed's speedup is another machine's point value: only this run's interval and
-        # this machine's spread can set it apart, which the words say
         "vs_seed": f.bound_verdict("headline_vs_seed", ours, seed_speedup.value, better="above", worse="below",
-                                   same="not distinguishable, by this run's interval and this machine's spread, "
-                                        "from")}}
+                                   same=SEED_SAME)}}
 
 
 def limitations(f: Facts, summary: pd.DataFrame, machine: dict) -> dict:
