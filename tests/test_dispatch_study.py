@@ -920,6 +920,7 @@ def test_crowded_cores_are_said_to_share_only_where_the_cpu_tasks_kept_them_busy
         assert check(cut, m, parts, facts) == []
         said = parts["scaling"]
         assert ("so they did not crowd the cores" in said) == idle, said
+        assert "\n\nThe seed gives one weak-scaling efficiency" in said or "The seed gives one" not in said, said
         assert ("so they shared the cores through much of each run" in said) == (not idle), said
 
 
@@ -945,3 +946,5 @@ def test_an_efficiency_on_runs_that_disagree_widely_gives_their_range():
     assert re.search(r"Push mode's \[\d+\]\{[^}]*\} runs at \[\d+\]\{[^}]*\} workers disagreed by "
                      r"more than a factor of \[2\]", said), said
     assert facts["dispatch.runs.cpu.push.w%d.max" % top]["value"] == pytest.approx(1e3 * wide.loc[first, "completion_time_sec"])
+    # each workload's paragraph, and the crowded cores' after them, stands on its own
+    assert "spans them. At " not in said and "spans them. With " not in said, said
