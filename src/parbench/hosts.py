@@ -16,7 +16,6 @@ from collections.abc import Mapping
 import pandas as pd
 
 
-HOST_COLUMNS = ("hostname", "cpu_model", "logical_cores")
 # the label of a row whose cell recorded no hostname
 UNKNOWN_HOST = "unknown host"
 # the column figures draw the host from

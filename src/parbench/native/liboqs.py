@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 OQS_SYS_CRATE = "oqs-sys-0.11.0+liboqs-0.13.0"
-LIBOQS_SOURCE_VERSION = "0.13.0"
 DESCRIPTOR = "liboqs.json"
 
 
