@@ -948,3 +948,20 @@ def test_an_efficiency_on_runs_that_disagree_widely_gives_their_range():
     assert facts["dispatch.runs.cpu.push.w%d.max" % top]["value"] == pytest.approx(1e3 * wide.loc[first, "completion_time_sec"])
     # each workload's paragraph, and the crowded cores' after them, stands on its own
     assert "spans them. At " not in said and "spans them. With " not in said, said
+
+
+def test_the_workload_every_system_ran_first_is_said_to_hold_the_first_runs_cost():
+    """Every platform mode showed more CPU than no-op tasks/s: the no-op run came first at
+    each worker count, which the text did not say."""
+    from parbench.studies.dispatch.paper import first_workload
+
+    runs = pd.DataFrame({"experiment": ["main", "main", "order"], "workload_order": ["noop,cpu,io"] * 2 + ["io,noop"]})
+    assert first_workload(runs) == "no-op"
+    assert first_workload(runs.assign(workload_order=["noop,cpu,io", "cpu,noop,io", "x"])) is None
+    assert first_workload(None) is None
+    tables, m = paper_tables(_experiments()), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    order = tables["dispatch_runs"].query("experiment == 'main'")["workload_order"].dropna().unique()
+    said = "workload first at each worker count, so that run is the first after each change" in parts["modes"]
+    assert said == (len(order) == 1)

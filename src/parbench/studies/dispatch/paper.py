@@ -414,7 +414,20 @@ def modes(f: Facts, summary: pd.DataFrame, machine: dict) -> dict:
         rank = ranking(f, rows, "median_throughput_tasks_per_sec", "rate", unit="tasks/s")
         if rank:
             out.append({"workload": WORKLOAD_NAMES[workload], "title": titles[workload], "rank": rank})
-    return {"throughput": out, "top": top}
+    return {"throughput": out, "top": top, "first": first_workload(f.tables.get("dispatch_runs"))}
+
+
+def first_workload(runs: pd.DataFrame | None) -> str | None:
+    """The workload every system of the main sweep ran first at each worker count, where one
+    order held for all of them (its run is the first after each change of workers, and pays
+    what that run pays), named as the text names it; None where the orders differ."""
+    if runs is None or "workload_order" not in runs:
+        return None
+    orders = set(runs.loc[runs["experiment"] == MAIN, "workload_order"].dropna())
+    if len(orders) != 1:
+        return None
+    first = next(iter(orders)).split(",")[0]
+    return WORKLOAD_NAMES.get(first)
 
 
 def seed_averages(f: Facts, summary: pd.DataFrame, machine: dict, seed_counts: list[int]) -> dict:
