@@ -98,9 +98,10 @@ def _timed_ok(runs: pd.DataFrame, seconds: str) -> pd.DataFrame:
 def timed_jit(runs: pd.DataFrame) -> pd.DataFrame:
     """The timed runs that passed and tell their JIT's compile time, with `jit_share`: the
     compile time they overlapped over their wall time (summed over the JIT's threads, so
-    it can exceed one)."""
+    it can exceed one), and both times in milliseconds (`jit_ms`, `wall_ms`)."""
     timed = _timed_ok(runs, "jit_sec")
-    return timed.assign(jit_share=timed["jit_sec"] / timed["wall_sec"])
+    return timed.assign(jit_share=timed["jit_sec"] / timed["wall_sec"], jit_ms=timed["jit_sec"] * 1e3,
+                        wall_ms=timed["wall_sec"] * 1e3)
 
 
 def runs_of_parallel_points(runs: pd.DataFrame) -> pd.DataFrame:
@@ -305,7 +306,15 @@ def jit(f: Facts, summary: pd.DataFrame, quiet: dict | None) -> dict:
                                         where={**mine, "jit_share": {">": fraction.value}}, via=TIMED_JIT,
                                         about=(item["runtime"],)),
                     "most": f.aggregate(_id("jit_timed_most", item["runtime"]), "gil_runs", "max", "jit_share",
-                                        where=mine, via=TIMED_JIT, fmt="pct", about=(item["runtime"],))}
+                                        where=mine, via=TIMED_JIT, fmt="pct", about=(item["runtime"],)),
+                    # how coarse the JIT's clock is beside those runs: its smallest reading
+                    # above zero, and the shortest run that overlapped too much compiling
+                    "step": f.aggregate(_id("jit_timed_step", item["runtime"]), "gil_runs", "min", "jit_ms",
+                                        where={**mine, "jit_sec": {">": 0}}, via=TIMED_JIT, unit="ms",
+                                        about=(item["runtime"],)),
+                    "shortest": f.aggregate(_id("jit_timed_shortest", item["runtime"]), "gil_runs", "min",
+                                            "wall_ms", where={**mine, "jit_share": {">": fraction.value}},
+                                            via=TIMED_JIT, unit="ms", about=(item["runtime"],))}
     return {"jit": said, "jit_clocks": clocks, "jit_quiet": bool(quiet)}
 
 
