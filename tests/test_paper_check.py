@@ -290,9 +290,13 @@ def test_a_seed_quote_must_be_in_the_seed_and_hold_the_value():
     f.seed("ok", "sigpar.txt", "1t â†’      124.3 ops/sec", 124.3, fmt="fixed1")
     f.seed("wrong_value", "sigpar.txt", "1t â†’      124.3 ops/sec", 125.0)
     f.seed("not_there", "sigpar.txt", "1t → 999 ops/sec", 999)
+    # a name the seed gives holds when its quote holds it
+    f.seed("named", "sched.txt", "AMD Ryzen 9 3900X 12-Core Processor", "AMD Ryzen 9 3900X", fmt="plain")
+    f.seed("misnamed", "sched.txt", "AMD Ryzen 9 3900X 12-Core Processor", "AMD Ryzen 7 5800X", fmt="plain")
     problems = check.fact_problems(f.records(), check.Sources({}, {}, check.seeds_dir()))
-    assert not any("t.ok" in p for p in problems)
+    assert not any("t.ok" in p for p in problems) and not any("t.named" in p for p in problems)
     assert any("t.wrong_value" in p for p in problems) and any("t.not_there" in p for p in problems)
+    assert any("t.misnamed" in p for p in problems)
 
 
 def test_the_prose_states_no_number_outside_a_fact():

@@ -177,6 +177,10 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         text = (src.seeds_dir / s["file"]).read_text(errors="replace")
         if s["quote"] not in text:
             raise LookupError(f"the seed {s['file']} does not say {s['quote']!r}")
+        if isinstance(fact["value"], str):  # a name the seed gives (its machine's CPU)
+            if fact["value"] not in s["quote"]:
+                raise LookupError(f"the quote {s['quote']!r} does not hold {fact['value']!r}")
+            return fact["value"], None
         numbers = [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*\.?\d*", s["quote"])]
         if not any(_same(n, fact["value"]) for n in numbers):
             raise LookupError(f"the quote {s['quote']!r} does not hold the value {fact['value']}")

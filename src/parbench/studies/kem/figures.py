@@ -67,7 +67,7 @@ def cycles(cycles: pd.DataFrame, percentiles: pd.DataFrame, machine: dict) -> al
                  alt.Tooltip("p10:Q", format=",.0f"), alt.Tooltip("p90:Q", format=",.0f"),
                  alt.Tooltip("median_ns:Q", title="median ns", format=",.0f"), "counter", "counter_unit",
                  alt.Tooltip("disturbed:N", title="disturbed")])
-    # the spread of the calls: a dark grey rule with caps as wide as the bar, so its ends show
+    # the spread of the calls: a dark grey rule with caps, so its ends show
     # where they lie just off the median (the 10th percentile lies inside its bar, and a
     # hairline vanished against the bars it crosses)
     whiskers = place.mark_errorbar(ticks=alt.MarkConfig(size=12), color="#666666", thickness=1.5).encode(

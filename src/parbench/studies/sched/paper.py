@@ -324,6 +324,8 @@ def fracsteal(f: Facts, frames: pd.DataFrame) -> dict:
     f.seed("seed_frame_times", SEED, "Parallel version is around 4 times faster", 4)
     f.derived("seed_frame_ratio", "ratio", f["seed_frame_sequential"], f["seed_frame_parallel"])
     seed = seed_cores(f)
+    # its README gives its explorer's frame times as "benchmarks on my machine (specs below)"
+    f.seed("seed_cpu", SEED, "AMD Ryzen 9 3900X 12-Core Processor", "AMD Ryzen 9 3900X", fmt="plain")
     zoom = summary_frame(frames)
     if zoom.empty:
         failed = frames[frames["status"] != "ok"].dropna(subset=["failure"]).drop_duplicates("status")
