@@ -257,6 +257,23 @@ def test_the_headline_takes_the_seeds_cffi_approach_when_it_ran():
     assert problems(parts, facts, tables) == []
 
 
+def test_the_headline_prints_the_seeds_efficiency_and_ours_apart():
+    """The interval's top, 99.66%, and the seed's 99.68% both printed 99.7%, as if the
+    seed's lay inside the interval."""
+    from parbench.paper.format import pct_format
+
+    assert pct_format(0.997, 0.9534, 0.9991) == "pct2" and pct_format(0.97, 0.95) == "pct" and pct_format(1.0) == "pct"
+    frame = cells()
+    mp = (frame["algorithm"] == "RSA-2048") & (frame["mode"] == "multiprocess") & (frame["workers"] == 2)
+    cut = frame.copy()
+    cut.loc[mp, ["scaling_efficiency", "scaling_efficiency_ci_low", "scaling_efficiency_ci_high"]] = \
+        [0.9661, 0.9601, 0.9966]
+    parts, facts, tables = render(cut)
+    said = plain(parts["headline"])
+    assert "96.61% (96.01%–99.66%)" in said and "an efficiency of 99.68%" in said, said
+    assert problems(parts, facts, tables) == []
+
+
 def test_a_native_runner_at_full_efficiency_is_judged_against_the_processes_too():
     """The native runner's 98.6%, not distinguishable from full, read as above the processes'
     96.6% below it, though the two were not told apart."""

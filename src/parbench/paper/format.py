@@ -26,6 +26,16 @@ def fmt_pct(x) -> str:
     return "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.0f}%"
 
 
+def pct_format(*values) -> str:
+    """`pct`, or `pct2` where a value's whole percent would read 0% or 100% though it is
+    neither (an efficiency of 99.97% below full efficiency must not print as 100%): one
+    format for all `values`, so a range's ends share their precision."""
+    for v in values:
+        if v is not None and not pd.isna(v) and float(v) not in (0.0, 1.0) and fmt_pct(v) in ("0%", "100%"):
+            return "pct2"
+    return "pct"
+
+
 def mid_sentence(title: str) -> str:
     """A title inside a sentence: its first letter small unless its first word is an
     acronym or a name ("the GIL across Python runtimes", "ML-KEM key exchange")."""

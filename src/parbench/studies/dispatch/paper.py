@@ -26,7 +26,7 @@ import re
 import pandas as pd
 
 from parbench.paper.facts import Fact, Facts
-from parbench.paper.format import fmt_ci, fmt_num, fmt_pct
+from parbench.paper.format import fmt_ci, fmt_num, fmt_pct, pct_format
 from parbench.studies.dispatch import figures as figs
 from parbench.studies.dispatch.aggregate import dose_slope, main_only, mode_metrics, systems_table
 from parbench.studies.dispatch.plan import MAIN, MODES, SYSTEMS
@@ -244,15 +244,6 @@ def anomaly_fact(f: Facts, row, column: str, short: str, *, fmt: str = "num", un
               row["workload"], "first" if row["first_after_change"] else "later")
     return f.lookup(key, "dispatch_anomaly", row, column, fmt=fmt, unit=unit, interval=interval, via=via,
                     about=(ABOUT[row["system"]],))
-
-
-def pct_fmt(*values) -> str:
-    """`pct`, or `pct2` where a value's whole percent would read 0% or 100% though it is
-    neither (an efficiency of 99.97% below full efficiency must not print as 100%)."""
-    for v in values:
-        if v is not None and not pd.isna(v) and float(v) not in (0.0, 1.0) and fmt_pct(v) in ("0%", "100%"):
-            return "pct2"
-    return "pct"
 
 
 # --- rankings and groups -------------------------------------------------------------------------
@@ -519,7 +510,7 @@ def scaling(f: Facts, summary: pd.DataFrame, top: Fact | None, machine: dict) ->
         items = []
         for _, r in rows.iterrows():
             e = row_fact(f, r, "weak_scaling_efficiency", "eff",
-                         fmt=pct_fmt(*(r.get(f"weak_scaling_efficiency{end}") for end in ("", "_ci_low", "_ci_high"))))
+                         fmt=pct_format(*(r.get(f"weak_scaling_efficiency{end}") for end in ("", "_ci_low", "_ci_high"))))
             items.append({"name": NAMES[r["system"]], "eff": e,
                           "verdict": f.bound_verdict(_id("eff_vs_full", workload, r["system"]), e, 1.0,
                                                      better="above", worse="below")})
@@ -530,9 +521,9 @@ def scaling(f: Facts, summary: pd.DataFrame, top: Fact | None, machine: dict) ->
         g.update(workload=WORKLOAD_NAMES[workload], title=titles[workload], wide=wide_runs(f, where, items),
                  # the range's two ends in one precision: "99% to 99.94%" read as uneven
                  min=f.aggregate(_id("eff_min", workload), "dispatch_summary", "min", "weak_scaling_efficiency",
-                                 where=where, fmt=pct_fmt(*ends)),
+                                 where=where, fmt=pct_format(*ends)),
                  max=f.aggregate(_id("eff_max", workload), "dispatch_summary", "max", "weak_scaling_efficiency",
-                                 where=where, fmt=pct_fmt(*ends)),
+                                 where=where, fmt=pct_format(*ends)),
                  same=g["not"])
         out.append(g)
     processes = f["processes"]

@@ -14,7 +14,7 @@ import pandas as pd
 
 from parbench import stats
 from parbench.paper.facts import Facts
-from parbench.paper.format import fmt_ci, fmt_num, fmt_pct
+from parbench.paper.format import fmt_ci, fmt_num, fmt_pct, pct_format
 from parbench.studies.sigpar.algorithms import CATALOG
 from parbench.studies.sigpar.figures import VARIANT_ORDER
 
@@ -164,13 +164,16 @@ def efficiency(f: Facts, ok: pd.DataFrame) -> dict:
     variants = []
     for variant in _variants(top):
         where = {"status": "ok", "workers": wmax, "variant": variant}
+        # one precision for the median and its range, fine enough that none reads 100% unless it is
+        effs = top.loc[top["variant"] == variant, "scaling_efficiency"]
+        fmt = pct_format(effs.median(), effs.min(), effs.max())
         variants.append({"variant": variant,
                          "median": f.aggregate(_id("eff_median", variant), "sigpar_cells", "median",
-                                               "scaling_efficiency", where=where, fmt="pct"),
+                                               "scaling_efficiency", where=where, fmt=fmt),
                          "min": f.aggregate(_id("eff_min", variant), "sigpar_cells", "min", "scaling_efficiency",
-                                            where=where, fmt="pct"),
+                                            where=where, fmt=fmt),
                          "max": f.aggregate(_id("eff_max", variant), "sigpar_cells", "max", "scaling_efficiency",
-                                            where=where, fmt="pct")})
+                                            where=where, fmt=fmt)})
     rows = []
     for r in top.itertuples():
         e = efficiency_fact(f, r)
@@ -359,15 +362,21 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
     r = mp[mp["backend"] == measured[0]].iloc[0]
     seed_one = f.seed("seed_rsa2048_t1", SEED, "1t â†’      124.3 ops/sec", 124.3, fmt="fixed1", unit="ops/s")
     seed_two = f.seed("seed_rsa2048_t2", SEED, "2t â†’      247.8 ops/sec", 247.8, fmt="fixed1", unit="ops/s")
-    seed_eff = f.derived("seed_rsa2048_eff2", "ratio", seed_two, _twice(f, seed_one), fmt="pct1")
-    eff = f.lookup("headline_eff", "sigpar_cells", r, "scaling_efficiency", fmt="pct1", about=("RSA-2048",))
+    # one decimal, or two where one would print the seed's efficiency and an end of ours alike
+    # (99.66% and 99.68% both read 99.7%, as if the seed's lay inside our interval)
+    ends = [r.get(f"scaling_efficiency{end}") for end in ("", "_ci_low", "_ci_high")]
+    seed_value = seed_two.value / (2 * seed_one.value)
+    fmt = "pct2" if any(v is not None and not pd.isna(v) and f"{100 * v:.1f}" == f"{100 * seed_value:.1f}"
+                        for v in ends) else "pct1"
+    seed_eff = f.derived("seed_rsa2048_eff2", "ratio", seed_two, _twice(f, seed_one), fmt=fmt)
+    eff = f.lookup("headline_eff", "sigpar_cells", r, "scaling_efficiency", fmt=fmt, about=("RSA-2048",))
     # the same operation with no Python at all, where it ran: how near full efficiency
     # this machine lets signing come at that worker count
     runner = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign") & (ok["variant"] == "native-threads")
                 & (ok["workers"] == 2)].dropna(subset=["scaling_efficiency"])
     native = None
     if len(runner):
-        n_eff = f.lookup("headline_native_eff", "sigpar_cells", runner.iloc[0], "scaling_efficiency", fmt="pct1",
+        n_eff = f.lookup("headline_native_eff", "sigpar_cells", runner.iloc[0], "scaling_efficiency", fmt=fmt,
                          about=("RSA-2048",))
         # and against the processes' efficiency: where the native runner reaches full
         # efficiency and the processes do not, the two may still not be told apart
