@@ -935,7 +935,7 @@ def headline(f: Facts, tables: dict, seed: dict[int, dict], found: dict) -> dict
     return {"headline": {
         "workers": row_fact(f, r2, "workers", "workers", fmt="int", interval=False),
         "one_worker": row_fact(f, r1, "workers", "workers", fmt="int", interval=False),
-        "time": t2, "one": t1,
+        "time": t2, "one": t1, "scale": r2["experiment"] != MAIN,
         "ratio": f.derived(_id("cliff", r2["experiment"], "push-naive", _w(r2)), "ratio", t2, t1,
                            about=("push-naive",)),
         "added": f.derived(_id("cliff_added", r2["experiment"], "push-naive", _w(r2)), "difference", t2, t1,
