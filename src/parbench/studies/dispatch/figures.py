@@ -444,7 +444,8 @@ def dose_response(runs: pd.DataFrame, machine: dict) -> alt.Chart:
     top = float(max(r["stall_sec"].max(), r["check_sec"].max(), 0.1))
     diagonal = alt.Chart(pd.DataFrame({"a": [0.0, top], "b": [0.0, top]})).mark_line(
         color="#888", strokeDash=[4, 3]).encode(x="a:Q", y="b:Q")
-    band = alt.Chart(r).mark_rule(strokeWidth=6, opacity=0.25).encode(
+    # wider than a dot, so that it shows around the dot it usually holds
+    band = alt.Chart(r).mark_rule(strokeWidth=16, opacity=0.3).encode(
         x=alt.X("predicted_stall_sec:Q", title="predicted stall, s (the stale workers' heartbeats lapse)"),
         y="predicted_stall_sec:Q", y2="check_sec:Q", color=color)
     measured = alt.Chart(r).mark_circle(size=55, opacity=0.8).encode(
