@@ -186,3 +186,13 @@ def test_reproducing_names_the_commit_that_measured_and_the_one_that_wrote_the_t
     assert f"at commit `{measured}`" in text and "make paper PROFILE=" in text and "Redis" in text
     written = re.search(r"commit `([0-9a-f]{12})` wrote this text", text)
     assert written is None or written.group(1) != measured
+
+
+def test_the_m1s_published_times_stand_beside_the_portable_code_measured_here(fixture):
+    """An M1 never runs AVX2: its PERFORMANCE.md times stood beside libcrux-avx2 alone."""
+    from parbench.studies.kem.paper import published_table
+
+    machine, tables = fixture
+    table = published_table(tables["kem_cycles"])
+    m1 = table[table["published"].str.endswith("µs")]
+    assert len(m1) and m1["measured here"].str.contains(r"\(libcrux-portable\)").all(), m1["measured here"].tolist()
