@@ -661,3 +661,8 @@ def test_a_gap_between_ws_and_ws_sync_is_not_put_down_to_thread_start(full_recor
         parts, facts = render(cut, m)
         assert check(cut, m, parts, facts) == []
         assert (said in parts["mandelbrot"]) == expected, parts["mandelbrot"]
+        if expected:  # the quicksort's ws against ws_sync set beside it, in its own words
+            quick = s[(s["workload"] == "quicksort") & (s["threads"] == 2)].set_index("scheduler")
+            told = facts["sched.qs_ws_vs_ws_sync"]["value"] in ("faster than", "slower than")
+            assert ("though on the quicksort, whose runs start their threads the same two ways" in
+                    parts["mandelbrot"]) == (not told and {"ws", "ws_sync"} <= set(quick.index))
