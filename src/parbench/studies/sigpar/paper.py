@@ -40,6 +40,9 @@ CONFIDENCE = "parbench.studies.sigpar.aggregate:CONFIDENCE"
 # The seed's reading of an efficiency: below this, "investigate".
 INVESTIGATE_BELOW = "parbench.studies.sigpar.paper:SEED_INVESTIGATE"
 SEED_INVESTIGATE = 0.70
+# The seed's two expectations of an efficiency: above 85% in threads at 2 to 4 threads
+# "confirms GIL is released"; SPHINCS+ should reach 0.65 to 0.8 (hash-tree memory churn).
+GIL_RELEASED_COUNTS = range(2, 5)
 
 
 def _variants(frame: pd.DataFrame, among=VARIANT_ORDER) -> list[str]:
@@ -188,11 +191,58 @@ def efficiency(f: Facts, ok: pd.DataFrame) -> dict:
     f.count_of("eff_below", [r["vs_full"] for r in rows], "below")
     f.count_within_spread("eff_within_spread", [r["vs_full"] for r in rows])
     f.count_of("eff_investigate", [r["vs_investigate"] for r in rows], "below")
-    return {"efficiency_variants": variants,
+    return {"efficiency_variants": variants, "seed_expectations": seed_expectations(f, ok),
+            "efficiency_below": [r for r in rows if r["vs_full"].value == "below"],
             "efficiency_above": [r for r in rows if r["vs_full"].value == "above"],
             "efficiency_investigate": [r for r in rows if r["vs_investigate"].value == "below"],
             "efficiency_low_unsure": [r for r in rows if r["row"].scaling_efficiency < SEED_INVESTIGATE
                                       and r["vs_investigate"].value != "below"]}
+
+
+def seed_expectations(f: Facts, ok: pd.DataFrame) -> dict:
+    """The seed's two expectations, each judged like any other mark: threading cells at the
+    most workers from 2 to 4 against its 85% ("confirms GIL is released"), and SPHINCS+
+    cells at the most workers against the top of its expected 0.65 to 0.8."""
+    out = {"gil": None, "sphincs": None}
+    counts = [w for w in sorted(set(ok["workers"])) if w in GIL_RELEASED_COUNTS]
+    threads = ok[(ok["mode"] == "threading") & (ok["workers"] == counts[-1])] if counts else ok.iloc[0:0]
+    threads = threads.dropna(subset=["scaling_efficiency"])
+    if len(threads):
+        mark = f.seed("seed_gil_released", SEED, "Efficiency >85% confirms GIL is released", 85, fmt="int",
+                      unit="%")
+        items = _against(f, threads, "eff_vs_gil_released", mark.value / 100)
+        verdicts = [i["verdict"] for i in items]
+        out["gil"] = {"workers": f.literal("gil_released_workers", counts[-1], "the most workers from 2 to 4"),
+                      "n": f.count_of("gil_released_n", verdicts),
+                      "above": f.count_of("gil_released_above", verdicts, "above"),
+                      "below": [i for i in items if i["verdict"].value == "below"],
+                      "same": [i for i in items if i["verdict"].value not in ("above", "below")]}
+    top = int(ok["workers"].max())
+    sphincs = ok[(ok["family"] == "SPHINCS+") & (ok["workers"] == top)].dropna(subset=["scaling_efficiency"])
+    if top > 1 and len(sphincs):
+        low = f.seed("seed_sphincs_low", SEED, "For SPHINCS+, expect 0.65", 0.65, fmt="fixed2")
+        high = f.seed("seed_sphincs_high", SEED, "0.8 due to hash-tree memory churn", 0.8, fmt="fixed2")
+        items = _against(f, sphincs, "eff_vs_sphincs_high", high.value)
+        verdicts = [i["verdict"] for i in items]
+        out["sphincs"] = {"low": low, "high": high, "n": f.count_of("sphincs_n", verdicts),
+                          "above": f.count_of("sphincs_above", verdicts, "above"),
+                          "min": f.aggregate("sphincs_eff_min", "sigpar_cells", "min", "scaling_efficiency",
+                                             where={"status": "ok", "family": "SPHINCS+", "workers": top},
+                                             fmt="fixed2", about=("SPHINCS+",)),
+                          "max": f.aggregate("sphincs_eff_max", "sigpar_cells", "max", "scaling_efficiency",
+                                             where={"status": "ok", "family": "SPHINCS+", "workers": top},
+                                             fmt="fixed2", about=("SPHINCS+",))}
+    return out
+
+
+def _against(f: Facts, cells: pd.DataFrame, short: str, mark: float) -> list[dict]:
+    """Each cell's efficiency and its verdict against a fixed mark."""
+    out = []
+    for r in cells.itertuples():
+        e = efficiency_fact(f, r)
+        out.append({"row": r, "efficiency": e, "verdict": f.bound_verdict(
+            _id(short, r.algorithm, r.operation, r.variant), e, mark, better="above", worse="below")})
+    return out
 
 
 # --- latency --------------------------------------------------------------------------------
