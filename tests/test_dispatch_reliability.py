@@ -289,7 +289,10 @@ def test_redis_restarting_under_the_platform(mode):
                 started = time.monotonic()
                 with pytest.raises(ApiError) as info:
                     call()
-                assert info.value.status == 503 and time.monotonic() - started < 1.5, info.value
+                # promptly, not after a client's whole wait: the store's timeout (1 s) and
+                # slack for a machine busy with the rest of the suite
+                took = time.monotonic() - started
+                assert info.value.status == 503 and took < 2.5, (info.value, took)
             time.sleep(0.5)  # tasks finish meanwhile: their results wait in the dispatcher
             platform.start_redis_again()
             back = time.monotonic()
