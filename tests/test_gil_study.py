@@ -496,10 +496,9 @@ def test_the_gil_parts_hold_against_their_tables(records):
     assert "protopy ([PROTOPY_BIN is not set]{.fact" in parts["limitations"]
 
 
-def test_the_headline_compares_the_times_where_the_two_speedups_overlap():
-    """GIL off against on in threads: each speedup is over its own sequential run, so two
-    speedups may overlap where the times themselves are set apart; the headline then
-    states the time ratio (the GIL's cost at that point) and its verdict."""
+def _ft_headline(ft_threads: list, gil_seq: list, gil_threads: list, **ft_point) -> dict:
+    """The headline of a run of cpython, cpython_ft and cpython_ft_gil on the scaled
+    workload (cpython_ft's sequential run fixed), checked against its tables."""
     ft = {"name": "cpython_ft", "alternatives": ["python3.13t"], "argv": ["/x/python3.13t"], "chosen": "python3.13t",
           "reason": None, "gil_declared": None}
     resolutions = [*RESOLUTIONS, ft, dict(ft, name="cpython_ft_gil")]
@@ -507,14 +506,20 @@ def test_the_headline_compares_the_times_where_the_two_speedups_overlap():
     recs = launches([
         record("cpython", scaled, [point("sequential", 1, [0.10, 0.11, 0.12]), point("threads", 2, [0.11, 0.12, 0.13])]),
         record("cpython_ft", scaled, [point("sequential", 1, [0.044, 0.045, 0.046]),
-                                      point("threads", 2, [0.022, 0.023, 0.024], cpu_factor=1.9)], gil=False),
-        record("cpython_ft_gil", scaled, [point("sequential", 1, [0.088, 0.090, 0.092]),
-                                          point("threads", 2, [0.048, 0.050, 0.052])]),
+                                      point("threads", 2, ft_threads, **ft_point)], gil=False),
+        record("cpython_ft_gil", scaled, [point("sequential", 1, gil_seq), point("threads", 2, gil_threads)]),
     ])
     tables, m = paper_tables(recs, resolutions), machine()
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
-    head = parts["headline"]
+    return parts["headline"]
+
+
+def test_the_headline_compares_the_times_where_the_two_speedups_overlap():
+    """GIL off against on in threads: each speedup is over its own sequential run, so two
+    speedups may overlap where the times themselves are set apart; the headline then
+    states the time ratio (the GIL's cost at that point) and its verdict."""
+    head = _ft_headline([0.022, 0.023, 0.024], [0.088, 0.090, 0.092], [0.048, 0.050, 0.052], cpu_factor=1.9)
     assert "[not distinguishable on this machine from]" in head  # 1.96 against 1.80
     assert "so the headline cannot say" not in head and "With the two speedups not told apart" not in head
     assert "with its GIL on, the same binary took [2.17 (" in head
@@ -528,21 +533,7 @@ def test_the_headline_compares_the_times_where_the_two_speedups_overlap():
 def test_a_gil_cost_not_told_apart_is_not_said_to_be_none():
     """"took 1.92 (0.98-2.20) times as long as with it off, not distinguishable from the run
     with the GIL off" read as no cost: the headline says the run could not tell them apart."""
-    ft = {"name": "cpython_ft", "alternatives": ["python3.13t"], "argv": ["/x/python3.13t"], "chosen": "python3.13t",
-          "reason": None, "gil_declared": None}
-    resolutions = [*RESOLUTIONS, ft, dict(ft, name="cpython_ft_gil")]
-    scaled = "multithread_cpu_scaled"
-    recs = launches([
-        record("cpython", scaled, [point("sequential", 1, [0.10, 0.11, 0.12]), point("threads", 2, [0.11, 0.12, 0.13])]),
-        record("cpython_ft", scaled, [point("sequential", 1, [0.044, 0.045, 0.046]),
-                                      point("threads", 2, [0.022, 0.040, 0.050])], gil=False),
-        record("cpython_ft_gil", scaled, [point("sequential", 1, [0.044, 0.045, 0.046]),
-                                          point("threads", 2, [0.030, 0.045, 0.052])]),
-    ])
-    tables, m = paper_tables(recs, resolutions), machine()
-    parts, facts = render(tables, m)
-    assert check(tables, m, parts, facts) == []
-    head = parts["headline"]
+    head = _ft_headline([0.022, 0.040, 0.050], [0.044, 0.045, 0.046], [0.030, 0.045, 0.052])
     assert "times as long as with it off, yet its run was [not distinguishable on this machine from the run" in head
     assert "this run could not tell the two apart, which does not show that the GIL cost nothing." in head, head
 
