@@ -196,14 +196,14 @@ def mandelbrot(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
     start_apart = rank["best"]["scheduler"] == "ws_sync" and any(o["scheduler"] == "ws" for o in rank["slower"])
     # the quicksort's runs start their threads the same two ways: where ws and ws_sync were
     # not told apart there, the start alone did not make a gap the intervals show
-    sort_same = None
+    sort = None
     qs_ws, qs_sync = _row(ok, "quicksort", "ws", tmax), _row(ok, "quicksort", "ws_sync", tmax)
     if start_apart and qs_ws is not None and qs_sync is not None:
         ws_time, sync_time = time_fact(f, qs_ws), time_fact(f, qs_sync)
-        sort_same = {"ws": ws_time, "ws_sync": sync_time,
+        sort = {"ws": ws_time, "ws_sync": sync_time,
                      "verdict": f.verdict("qs_ws_vs_ws_sync", ws_time, sync_time, better="faster than",
                                           worse="slower than", higher_is_better=False)}
-    return {"mb": {"seq": time_fact(f, seq), "rank": rank, "start_apart": start_apart, "sort_same": sort_same}}
+    return {"mb": {"seq": time_fact(f, seq), "rank": rank, "start_apart": start_apart, "sort": sort}}
 
 
 # --- speedup and efficiency -----------------------------------------------------------------

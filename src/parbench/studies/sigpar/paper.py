@@ -40,8 +40,8 @@ CONFIDENCE = "parbench.studies.sigpar.aggregate:CONFIDENCE"
 # The seed's reading of an efficiency: below this, "investigate".
 INVESTIGATE_BELOW = "parbench.studies.sigpar.paper:SEED_INVESTIGATE"
 SEED_INVESTIGATE = 0.70
-# The seed's two expectations of an efficiency: above 85% in threads at 2 to 4 threads
-# "confirms GIL is released"; SPHINCS+ should reach 0.65 to 0.8 (hash-tree memory churn).
+# The worker counts at which the seed reads an efficiency above 85% in threads as "confirms
+# GIL is released" (its 2-4 threads).
 GIL_RELEASED_COUNTS = range(2, 5)
 
 
@@ -220,18 +220,16 @@ def seed_expectations(f: Facts, ok: pd.DataFrame) -> dict:
     top = int(ok["workers"].max())
     sphincs = ok[(ok["family"] == "SPHINCS+") & (ok["workers"] == top)].dropna(subset=["scaling_efficiency"])
     if top > 1 and len(sphincs):
+        where = {"status": "ok", "family": "SPHINCS+", "workers": top}
         low = f.seed("seed_sphincs_low", SEED, "For SPHINCS+, expect 0.65", 0.65, fmt="fixed2")
         high = f.seed("seed_sphincs_high", SEED, "0.8 due to hash-tree memory churn", 0.8, fmt="fixed2")
         items = _against(f, sphincs, "eff_vs_sphincs_high", high.value)
         verdicts = [i["verdict"] for i in items]
         out["sphincs"] = {"low": low, "high": high, "n": f.count_of("sphincs_n", verdicts),
                           "above": f.count_of("sphincs_above", verdicts, "above"),
-                          "min": f.aggregate("sphincs_eff_min", "sigpar_cells", "min", "scaling_efficiency",
-                                             where={"status": "ok", "family": "SPHINCS+", "workers": top},
-                                             fmt="fixed2", about=("SPHINCS+",)),
-                          "max": f.aggregate("sphincs_eff_max", "sigpar_cells", "max", "scaling_efficiency",
-                                             where={"status": "ok", "family": "SPHINCS+", "workers": top},
-                                             fmt="fixed2", about=("SPHINCS+",))}
+                          **{end: f.aggregate(f"sphincs_eff_{end}", "sigpar_cells", end, "scaling_efficiency",
+                                              where=where, fmt="fixed2", about=("SPHINCS+",))
+                             for end in ("min", "max")}}
     return out
 
 
