@@ -238,6 +238,74 @@ def test_the_spread_macros_write_the_note_only_where_the_spread_decided(tmp_path
                    + " spread of full efficiency, its interval apart from it)|\n")
 
 
+def _edge_facts(machine, floor_drift=None):
+    """Three cells against a reference of 100: 2.43% below it (just past a 2.425% spread),
+    5% below it (well past) and 1% below it (within); tight intervals, all apart."""
+    rows = [("ref", 100.0), ("edge", 97.57), ("clear", 95.0), ("within", 99.0)]
+    frame = pd.DataFrame([{"name": n, "rate": v, "rate_ci_low": v - 0.01, "rate_ci_high": v + 0.01,
+                           "drift": floor_drift or 0.0} for n, v in rows])
+    f = Facts("t", {"cells": frame}, {"cells": ["name"]}, machine)
+    ref = f.lookup("ref", "cells", frame.iloc[0], "rate")
+    floor = () if floor_drift is None else (f.lookup("drift", "cells", frame.iloc[1], "drift", fmt="pct1",
+                                                     interval=False),)
+    verdicts = [f.verdict(f"v.{n}", f.lookup(n, "cells", frame.iloc[i], "rate", about=(n,)), ref,
+                          better="higher than", worse="lower than", floor=floor)
+                for i, n in enumerate(("edge", "clear", "within"), 1)]
+    return f, frame, verdicts
+
+
+def test_a_verdict_just_past_its_bar_carries_its_margin_and_bar_and_is_checked():
+    machine = {"cpu_stability": {"cv": 0.02425}}
+    f, frame, (edge, clear, within) = _edge_facts(machine)
+    assert (edge.value, clear.value, within.value) == ("lower than", "lower than", SAME)
+    assert clear.edge is None and within.edge is None
+    # written to the digit that tells the two apart: 2.4% and 2.4% would read alike
+    assert (edge.edge.margin.text, edge.edge.bar.text) == ("2.430%", "2.425%")
+    assert edge.edge.machine and edge.edge.about == ("edge",)
+    records = f.records()
+    assert records["t.v.edge"]["near_bar"] and not records["t.v.clear"]["near_bar"]
+    src = check.Sources({"cells": frame}, machine, check.seeds_dir())
+    assert check.fact_problems(records, src) == []
+    # a record that hides the edge is caught, and so is a margin the tables do not give
+    hidden = {**records, "t.v.edge": {**records["t.v.edge"], "near_bar": False}}
+    assert any(p.startswith("t.v.edge:") and "just past" in p for p in check.fact_problems(hidden, src))
+    moved = check.Sources({"cells": frame.assign(rate=frame["rate"].where(frame["name"] != "edge", 97.0))},
+                          machine, check.seeds_dir())
+    assert any(p.startswith("t.v.edge.margin:") for p in check.fact_problems(records, moved))
+    # a steadier machine's record makes the same verdict a clear one: caught
+    steady = check.Sources({"cells": frame}, {"cpu_stability": {"cv": 0.01}}, check.seeds_dir())
+    problems = check.fact_problems(records, steady)
+    assert any(p.startswith("t.v.edge:") for p in problems) and any(p.startswith("t.v.edge.bar:") for p in problems)
+    # no bar measured, no edge
+    _, _, (edge, _, _) = _edge_facts({})
+    assert edge.value == "lower than" and edge.edge is None
+
+
+def test_a_verdict_just_past_a_cells_drift_names_the_drift_as_its_bar():
+    f, frame, (edge, clear, _) = _edge_facts({"cpu_stability": {"cv": 0.01}}, floor_drift=0.02425)
+    assert edge.value == "lower than" and not edge.edge.machine and edge.edge.bar.text == "2.425%"
+    assert check.fact_problems(f.records(), check.Sources({"cells": frame}, f.machine, check.seeds_dir())) == []
+
+
+def test_every_template_writes_a_verdict_just_past_its_bar_with_its_note(tmp_path):
+    f, _, (edge, clear, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
+    part = tmp_path / "study" / "part.md"
+    part.parent.mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "_edge.md").write_text((REPO / "paper/sections/shared/_edge.md").read_text())
+    # a group of the same verdict states its word once: the member just past its bar gives it
+    part.write_text("a {{ one }} b; c {{ group | weakest }} d; e {{ other }} f\n")
+    out = templates.render(part.parent, "part", {"one": edge, "other": clear,
+                                                 "group": [{"verdict": clear}, {"verdict": edge}]})
+    note = ("^[For edge, the two values this verdict compares differ by " + str(edge.edge.margin) + " of the larger, just "
+            "past the machine's " + str(edge.edge.bar) + " spread, the smallest difference this paper calls one; "
+            "another run could as well have found them not distinguishable.]")
+    assert out == f"a {edge}{note} b; c {edge}{note} d; e {clear} f\n"
+    assert templates.lint(REPO / "paper/sections/shared/_edge.md") == []
+    # without a member just past its bar, the group's word is its first member's
+    assert templates.weakest([{"verdict": clear}, {"verdict": within}]) is clear
+
+
 def test_every_kind_of_fact_holds_against_its_source():
     f = facts()
     frame = cells()

@@ -191,6 +191,11 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         return sum(1 for k in s["of"] if s["equal"] is None or all_facts[k]["value"] == s["equal"]), None
     if kind == "count_within_spread":
         return sum(1 for k in s["of"] if all_facts[k]["within_spread"]), None
+    if kind == "verdict_margin":
+        (a, _), (b, _) = _sides(all_facts[s["of"][0]]["source"], all_facts)
+        return factmod.relative_difference(a, b), None
+    if kind == "verdict_bar":
+        return verdict_bar(all_facts[s["of"][0]]["source"], all_facts, src), None
     # a verdict's spread from the machine record, never from the fact (which could have been
     # written with another)
     if kind in ("verdict", "bound_verdict"):
@@ -221,6 +226,13 @@ def verdict_within_spread(s: dict, all_facts: dict, src: Sources) -> bool:
     spread from the machine record, as `recompute` judges it."""
     (a, a_ci), (b, b_ci) = _sides(s, all_facts)
     return factmod.within_spread(a, a_ci, b, b_ci, verdict_bar(s, all_facts, src))
+
+
+def verdict_near_bar(s: dict, all_facts: dict, src: Sources) -> bool:
+    """Whether a verdict's source tells its two values apart just past its bar, the spread
+    from the machine record, as `recompute` judges it."""
+    (a, a_ci), (b, b_ci) = _sides(s, all_facts)
+    return factmod.near_bar(a, a_ci, b, b_ci, verdict_bar(s, all_facts, src))
 
 
 def fact_problems(facts: dict, src: Sources) -> list[str]:
@@ -254,6 +266,7 @@ def fact_problems(facts: dict, src: Sources) -> list[str]:
         fresh[key] = {"value": value, "ci": ci}
         if fact["kind"] == "verdict":
             fresh[key]["within_spread"] = verdict_within_spread(fact["source"], view, src)
+            fresh[key]["near_bar"] = verdict_near_bar(fact["source"], view, src)
         return fresh[key]
 
     for key, fact in facts.items():
@@ -267,6 +280,10 @@ def fact_problems(facts: dict, src: Sources) -> list[str]:
         if "within_spread" in got and got["within_spread"] != fact.get("within_spread", False):
             problems.append(f"{key}: the paper {'notes' if fact.get('within_spread') else 'does not note'} that "
                             f"the machine's spread alone decided this verdict; its source says otherwise")
+            continue
+        if "near_bar" in got and got["near_bar"] != fact.get("near_bar", False):
+            problems.append(f"{key}: the paper {'notes' if fact.get('near_bar') else 'does not note'} that "
+                            f"this verdict was decided just past its bar; its source says otherwise")
             continue
         expected_ci = tuple(fact["ci"]) if fact.get("ci") else None
         if not _same(ci, expected_ci):

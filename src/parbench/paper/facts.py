@@ -23,7 +23,9 @@ Sources a fact can have (the check recomputes each):
   path);
 - `constant`: a module's constant ("module:NAME");
 - `seed`: a number quoted from a seed document (its file and the exact quote);
-- `literal`: a value stated as such (a count of items the text lists), with its reason.
+- `literal`: a value stated as such (a count of items the text lists), with its reason;
+- `verdict_margin` / `verdict_bar`: how far apart a verdict's two values lie (relative to
+  the larger) and the bar it held them to, for a verdict decided just past its bar.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "pct1": lambda x: "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.1f}%",
     # a share near 0% or 100% whose whole-percent text would hide that it is not (99.97%)
     "pct2": lambda x: "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.2f}%",
+    # a verdict's margin beside its bar where fewer digits would print the two alike
+    "pct3": lambda x: "n/a" if x is None or pd.isna(x) else f"{100 * float(x):.3f}%",
     "int": lambda x: "n/a" if x is None or pd.isna(x) else f"{int(round(float(x))):,}",
     "fixed1": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.1f}",
     "fixed2": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.2f}",
@@ -76,6 +80,11 @@ SAME = "not distinguishable on this machine from"
 # the same, against a seed's point value from another machine: only this run's interval and
 # this machine's spread can set the two apart, and the words do not place the seed's value here
 SEED_SAME = "not distinguishable, by this run's interval and this machine's spread, from"
+
+# A verdict that tells two values apart by less than its bar plus this share of the bar is
+# decided "just past" it: another run could as well have called the two not distinguishable,
+# and its sentence says so (the `edge` of its fact, `shared/_edge.md`).
+EDGE_MARGIN = 0.1
 
 DERIVED = {
     "ratio": lambda a, b: None if a is None or b in (None, 0) else a / b,
@@ -127,6 +136,10 @@ class Fact:
     # (their intervals apart), or a count of such verdicts: the machine's spread as a fact,
     # for the note the sentence gives beside it (`spread_note`)
     spread: "Fact | None" = None
+    # a verdict decided by a relative difference just past its bar (`EDGE_MARGIN`): the
+    # difference and the bar as facts, written to the digit that tells them apart, and the
+    # names the compared value is about, for the note `shared/_edge.md` gives beside it
+    edge: "Edge | None" = None
 
     def __str__(self) -> str:
         return f'[{span_text(self.text)}]{{.fact key="{self.key}"}}'
@@ -144,7 +157,23 @@ class Fact:
                   "source": self.source, "about": list(self.about)}
         if self.kind == "verdict":
             record["within_spread"] = self.spread is not None
+            record["near_bar"] = self.edge is not None
         return record
+
+
+@dataclass
+class Edge:
+    """What a verdict decided just past its bar owes its reader: how far apart its two
+    values lie (`margin`, of the larger), the bar (`bar`: the machine's spread, or a cell's
+    drift), and what the compared value is about (`about`, possibly empty)."""
+
+    margin: Fact
+    bar: Fact
+    about: tuple[str, ...] = ()
+
+    @property
+    def machine(self) -> bool:
+        return self.bar.source["from"] == "machine"
 
 
 COMPARE = {">=": lambda s, v: s >= v, "<=": lambda s, v: s <= v, ">": lambda s, v: s > v, "<": lambda s, v: s < v,
@@ -344,7 +373,23 @@ class Facts:
         decided = None
         if within_spread(a.value, a.ci, b, b_ci, min_relative):
             decided = bar if bar is not None else (self.spread() if self.min_relative else None)
-        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=decided))
+        edge = None
+        if near_bar(a.value, a.ci, b, b_ci, min_relative):
+            edge = self._edge(key, a, b, min_relative, "floor" if bar is not None else "machine")
+        return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=decided,
+                              edge=edge))
+
+    def _edge(self, key: str, a: Fact, b, bar_value: float, bar_from: str) -> Edge:
+        """The margin and bar facts of verdict `key`, decided just past its bar, each
+        written to the first digit at which the two differ."""
+        margin_value = relative_difference(a.value, b)
+        fmt = next((f for f in ("pct1", "pct2") if FORMATS[f](margin_value) != FORMATS[f](bar_value)), "pct3")
+        verdict = f"{self.study}.{key}"
+        margin = self._add(Fact(f"{key}.margin", margin_value, write_value(margin_value, fmt),
+                                {"kind": "verdict_margin", "of": [verdict]}, fmt))
+        bar = self._add(Fact(f"{key}.bar", bar_value, write_value(bar_value, fmt),
+                             {"kind": "verdict_bar", "of": [verdict], "from": bar_from}, fmt))
+        return Edge(margin, bar, tuple(a.about))
 
     def spread(self) -> Fact:
         """The machine's own spread (`min_relative`) as a fact of this study."""
@@ -393,6 +438,14 @@ class FactView:
         return f"{self._facts.study}.{key}" in self._facts.items
 
 
+def weakest(items) -> "Fact":
+    """The verdict a group of the same verdict states for all its members (items: verdict
+    facts, or dicts and objects holding one as `verdict`): the first one decided just past
+    its bar, whose note then stands beside the group's word, else the first."""
+    verdicts = [i if isinstance(i, Fact) else (i["verdict"] if isinstance(i, dict) else i.verdict) for i in items]
+    return next((v for v in verdicts if v.edge is not None), verdicts[0])
+
+
 def machine_spread(machine: dict) -> float:
     """The smallest difference a verdict may call one: the machine's own spread (the CV of a
     fixed loop's speed when the pipeline probed it), 0 when it was not measured."""
@@ -420,6 +473,21 @@ def within_spread(a, a_ci, b, b_ci, min_relative: float) -> bool:
     """Whether `judge` says `same` only for the machine's spread: both intervals exist and
     are disjoint, but the two values differ by no more than `min_relative` of the larger."""
     return _apart(a, a_ci, b, b_ci) and _close(a, b, min_relative)
+
+
+def near_bar(a, a_ci, b, b_ci, min_relative: float) -> bool:
+    """Whether `judge` tells the two apart by a relative difference within `EDGE_MARGIN` of
+    its bar (never where no bar was measured)."""
+    return (min_relative > 0 and _apart(a, a_ci, b, b_ci) and not _close(a, b, min_relative)
+            and _close(a, b, min_relative * (1 + EDGE_MARGIN)))
+
+
+def relative_difference(a, b) -> float | None:
+    """How far apart two values lie, relative to the larger: the measure `judge` holds
+    to its bar."""
+    if a is None or b is None or max(abs(a), abs(b)) == 0:
+        return None
+    return abs(a - b) / max(abs(a), abs(b))
 
 
 def _close(a, b, min_relative: float) -> bool:

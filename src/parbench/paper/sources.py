@@ -68,6 +68,7 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         f.machine_value("stab_slowest", "cpu_stability.slowest_fraction_of_median", fmt="pct")
         f.machine_value("stab_fastest", "cpu_stability.fastest_fraction_of_median", fmt="pct")
         f.machine_value("stab_cv", "cpu_stability.cv", fmt="pct1")
+        f.constant("edge_margin", "parbench.paper.facts:EDGE_MARGIN", fmt="pct")
     # where the cells ran
     by_study = {s.name: pd.concat([tables[t] for t in s.paper().TABLES if t in tables], ignore_index=True)
                 for s in measured_studies(machine) if any(t in tables for t in s.paper().TABLES)}

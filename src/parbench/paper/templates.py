@@ -22,6 +22,10 @@ What a template gets:
 - a verdict's `spread` (and that of a `Facts.count_within_spread` count): the machine's
   spread, where that alone made the verdict "not distinguishable" (the two intervals apart,
   the two values within the spread of each other); `shared/_spread.md`'s macros say so;
+- a verdict decided just past its bar (its `edge`) is written everywhere with the note
+  `shared/_edge.md` gives it; `weakest`, a filter, picks from a group of the same verdict
+  the member whose verdict the group's word should be (one just past its bar, else the
+  first), so that the note stands beside a group too;
 - `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
   (itself a template, filled from the same context): the caption of a table the paper and
   Snakemake's report both show, written once;
@@ -35,6 +39,7 @@ from pathlib import Path
 
 import jinja2
 
+from parbench.paper.facts import Fact, weakest
 from parbench.paper.format import counted, mid_sentence, sentence_start, share
 
 # A number outside an identifier: digits not preceded by a letter, a digit, `-`, `_` or
@@ -65,12 +70,22 @@ def environment(folder: Path) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader([str(folder), str(folder.parent)])
     env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                             autoescape=False)
+                             autoescape=False, finalize=lambda value: _edge_noted(env, value))
+    env.filters["weakest"] = weakest
     env.filters["counted"] = counted
     env.filters["share"] = share
     env.filters["mid_sentence"] = mid_sentence
     env.filters["sentence_start"] = sentence_start
     return env
+
+
+def _edge_noted(env: jinja2.Environment, value):
+    """What every `{{ }}` writes: a verdict decided just past its bar followed by the note
+    `shared/_edge.md` writes for it (its margin and its bar), wherever a template states
+    it, so that no sentence gives such a verdict without saying so; anything else as it is."""
+    if isinstance(value, Fact) and value.edge is not None:
+        return str(value) + str(env.get_template("shared/_edge.md").module.note(value.edge))
+    return value
 
 
 def render(folder: Path, part: str, context: dict) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import pandas as pd
 
 from parbench.paper.facts import SAME as VERDICT_SAME
-from parbench.paper.facts import Fact, Facts
+from parbench.paper.facts import Fact, Facts, weakest
 from parbench.paper.facts import _where as factmod_where
 from parbench.paper.format import fmt_ci, fmt_num
 from parbench.studies.gil import aggregate, report
@@ -191,7 +191,7 @@ def grouped(f: Facts, prefix: str, items: list[dict]) -> dict:
     for item in items:
         groups.setdefault(item["verdict"].value, []).append(item)
     order = sorted(groups, key=lambda word: -len(groups[word]))
-    out = [{"word": word, "first": groups[word][0]["verdict"], "members": groups[word],
+    out = [{"word": word, "first": weakest(groups[word]), "members": groups[word],
             "n": f.count_of(_id(prefix, "n", word), verdicts, word),
             "n_spread": f.count_within_spread(_id(prefix, "n_within_spread", word),
                                               [i["verdict"] for i in groups[word]])} for word in order]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.facts import SEED_SAME, Fact, Facts
+from parbench.paper.facts import SEED_SAME, Fact, Facts, weakest
 from parbench.paper.format import fmt_interval, fmt_num
 from parbench.stats import ratio_interval
 from parbench.studies.kem import published
@@ -210,7 +210,7 @@ def grouped(f: Facts, name: str, rows: list[dict]) -> dict:
         if not mine:
             continue
         ranked = sorted(mine, key=lambda r: r["ratio"].value)
-        groups.append({"verdict": mine[0]["verdict"], "rows": mine, "lo": ranked[0], "hi": ranked[-1],
+        groups.append({"verdict": weakest(mine), "rows": mine, "lo": ranked[0], "hi": ranked[-1],
                        "count": f.count_of(_id(name, "count", word.split()[0]), verdicts, word)})
     return {"rows": rows, "groups": groups, "n": f[_id(name, "n")]}
 
