@@ -25,7 +25,7 @@ import re
 
 import pandas as pd
 
-from parbench.paper.facts import Fact, Facts
+from parbench.paper.facts import SAME, Fact, Facts
 from parbench.paper.format import fmt_ci, fmt_num, fmt_pct, pct_format
 from parbench.studies.dispatch import figures as figs
 from parbench.studies.dispatch.aggregate import dose_slope, main_only, mode_metrics, systems_table
@@ -60,7 +60,6 @@ REPORT_TABLES = ["dispatch_modes_table", "dispatch_anomaly_table", "dispatch_dos
                  "dispatch_saturation_table"]
 SEED = "dispatch.txt"
 CONFIDENCE = "parbench.studies.dispatch.aggregate:CONFIDENCE"
-SAME = "not distinguishable on this machine from"
 # A system's runs at the main sweep's most workers disagree widely when the longest took more
 # than this many times the shortest: the text then gives their range beside the efficiency.
 WIDE_RUNS = 2.0

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.facts import SAME as VERDICT_SAME
-from parbench.paper.facts import Fact, Facts, weakest
+from parbench.paper.facts import SAME, Fact, Facts, weakest
 from parbench.paper.facts import _where as factmod_where
 from parbench.paper.format import fmt_ci, fmt_num
 from parbench.studies.gil import aggregate, report
@@ -71,7 +70,6 @@ HEADLINE_WORKLOADS = ("multithread_cpu_scaled", "multithread_cpu")
 SEED_ROW_RUNTIMES = (SRC, "cpython")
 # where a build's source came from, in words
 ORIGINS = {"debian": "the Debian archive's", "tarball": "a tarball's"}
-SAME = "not distinguishable on this machine from"
 # what a runtime the text names only by its config name is, for a reader of the seed
 WHAT = {"protopy": "the seed's protoPython", "cpython_bin": "the seed's CPYTHON_BIN interpreter"}
 
@@ -403,7 +401,7 @@ def report_part(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, machine
             items.append({"workload": r["workload"], "ratio": ratio,
                           "verdict": f.bound_verdict(_id("ratio_vs_baseline", name, r["workload"]), ratio, 1.0,
                                                      better="slower than", worse="faster than")})
-        told = {i["workload"]: i["verdict"].value != VERDICT_SAME for i in items}
+        told = {i["workload"]: i["verdict"].value != SAME for i in items}
         rows = [{**row, "distinguishable": told.get(row["benchmark"], False)} for row in rows]
         out["blocks"].append({"name": name, "table": report.box_table(rows, name, baseline),
                               "said": grouped(f, _id("report", name), items) if items else None})
@@ -611,7 +609,7 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
             for extreme, key in ((low, "seq_low_vs"), (item["high"], "seq_high_vs")):
                 verdicts = [(names[i], time_verdict(_id(key, names[i], workload), extreme["time"], time_at(i)))
                             for i in middle]
-                extreme["ties"] = [name for name, v in verdicts if v.value == VERDICT_SAME]
+                extreme["ties"] = [name for name, v in verdicts if v.value == SAME]
         out.append(item)
     return {"sequential": out}
 
@@ -814,7 +812,7 @@ def related(f: Facts, ok: pd.DataFrame, machine: dict, other: pd.DataFrame | Non
                                                              fmt="int" if op == "count" else "pct",
                                                              about=(kind,))
                                          for op in ("median", "min", "max", "count")},
-                          "full": f.count_of(_id("related_full", kind), full, VERDICT_SAME, about=(kind,))})
+                          "full": f.count_of(_id("related_full", kind), full, SAME, about=(kind,))})
     here = {}
     for workload in ("multithread_hashlib", "multithread_cpu_scaled"):
         r = _point(ok, baseline, workload, "threads", w)
@@ -936,7 +934,7 @@ def headline(f: Facts, ok: pd.DataFrame, comparisons: pd.DataFrame, seed: dict, 
                        & (comparisons["execution"] == "threads") & (comparisons["workers"] == top)]
     out["cost"] = _comparison_item(f, cost.iloc[0], *GIL_COST_WORDS) if len(cost) else None
     out["launches"] = None
-    if out["verdict"].value == VERDICT_SAME and "gil_runs" in f.tables:
+    if out["verdict"].value == SAME and "gil_runs" in f.tables:
         # where the two are not told apart, how far each one's launches ranged
         def launches(point) -> dict:
             where = {"runtime": point["runtime"], "workload": workload, "execution": "threads", "workers": top}

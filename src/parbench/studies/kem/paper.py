@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.facts import SEED_SAME, Fact, Facts, weakest
+from parbench.paper.facts import SAME, SEED_SAME, Fact, Facts, weakest
 from parbench.paper.format import fmt_interval, fmt_num
 from parbench.stats import ratio_interval
 from parbench.studies.kem import published
@@ -53,7 +53,6 @@ OPERATION_NOUNS = {"keypair": "key generations", "encaps": "encapsulations", "de
                    "derive": "derivations"}
 # The words of a verdict between two counts per call (fewer is faster) or two rates.
 FASTER, SLOWER = "faster than", "slower than"
-SAME = "not distinguishable on this machine from"
 
 
 # --- views of the tables (the facts' sources) ---------------------------------------------

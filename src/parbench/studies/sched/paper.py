@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 
-from parbench.paper.facts import SEED_SAME, Fact, Facts
+from parbench.paper.facts import SAME, SEED_SAME, Fact, Facts
 from parbench.paper.format import fmt_ci, fmt_num
 from parbench.studies.sched.plan import REFERENCES, SCHEDULER_ORDER
 
@@ -46,7 +46,6 @@ SEED_PROGRAMS = {"ws": "quicksteal", "lifo": "quicklifo"}
 NAMES = {"sequential": "the sequential code", "lifo": "LIFO", "ws": "work stealing",
          "ws_sync": "synchronizing work stealing", "openmp": "OpenMP", "tbb": "the TBB task_group",
          "tbb_parallel_sort": "TBB's parallel_sort"}
-VERDICT_SAME = "not distinguishable on this machine from"
 
 
 def _id(*parts) -> str:
@@ -134,10 +133,10 @@ def ranking(f: Facts, rows: pd.DataFrame, prefix: str) -> dict | None:
             "others": others,
             "highest": max(others, key=lambda o: o["time"].value, default=None),
             "n_others": f.count_of(_id(prefix, "n_others"), verdicts),
-            "n_same": f.count_of(_id(prefix, "n_same"), verdicts, VERDICT_SAME),
+            "n_same": f.count_of(_id(prefix, "n_same"), verdicts, SAME),
             "n_spread": f.count_within_spread(_id(prefix, "n_within_spread"), verdicts),
             "n_slower": f.count_of(_id(prefix, "n_slower"), verdicts, "slower than"),
-            "same": [o for o in others if o["verdict"].value == VERDICT_SAME],
+            "same": [o for o in others if o["verdict"].value == SAME],
             "slower": [o for o in others if o["verdict"].value == "slower than"]}
 
 
@@ -226,7 +225,7 @@ def efficiency(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
                           "verdict": f.bound_verdict(_id("eff_vs_full", workload, r["scheduler"]), e, 1.0,
                                                      better="above", worse="below")})
         verdicts = [c["verdict"] for c in cells]
-        same = [c for c in cells if c["verdict"].value == VERDICT_SAME]
+        same = [c for c in cells if c["verdict"].value == SAME]
         below = [c for c in cells if c["verdict"].value == "below"]
         # a split by full efficiency is no ranking among cells that cannot be told apart
         # from one another: the highest against the lowest says whether they can
@@ -235,14 +234,14 @@ def efficiency(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
             high, low = (max(cells, key=lambda c: c["eff"].value), min(cells, key=lambda c: c["eff"].value))
             v = f.verdict(_id("eff_highest_vs_lowest", workload), high["eff"], low["eff"], better="higher than",
                           worse="lower than")
-            untold = {"high": high, "low": low, "verdict": v} if v.value == VERDICT_SAME else None
+            untold = {"high": high, "low": low, "verdict": v} if v.value == SAME else None
         out.append({"workload": workload, "untold": untold,
                     "min": f.aggregate(_id("eff_min", workload), "sched_summary", "min", "efficiency", where=where,
                                        fmt="pct"),
                     "max": f.aggregate(_id("eff_max", workload), "sched_summary", "max", "efficiency", where=where,
                                        fmt="pct"),
                     "n": f.count_of(_id("eff_n", workload), verdicts),
-                    "n_same": f.count_of(_id("eff_same", workload), verdicts, VERDICT_SAME),
+                    "n_same": f.count_of(_id("eff_same", workload), verdicts, SAME),
                     "n_below": f.count_of(_id("eff_below", workload), verdicts, "below"),
                     "n_spread": f.count_within_spread(_id("eff_within_spread", workload), verdicts),
                     "same": same, "below": below, "above": [c for c in cells if c["verdict"].value == "above"],

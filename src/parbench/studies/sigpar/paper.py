@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from parbench import stats
-from parbench.paper.facts import Facts
+from parbench.paper.facts import SAME, Facts
 from parbench.paper.format import fmt_ci, fmt_num, fmt_pct, pct_format
 from parbench.studies.sigpar.algorithms import CATALOG
 from parbench.studies.sigpar.figures import VARIANT_ORDER
@@ -151,7 +151,7 @@ def _native_bound(f: Facts, ok: pd.DataFrame) -> list[dict]:
     verdicts = [r["verdict"] for r in rows]
     f.count_of("vs_native_n", verdicts)
     f.count_of("vs_native_slower", verdicts, "slower than")
-    f.count_of("vs_native_same", verdicts, "not distinguishable on this machine from")
+    f.count_of("vs_native_same", verdicts, SAME)
     f.count_of("vs_native_faster", verdicts, "faster than")
     return rows
 
@@ -187,7 +187,7 @@ def efficiency(f: Facts, ok: pd.DataFrame) -> dict:
         rows.append({"row": r, "efficiency": e, "vs_investigate": low, "vs_full": full})
     f.count_of("eff_n", [r["vs_full"] for r in rows])
     f.count_of("eff_above", [r["vs_full"] for r in rows], "above")
-    f.count_of("eff_full", [r["vs_full"] for r in rows], "not distinguishable on this machine from")
+    f.count_of("eff_full", [r["vs_full"] for r in rows], SAME)
     f.count_of("eff_below", [r["vs_full"] for r in rows], "below")
     f.count_within_spread("eff_within_spread", [r["vs_full"] for r in rows])
     f.count_of("eff_investigate", [r["vs_investigate"] for r in rows], "below")
@@ -315,7 +315,7 @@ def gil(f: Facts, ok: pd.DataFrame) -> dict:
     verdicts = [r["verdict"] for r in rows]
     f.count_of("ratio_n", verdicts)
     f.count_of("ratio_below", verdicts, "below")
-    f.count_of("ratio_same", verdicts, "not distinguishable on this machine from")
+    f.count_of("ratio_same", verdicts, SAME)
     f.count_of("ratio_above", verdicts, "above")
     f.count_within_spread("ratio_within_spread", verdicts)
     return {"ratio_rows": rows, "ratio_below": [r for r in rows if r["verdict"].value == "below"],
