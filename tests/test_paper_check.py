@@ -287,23 +287,49 @@ def test_a_verdict_just_past_a_cells_drift_names_the_drift_as_its_bar():
     assert check.fact_problems(f.records(), check.Sources({"cells": frame}, f.machine, check.seeds_dir())) == []
 
 
+def _edge_part(tmp_path, text):
+    part = tmp_path / "study" / "part.md"
+    part.parent.mkdir(exist_ok=True)
+    (tmp_path / "shared").mkdir(exist_ok=True)
+    (tmp_path / "shared" / "_edge.md").write_text((REPO / "paper/sections/shared/_edge.md").read_text())
+    part.write_text(text)
+    return part.parent
+
+
 def test_every_template_writes_a_verdict_just_past_its_bar_with_its_note(tmp_path):
     f, _, (edge, clear, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
-    part = tmp_path / "study" / "part.md"
-    part.parent.mkdir()
-    (tmp_path / "shared").mkdir()
-    (tmp_path / "shared" / "_edge.md").write_text((REPO / "paper/sections/shared/_edge.md").read_text())
     # a group of the same verdict states its word once: the member just past its bar gives it
-    part.write_text("a {{ one }} b; c {{ group | weakest }} d; e {{ other }} f\n")
-    out = templates.render(part.parent, "part", {"one": edge, "other": clear,
-                                                 "group": [{"verdict": clear}, {"verdict": edge}]})
-    note = ("^[For edge, the two values this verdict compares differ by " + str(edge.edge.margin) + " of the larger, just "
-            "past the machine's " + str(edge.edge.bar) + " spread, the smallest difference this paper calls one; "
+    folder = _edge_part(tmp_path, "a {{ one }} b; c {{ group | weakest }} d; e {{ other }} f\n")
+    note = ("^[For edge, the two values compared differ by " + str(edge.edge.margin) + " of the larger, just "
+            "past the machine's " + str(edge.edge.bar) + " spread: the bar a difference must pass to count; "
             "another run could as well have found them not distinguishable.]")
-    assert out == f"a {edge}{note} b; c {edge}{note} d; e {clear} f\n"
+    out = templates.render(folder, "part", {"one": edge, "other": clear,
+                                            "group": [{"verdict": clear}, {"verdict": edge}]})
+    assert out == f"a {edge}{note} b; c {edge} d; e {clear} f\n"  # noted once in a part
+    out = templates.render(folder, "part", {"one": clear, "other": clear,
+                                            "group": [{"verdict": clear}, {"verdict": edge}]})
+    assert out == f"a {clear} b; c {edge}{note} d; e {clear} f\n"
     assert templates.lint(REPO / "paper/sections/shared/_edge.md") == []
     # without a member just past its bar, the group's word is its first member's
     assert templates.weakest([{"verdict": clear}, {"verdict": within}]) is clear
+
+
+def test_a_count_of_verdicts_notes_the_ones_just_past_their_bar(tmp_path):
+    # "2 lie below it": a group stated by its count, its members' verdicts never written
+    f, _, (edge, clear, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
+    lower = f.count_of("n_lower", [edge, clear, within], "lower than")
+    same = f.count_of("n_same", [edge, clear, within], SAME)
+    every = f.count_of("n", [edge, clear, within])
+    assert lower.counted_edges == (edge.edge,) and same.counted_edges == () and every.counted_edges == ()
+    out = templates.render(_edge_part(tmp_path, "{{ n }}: {{ lower }} lower, {{ same }} not\n"), "part",
+                           {"n": every, "lower": lower, "same": same})
+    assert out.startswith(f"{every}: {lower}^[For edge, the two values compared differ by {edge.edge.margin}")
+    assert out.endswith(f"found them not distinguishable.] lower, {same} not\n")
+    # several in one note: each with its margin and bar, then what they share
+    both = str(templates.environment(tmp_path / "study").get_template("shared/_edge.md").module.note(
+        [edge.edge, edge.edge]))
+    assert f"spread; for edge, the two values compared differ by {edge.edge.margin}" in both
+    assert both.endswith("found each pair not distinguishable.]")
 
 
 def test_every_kind_of_fact_holds_against_its_source():

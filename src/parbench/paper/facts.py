@@ -140,6 +140,9 @@ class Fact:
     # difference and the bar as facts, written to the digit that tells them apart, and the
     # names the compared value is about, for the note `shared/_edge.md` gives beside it
     edge: "Edge | None" = None
+    # a count of verdicts of one word (`count_of`): the edges of those it counts, for the
+    # same note beside the count (a group stated by its count)
+    counted_edges: tuple = ()
 
     def __str__(self) -> str:
         return f'[{span_text(self.text)}]{{.fact key="{self.key}"}}'
@@ -338,7 +341,9 @@ class Facts:
         count of a list the text gives."""
         value = sum(1 for item in items if equal is None or item.value == equal)
         source = {"kind": "count_of", "of": [item.key for item in items], "equal": equal}
-        return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about))
+        edges = tuple(item.edge for item in items if equal is not None and item.value == equal and item.edge)
+        return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about,
+                              counted_edges=edges))
 
     def verdict(self, key: str, a: Fact, b: Fact, *, better: str, worse: str,
                 same: str = SAME, higher_is_better: bool = True, floor: tuple[Fact, ...] = ()) -> Fact:

@@ -22,10 +22,11 @@ What a template gets:
 - a verdict's `spread` (and that of a `Facts.count_within_spread` count): the machine's
   spread, where that alone made the verdict "not distinguishable" (the two intervals apart,
   the two values within the spread of each other); `shared/_spread.md`'s macros say so;
-- a verdict decided just past its bar (its `edge`) is written everywhere with the note
-  `shared/_edge.md` gives it; `weakest`, a filter, picks from a group of the same verdict
-  the member whose verdict the group's word should be (one just past its bar, else the
-  first), so that the note stands beside a group too;
+- a verdict decided just past its bar (its `edge`), or a count of verdicts among which
+  such ones are (`counted_edges`), is written with the note `shared/_edge.md` gives it, the
+  first time the part writes it; `weakest`, a filter, picks from a group of the same
+  verdict the member whose verdict the group's word should be (one just past its bar, else
+  the first), so that the note stands beside a group stated by its word;
 - `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
   (itself a template, filled from the same context): the caption of a table the paper and
   Snakemake's report both show, written once;
@@ -70,7 +71,8 @@ def environment(folder: Path) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader([str(folder), str(folder.parent)])
     env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                             autoescape=False, finalize=lambda value: _edge_noted(env, value))
+                             autoescape=False, finalize=lambda value: _edge_noted(env, noted, value))
+    noted: set[str] = set()  # the verdicts whose note this part has given
     env.filters["weakest"] = weakest
     env.filters["counted"] = counted
     env.filters["share"] = share
@@ -79,13 +81,18 @@ def environment(folder: Path) -> jinja2.Environment:
     return env
 
 
-def _edge_noted(env: jinja2.Environment, value):
-    """What every `{{ }}` writes: a verdict decided just past its bar followed by the note
-    `shared/_edge.md` writes for it (its margin and its bar), wherever a template states
-    it, so that no sentence gives such a verdict without saying so; anything else as it is."""
-    if isinstance(value, Fact) and value.edge is not None:
-        return str(value) + str(env.get_template("shared/_edge.md").module.note(value.edge))
-    return value
+def _edge_noted(env: jinja2.Environment, noted: set[str], value):
+    """What every `{{ }}` writes: a verdict decided just past its bar, or a count of
+    verdicts holding such ones, followed by the note `shared/_edge.md` writes for them (the
+    margin and the bar of each), wherever a template states it, once per part; anything
+    else as it is."""
+    if not isinstance(value, Fact):
+        return value
+    edges = [e for e in ((value.edge,) if value.edge else value.counted_edges) if e.margin.key not in noted]
+    if not edges:
+        return value
+    noted.update(e.margin.key for e in edges)
+    return str(value) + str(env.get_template("shared/_edge.md").module.note(edges))
 
 
 def render(folder: Path, part: str, context: dict) -> str:
