@@ -309,8 +309,11 @@ def gil(f: Facts, ok: pd.DataFrame) -> dict:
             row["below"] = {"low": look("threading_reps_min", "ops/s"), "high": look("threading_reps_max", "ops/s"),
                             "processes": look("multiprocess", "ops/s"), "threads_cpu": None}
             if pd.notna(getattr(r, "threading_cpu", None)) and pd.notna(getattr(r, "multiprocess_cpu", None)):
-                row["below"].update(threads_cpu=look("threading_cpu", None, "pct"),
-                                    processes_cpu=look("multiprocess_cpu", None, "pct"))
+                threads_cpu, processes_cpu = look("threading_cpu", None, "pct"), look("multiprocess_cpu", None, "pct")
+                # the ratio the idle CPU alone would make, were every busy second as productive
+                idle = f.derived(_id("busy_ratio", r.algorithm, r.operation, r.backend, f"t{wmax}"), "ratio",
+                                 threads_cpu, processes_cpu, fmt="fixed2", about=(r.algorithm,))
+                row["below"].update(threads_cpu=threads_cpu, processes_cpu=processes_cpu, busy_ratio=idle)
         rows.append(row)
     verdicts = [r["verdict"] for r in rows]
     f.count_of("ratio_n", verdicts)
