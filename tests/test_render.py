@@ -305,6 +305,21 @@ def test_the_table_and_figure_helpers_stand_apart_from_the_text_before_them():
     assert figure("local", "x", "Cap", "fig-x").startswith("\n")
 
 
+def test_a_pipe_tables_columns_are_as_wide_as_their_text_asks():
+    # pandoc sizes a table wider than the page by the dashes of its alignment row: a column
+    # of one short word had as much room as one of long text
+    import pandas as pd
+
+    from parbench.paper.format import MAX_COLUMN_WEIGHT, md_table
+
+    frame = pd.DataFrame({"op": ["encaps"], "n": ["12"], "measured here": ["512: 9.7, 768: 12.4 µs (libcrux-avx2); " * 3],
+                          "source": ["libcrux-ml-kem/src/PERFORMANCE.md"]})
+    align = md_table(frame, "Cap", "tbl-x").splitlines()[2]
+    dashes = [len(cell.strip(":")) + 1 for cell in align.strip("|").split("|")]
+    assert dashes == [7, 3, MAX_COLUMN_WEIGHT, 34]  # "encaps"+1; at least 3; capped; its one long word+1
+    assert align.split("|")[2].endswith(":")  # numbers still right-aligned
+
+
 def test_unsupported_syntax_fails_loudly(tmp_path):
     root = _write_paper(tmp_path / "p", "{{< video https://example.com/v.mp4 >}}\n")
     with pytest.raises(UnsupportedSyntaxError, match="video"):

@@ -144,6 +144,21 @@ def unspan_text(text: str) -> str:
     return text.replace("\\<", "<").replace("\\>", ">")
 
 
+# The most a pipe table's column weighs against the others: a column of long text then
+# wraps instead of squeezing its neighbours below their longest word.
+MAX_COLUMN_WEIGHT = 60
+
+
+def _column_weight(texts: list[str]) -> int:
+    """A pipe table column's relative width, the dashes of its alignment row: its longest
+    cell (at least its longest word, at most `MAX_COLUMN_WEIGHT`). Pandoc and Quarto size
+    a table wider than the page by these counts; equal counts gave a column of one short
+    word as much room as one of long text."""
+    longest = max(len(t) for t in texts)
+    word = max(len(w) for t in texts for w in t.split() or [""])
+    return max(3, word + 1, min(longest, MAX_COLUMN_WEIGHT))
+
+
 def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     """A table with a numbered caption (`@tbl-...` refers to it): a pipe table, or, when a
     cell holds a line break (`<br>`: a median over its interval, to keep the table narrow),
@@ -154,7 +169,9 @@ def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     if any("<br>" in c for row in cells for c in row):
         return grid_table(frame, cells, caption, label)
     header = "| " + " | ".join(frame.columns) + " |"
-    align = "|" + "|".join("--:" if _numeric_column(frame[c]) else ":--" for c in frame.columns) + "|"
+    weights = [_column_weight([str(c), *(row[i] for row in cells)]) for i, c in enumerate(frame.columns)]
+    align = "|" + "|".join("-" * (w - 1) + ":" if _numeric_column(frame[c]) else ":" + "-" * (w - 1)
+                           for w, c in zip(weights, frame.columns)) + "|"
     rows = ["| " + " | ".join(row) + " |" for row in cells]
     # a blank line first: a table glued to the paragraph before it is that paragraph's text
     return "\n".join(["", header, align, *rows, "", f": {caption} {{#{label}}}", ""])
