@@ -163,6 +163,25 @@ def test_the_limitations_say_the_spread_was_probed_on_one_thread_of_a_virtual_ma
                                                 if n.startswith("limitations"))
 
 
+def test_the_method_says_when_the_stability_check_was_measured_again_or_stayed_disturbed(fixture):
+    # the spread is every verdict's bar: a reader must know when the machine was busy
+    # while it was measured
+    machine, tables = fixture
+    stab = machine["cpu_stability"]
+    assert "something else kept" not in plain(shared_parts(machine, tables)[0]["run.md"])
+    again = {**machine, "cpu_stability": {**stab, "attempt": 2, "disturbed": False}}
+    run = plain(shared_parts(again, tables)[0]["run.md"])
+    assert "on its attempt number 2: something else kept the machine busy during the earlier ones" in run, run
+    busy = {**machine, "cpu_stability": {**stab, "attempt": 3, "disturbed": True, "load": {"other_cores": 1.87}}}
+    parts, facts = shared_parts(busy, tables)
+    assert ("though in every one of its 3 attempts something else kept the machine busy (1.87 cores on average "
+            "in the last), so that spread may be that load's rather than the machine's") in plain(parts["run.md"])
+    limits = plain(next(text for name, text in parts.items() if name.startswith("limitations")))
+    assert "was probed with one thread while something else kept the machine busy" in limits
+    src = check.Sources(tables, busy, check.seeds_dir())
+    assert check.fact_problems(facts, src) == []
+
+
 def test_the_method_counts_a_repetition_measured_again_that_then_could_not_run(fixture):
     """Celery's repetition was measured again for load, then could not start: the Method
     counted two repetitions measured again, among those that measured, and not that one."""

@@ -68,6 +68,10 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         f.machine_value("stab_slowest", "cpu_stability.slowest_fraction_of_median", fmt="pct")
         f.machine_value("stab_fastest", "cpu_stability.fastest_fraction_of_median", fmt="pct")
         f.machine_value("stab_cv", "cpu_stability.cv", fmt="pct1")
+        if stab.get("attempt", 1) > 1 or stab.get("disturbed"):
+            f.machine_value("stab_attempts", "cpu_stability.attempt", fmt="int")
+        if stab.get("disturbed"):
+            f.machine_value("stab_other", "cpu_stability.load.other_cores", fmt="fixed2")
         f.constant("edge_margin", "parbench.paper.facts:EDGE_MARGIN", fmt="pct")
     # where the cells ran
     by_study = {s.name: pd.concat([tables[t] for t in s.paper().TABLES if t in tables], ignore_index=True)
@@ -105,6 +109,8 @@ def context(machine: dict, tables: dict[str, pd.DataFrame]) -> dict:
         # the commit whose templates wrote the text (the run may have been measured by an earlier one)
         "written": (provenance.collect_git(project.root()).get("git_commit") or "unknown")[:12],
         "dirty": bool(git.get("git_dirty")), "config_hash": machine["config_hash"], "stability": bool(stab),
+        "stab_disturbed": bool(stab and stab.get("disturbed")),
+        "stab_again": bool(stab and stab.get("attempt", 1) > 1),
         "one_machine": len(found) == 1 and found[hosts.HOST].iloc[0] == probed, "probed": probed,
         "several_machines": len(found) > 0 and not (len(found) == 1 and found[hosts.HOST].iloc[0] == probed),
         "load": bool(loads), "load_known": bool(loads) and bool(known),
