@@ -307,17 +307,21 @@ def test_the_table_and_figure_helpers_stand_apart_from_the_text_before_them():
 
 def test_a_pipe_tables_columns_are_as_wide_as_their_text_asks():
     # pandoc sizes a table wider than the page by the dashes of its alignment row: a column
-    # of one short word had as much room as one of long text
+    # of one short word had as much room as one of long text, and a narrow one broke words
     import pandas as pd
 
-    from parbench.paper.format import MAX_COLUMN_WEIGHT, md_table
+    from parbench.paper.format import MAX_COLUMN_WEIGHT, TABLE_LINE_CHARS, _column_widths, md_table
 
     frame = pd.DataFrame({"op": ["encaps"], "n": ["12"], "measured here": ["512: 9.7, 768: 12.4 µs (libcrux-avx2); " * 3],
-                          "source": ["libcrux-ml-kem/src/PERFORMANCE.md"]})
+                          "source": ["src/PERFORMANCE.md"]})
     align = md_table(frame, "Cap", "tbl-x").splitlines()[2]
     dashes = [len(cell.strip(":")) + 1 for cell in align.strip("|").split("|")]
-    assert dashes == [7, 3, MAX_COLUMN_WEIGHT, 34]  # "encaps"+1; at least 3; capped; its one long word+1
+    assert dashes == [10, 6, MAX_COLUMN_WEIGHT, 22]  # "encaps"+4; "12"+4; capped; its one word+4
     assert align.split("|")[2].endswith(":")  # numbers still right-aligned
+    # more than a line asks for: every column keeps its longest word, the rest is shared
+    wide = _column_widths([["operation", "keypair"], ["x " * 80], ["y " * 70], ["ML-KEM-512"]])
+    assert wide[0] >= len("operation") + 4 and wide[3] >= len("ML-KEM-512") + 4
+    assert sum(wide) <= TABLE_LINE_CHARS + len(wide) and wide[1] > wide[0]
 
 
 def test_unsupported_syntax_fails_loudly(tmp_path):

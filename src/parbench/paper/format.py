@@ -144,19 +144,30 @@ def unspan_text(text: str) -> str:
     return text.replace("\\<", "<").replace("\\>", ">")
 
 
-# The most a pipe table's column weighs against the others: a column of long text then
-# wraps instead of squeezing its neighbours below their longest word.
+# The most a pipe table's column asks for, in characters: a column of long text then
+# wraps instead of squeezing its neighbours.
 MAX_COLUMN_WEIGHT = 60
+# The characters a table's line holds at the paper's width (the PDF's table type holds
+# about 150, a browser's column fewer): what each column's longest word must fit within,
+# with `CELL_PADDING` characters of the cell's own margins beside it.
+TABLE_LINE_CHARS = 110
+CELL_PADDING = 4
 
 
-def _column_weight(texts: list[str]) -> int:
-    """A pipe table column's relative width, the dashes of its alignment row: its longest
-    cell (at least its longest word, at most `MAX_COLUMN_WEIGHT`). Pandoc and Quarto size
-    a table wider than the page by these counts; equal counts gave a column of one short
-    word as much room as one of long text."""
-    longest = max(len(t) for t in texts)
-    word = max(len(w) for t in texts for w in t.split() or [""])
-    return max(3, word + 1, min(longest, MAX_COLUMN_WEIGHT))
+def _column_widths(columns: list[list[str]]) -> list[int]:
+    """A pipe table's relative column widths, the dashes of its alignment row (pandoc and
+    Quarto size a table wider than the page by them; equal counts gave a column of one
+    short word as much room as one of long text, and broke words of a narrow one). Each
+    column gets its longest word first, then a share of the line left over in proportion
+    to how much more its longest cell asks (at most `MAX_COLUMN_WEIGHT`)."""
+    least = [max(3, max(len(w) for t in col for w in t.split() or [""]) + CELL_PADDING) for col in columns]
+    wants = [max(low, min(max(len(t) for t in col), MAX_COLUMN_WEIGHT)) for low, col in zip(least, columns)]
+    room, extra = TABLE_LINE_CHARS - sum(least), sum(wants) - sum(least)
+    if sum(wants) <= TABLE_LINE_CHARS or extra == 0:
+        return wants
+    if room <= 0:
+        return least
+    return [low + round(room * (want - low) / extra) for low, want in zip(least, wants)]
 
 
 def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
@@ -169,7 +180,7 @@ def md_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     if any("<br>" in c for row in cells for c in row):
         return grid_table(frame, cells, caption, label)
     header = "| " + " | ".join(frame.columns) + " |"
-    weights = [_column_weight([str(c), *(row[i] for row in cells)]) for i, c in enumerate(frame.columns)]
+    weights = _column_widths([[str(c), *(row[i] for row in cells)] for i, c in enumerate(frame.columns)])
     align = "|" + "|".join("-" * (w - 1) + ":" if _numeric_column(frame[c]) else ":" + "-" * (w - 1)
                            for w, c in zip(weights, frame.columns)) + "|"
     rows = ["| " + " | ".join(row) + " |" for row in cells]
