@@ -300,15 +300,17 @@ def test_every_template_writes_a_verdict_just_past_its_bar_with_its_note(tmp_pat
     f, _, (edge, clear, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
     # a group of the same verdict states its word once: the member just past its bar gives it
     folder = _edge_part(tmp_path, "a {{ one }} b; c {{ group | weakest }} d; e {{ other }} f\n")
-    note = ("^[For edge, the two values compared differ by " + str(edge.edge.margin) + " of the larger, just "
-            "past the machine's " + str(edge.edge.bar) + " spread: the bar a difference must pass to count; "
-            "another run could as well have found them not distinguishable.]")
+    ref = f["ref"]
+    note = (f" (decided just past its bar^[For edge, {f['edge']} and {ref} differ by {edge.edge.margin} of the "
+            f"larger, just past the machine's {edge.edge.bar} spread: the bar a difference must pass to count; "
+            f"another run could as well have found them not distinguishable.])")
     out = templates.render(folder, "part", {"one": edge, "other": clear,
                                             "group": [{"verdict": clear}, {"verdict": edge}]})
-    assert out == f"a {edge}{note} b; c {edge} d; e {clear} f\n"  # noted once in a part
+    # at the end of its clause, and once in a part
+    assert out == f"a {edge} b{note}; c {edge} d; e {clear} f\n"
     out = templates.render(folder, "part", {"one": clear, "other": clear,
                                             "group": [{"verdict": clear}, {"verdict": edge}]})
-    assert out == f"a {clear} b; c {edge}{note} d; e {clear} f\n"
+    assert out == f"a {clear} b; c {edge} d{note}; e {clear} f\n"
     assert templates.lint(REPO / "paper/sections/shared/_edge.md") == []
     # without a member just past its bar, the group's word is its first member's
     assert templates.weakest([{"verdict": clear}, {"verdict": within}]) is clear
@@ -321,15 +323,40 @@ def test_a_count_of_verdicts_notes_the_ones_just_past_their_bar(tmp_path):
     same = f.count_of("n_same", [edge, clear, within], SAME)
     every = f.count_of("n", [edge, clear, within])
     assert lower.counted_edges == (edge.edge,) and same.counted_edges == () and every.counted_edges == ()
-    out = templates.render(_edge_part(tmp_path, "{{ n }}: {{ lower }} lower, {{ same }} not\n"), "part",
+    out = templates.render(_edge_part(tmp_path, "{{ n }}: {{ lower }} lower (of {{ n }}), {{ same }} not\n"), "part",
                            {"n": every, "lower": lower, "same": same})
-    assert out.startswith(f"{every}: {lower}^[For edge, the two values compared differ by {edge.edge.margin}")
-    assert out.endswith(f"found them not distinguishable.] lower, {same} not\n")
-    # several in one note: each with its margin and bar, then what they share
+    # right after the count, in words that say what it counts: no mark glued to a digit
+    assert out.startswith(f"{every}: {lower} (one of them decided just past its bar^[For edge, {f['edge']} and "
+                          f"{f['ref']} differ by {edge.edge.margin}")
+    assert out.endswith(f"found them not distinguishable.]) lower (of {every}), {same} not\n")
+    # several in one note: each with its values, margin and bar, then what they share
     both = str(templates.environment(tmp_path / "study").get_template("shared/_edge.md").module.note(
-        [edge.edge, edge.edge]))
-    assert f"spread; for edge, the two values compared differ by {edge.edge.margin}" in both
-    assert both.endswith("found each pair not distinguishable.]")
+        [edge.edge, edge.edge], True))
+    assert both.startswith(" (some of them decided just past their bar^[For edge")
+    assert f"spread; for edge, {f['edge']} and {f['ref']} differ by {edge.edge.margin}" in both
+    assert both.endswith("found each pair not distinguishable.])")
+
+
+def test_a_listed_member_carries_its_own_note_and_the_groups_word_none(tmp_path):
+    # "faster than it on a (0.57), b (0.91)": the note beside b, whose verdict is just past
+    # its bar, not at the end of a's clause
+    f, _, (edge, clear, _) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "_spread.md").write_text((REPO / "paper/sections/shared/_spread.md").read_text())
+    folder = _edge_part(tmp_path, '{% from "shared/_spread.md" import spread_note %}'
+                                  "{{ items | weakest | unnoted }} it on {% for i in items %}{{ i.name }} "
+                                  '({{ i.v }}{{ spread_note(i.verdict, "it") }}){{ ", " if not loop.last }}'
+                                  "{% endfor %}.\n")
+    items = [{"name": "clear", "v": f["clear"], "verdict": clear}, {"name": "edge", "v": f["edge"], "verdict": edge}]
+    out = templates.render(folder, "part", {"items": items})
+    assert out.startswith(f"{edge} it on clear ({f['clear']}), edge ({f['edge']}, decided just past its bar^[For edge")
+    assert out.endswith("not distinguishable.]).\n") and out.count("^[") == 1
+
+
+def test_a_note_goes_where_its_clause_ends():
+    notes = ["^[n0]", "^[n1]"]
+    assert templates.place_notes("a [x]{.k}\x000\x00 y (z), w\n", notes) == "a [x]{.k} y (z)^[n0], w\n"
+    assert templates.place_notes("(a [x]\x000\x00 y) z. [b]\x001\x00 1.5 c", notes) == "(a [x] y^[n0]) z. [b] 1.5 c^[n1]"
 
 
 def test_every_kind_of_fact_holds_against_its_source():

@@ -168,11 +168,19 @@ class Fact:
 class Edge:
     """What a verdict decided just past its bar owes its reader: how far apart its two
     values lie (`margin`, of the larger), the bar (`bar`: the machine's spread, or a cell's
-    drift), and what the compared value is about (`about`, possibly empty)."""
+    drift), and the two values themselves (`a`, and `b`: None for a fixed mark), so that a
+    note beside a group says which of its members it means."""
 
     margin: Fact
     bar: Fact
-    about: tuple[str, ...] = ()
+    a: Fact
+    b: "Fact | None" = None
+
+    @property
+    def about(self) -> tuple[str, ...]:
+        """The names the two values are about, each once (`a`'s first)."""
+        names = [*self.a.about, *(self.b.about if self.b is not None else ())]
+        return tuple(dict.fromkeys(names))
 
     @property
     def machine(self) -> bool:
@@ -353,7 +361,7 @@ class Facts:
         themselves may hold without a finding (a cell's drift within its one run, which
         its interval does not show); the largest of them and the spread is the bar."""
         source = {"kind": "verdict", "of": [a.key, b.key]}
-        return self._judged(key, a, b.value, b.ci, source, floor, better=better, worse=worse, same=same,
+        return self._judged(key, a, b.value, b.ci, source, floor, b_fact=b, better=better, worse=worse, same=same,
                             higher_is_better=higher_is_better)
 
     def bound_verdict(self, key: str, a: Fact, bound: float, *, better: str, worse: str,
@@ -364,7 +372,8 @@ class Facts:
         return self._judged(key, a, bound, (bound, bound), source, floor, better=better, worse=worse, same=same,
                             higher_is_better=higher_is_better)
 
-    def _judged(self, key: str, a: Fact, b, b_ci, source: dict, floor: tuple[Fact, ...], **words) -> Fact:
+    def _judged(self, key: str, a: Fact, b, b_ci, source: dict, floor: tuple[Fact, ...], b_fact: Fact | None = None,
+                **words) -> Fact:
         """A verdict fact (`judge`) of `a` against `b`, its bar the largest of the machine's
         spread and the floor's values. A verdict its bar alone made `same` (the intervals
         apart) holds the bar's fact as its `spread`, for the sentence to say so."""
@@ -380,11 +389,11 @@ class Facts:
             decided = bar if bar is not None else (self.spread() if self.min_relative else None)
         edge = None
         if near_bar(a.value, a.ci, b, b_ci, min_relative):
-            edge = self._edge(key, a, b, min_relative, "floor" if bar is not None else "machine")
+            edge = self._edge(key, a, b, b_fact, min_relative, "floor" if bar is not None else "machine")
         return self._add(Fact(key, word, word, source, "text", None, None, (), kind="verdict", spread=decided,
                               edge=edge))
 
-    def _edge(self, key: str, a: Fact, b, bar_value: float, bar_from: str) -> Edge:
+    def _edge(self, key: str, a: Fact, b, b_fact: Fact | None, bar_value: float, bar_from: str) -> Edge:
         """The margin and bar facts of verdict `key`, decided just past its bar, each
         written to the first digit at which the two differ."""
         margin_value = relative_difference(a.value, b)
@@ -394,7 +403,7 @@ class Facts:
                                 {"kind": "verdict_margin", "of": [verdict]}, fmt))
         bar = self._add(Fact(f"{key}.bar", bar_value, write_value(bar_value, fmt),
                              {"kind": "verdict_bar", "of": [verdict], "from": bar_from}, fmt))
-        return Edge(margin, bar, tuple(a.about))
+        return Edge(margin, bar, a, b_fact)
 
     def spread(self) -> Fact:
         """The machine's own spread (`min_relative`) as a fact of this study."""

@@ -26,7 +26,9 @@ What a template gets:
   such ones are (`counted_edges`), is written with the note `shared/_edge.md` gives it, the
   first time the part writes it; `weakest`, a filter, picks from a group of the same
   verdict the member whose verdict the group's word should be (one just past its bar, else
-  the first), so that the note stands beside a group stated by its word;
+  the first), so that the note stands beside a group stated by its word; where the members
+  are listed, the group's word is written `| unnoted` and each member's value followed by
+  `| edge_note` (`spread_note` does), so that the note stands beside the member it means;
 - `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
   (itself a template, filled from the same context): the caption of a table the paper and
   Snakemake's report both show, written once;
@@ -73,6 +75,11 @@ def environment(folder: Path) -> jinja2.Environment:
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                              autoescape=False, finalize=lambda value: _edge_noted(env, noted, value))
     noted: set[str] = set()  # the verdicts whose note this part has given
+    env.edge_notes = []  # the notes, each written where its placeholder's clause ends (`place_notes`)
+    # a member of a listed group: its note right after its value; the group's word without it
+    env.filters["edge_note"] = lambda verdict: _note(env, noted, verdict, (verdict.edge,) if verdict.edge else (),
+                                                      "member")
+    env.filters["unnoted"] = str
     env.filters["weakest"] = weakest
     env.filters["counted"] = counted
     env.filters["share"] = share
@@ -86,19 +93,61 @@ def _edge_noted(env: jinja2.Environment, noted: set[str], value):
     verdicts holding such ones, followed by the note `shared/_edge.md` writes for them (the
     margin and the bar of each), wherever a template states it, once per part; anything
     else as it is."""
-    if not isinstance(value, Fact):
+    if not isinstance(value, Fact) or not (value.edge or value.counted_edges):
         return value
-    edges = [e for e in ((value.edge,) if value.edge else value.counted_edges) if e.margin.key not in noted]
+    if value.edge is None:  # a count: its note right after it, in words that say what it counts
+        return f"{value}{_note(env, noted, value, value.counted_edges, 'count')}"
+    note = _note(env, noted, value, (value.edge,), "verdict")
+    if not note:
+        return value
+    env.edge_notes.append(note)
+    return f"{value}\x00{len(env.edge_notes) - 1}\x00"
+
+
+def _note(env: jinja2.Environment, noted: set[str], value: Fact, edges: tuple, form: str) -> str:
+    """The note `shared/_edge.md` writes for `edges` not yet noted in this part, in `form`
+    (a verdict's, a count's, a listed member's); empty when there is none."""
+    edges = [e for e in edges if e.margin.key not in noted]
     if not edges:
-        return value
+        return ""
     noted.update(e.margin.key for e in edges)
-    return str(value) + str(env.get_template("shared/_edge.md").module.note(edges))
+    return str(env.get_template("shared/_edge.md").module.note(edges, form))
+
+
+NOTE_MARK = re.compile("\x00(\\d+)\x00")
+
+
+def place_notes(text: str, notes: list[str]) -> str:
+    """Each verdict's note where the clause of its placeholder ends (before its comma,
+    semicolon, colon or full stop, or the bracket that closes around it): right after the
+    verdict's words it would split them from what they compare."""
+    while (m := NOTE_MARK.search(text)) is not None:
+        rest = text[:m.start()] + text[m.end():]
+        at = _clause_end(rest, m.start())
+        text = rest[:at] + notes[int(m.group(1))] + rest[at:]
+    return text
+
+
+def _clause_end(text: str, start: int) -> int:
+    depth = 0
+    for i in range(start, len(text)):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif depth == 0 and (c == "\n" or (c in ",;:." and text[i + 1:i + 2] in ("", " ", "\n"))):
+            return i
+    return len(text)
 
 
 def render(folder: Path, part: str, context: dict) -> str:
     """Render `folder/<part>.md` with `context`."""
+    env = environment(folder)
     try:
-        text = environment(folder).get_template(f"{part}.md").render(**context)
+        text = place_notes(env.get_template(f"{part}.md").render(**context), env.edge_notes)
     except jinja2.UndefinedError as exc:
         raise TemplateError(f"{folder / (part + '.md')}: {exc}") from None
     # blank lines the template's control blocks left behind: at most one in a row
@@ -109,8 +158,9 @@ def render_text(folder: Path, text: str, context: dict, where: str) -> str:
     """Render one template written elsewhere than in its own file (a table's caption in
     captions.yml) with `context`, as a template of `folder`; one line, its spaces
     collapsed. `where` names it in an error."""
+    env = environment(folder)
     try:
-        rendered = environment(folder).from_string(text).render(**context)
+        rendered = place_notes(env.from_string(text).render(**context), env.edge_notes)
     except jinja2.UndefinedError as exc:
         raise TemplateError(f"{where}: {exc}") from None
     return " ".join(rendered.split())
