@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
+from parbench.paper.facts import plain
 from parbench.studies.gil import STUDY, aggregate, paper, plan, report
 from parbench.studies.gil import runtimes as rt
 from parbench.studies.gil import workloads as wl
@@ -494,6 +495,32 @@ def test_the_gil_parts_hold_against_their_tables(records):
     assert parts["headline"].startswith("**The GIL (@sec-gil).** This run did not measure")
     assert "[2]{.fact key=\"gil.cores\"} logical cores" in parts["limitations"]
     assert "protopy ([PROTOPY_BIN is not set]{.fact" in parts["limitations"]
+
+
+def test_a_gain_whose_cpu_use_the_run_cannot_place_is_not_called_one_at_a_time():
+    # pypy and jython both gain in threads; pypy's launches kept 1.0 CPU s/s each (one at a
+    # time), jython's 1.0, 1.3 and 1.6 (its median's interval holds the 1.25 bound): only
+    # pypy's threads are said to have run one at a time
+    def threads(walls, factors):
+        return {"execution": "threads", "workers": 2, "status": "ok", "failure": None, "warmup": [],
+                "runs": [run(i, w, cpu=w * c) for i, (w, c) in enumerate(zip(walls, factors))]}
+
+    recs = launches([
+        record("pypy", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                           threads([0.15, 0.16, 0.14], [1.0, 1.0, 1.0])], implementation="PyPy"),
+        record("jython", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                             threads([0.15, 0.16, 0.14], [1.0, 1.3, 1.6])],
+               implementation="Jython", gil=False),
+    ])
+    tables, m = paper_tables(recs, baseline="pypy"), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    speed = plain(parts["speedup"])
+    assert "The threads of pypy on multithread_cpu ran one at a time" in speed, speed
+    assert ("Whether the threads of jython on multithread_cpu ran at once this run cannot tell: a CPU use not "
+            "distinguishable from that bound may lie on either side of it, so that gain may or may not be threads "
+            "running at once.") in speed
+    assert "Their threads ran one at a time" not in speed
 
 
 def _ft_headline(ft_threads: list, gil_seq: list, gil_threads: list, **ft_point) -> dict:
