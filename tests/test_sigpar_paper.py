@@ -436,3 +436,30 @@ def test_the_seeds_own_expectations_of_an_efficiency_are_judged():
            f"Here, in threading mode at 2 workers, 0 of the {n} cells lay above that mark, and " in said, said
     assert "The seed expects SPHINCS+" not in said  # the fixture has none
     assert problems(parts, facts, tables) == []
+
+
+def test_a_p99_that_fell_and_an_undivided_verdict_are_said_in_full():
+    # Ed25519 sign through pyca in threads: its p99 fell from 1.0 ms to 0.5 ms at 2 workers,
+    # and the cell is named; every cell at full efficiency reads "all", with no "0 lie below"
+    data = cells()
+    fell = (data["algorithm"] == "Ed25519") & (data["operation"] == "sign") & (data["variant"] == "threading") \
+        & (data["workers"] == 2)
+    data.loc[fell, ["p99_latency_ms", "p99_latency_ms_ci_low", "p99_latency_ms_ci_high"]] = [0.5, 0.45, 0.55]
+    parts, facts, tables = render(data)
+    assert problems(parts, facts, tables) == []
+    text = plain(parts["latency"])
+    assert "It fell beyond both in 1: Ed25519 sign in threading mode, from 1 (0.9–1.1) ms to 0.5 (0.45–0.55) ms." \
+        in text, text
+    full = cells()
+    two = full["workers"] == 2
+    full.loc[two, ["ops_per_sec", "ops_per_sec_ci_low", "ops_per_sec_ci_high"]] = \
+        full.loc[two, ["ops_per_sec", "ops_per_sec_ci_low", "ops_per_sec_ci_high"]].to_numpy() / \
+        full.loc[two, ["scaling_efficiency"]].to_numpy()
+    full.loc[two, ["scaling_efficiency", "scaling_efficiency_ci_low", "scaling_efficiency_ci_high"]] = [1.0, 0.98, 1.02]
+    full["ops_per_sec_reps"] = [[r * 0.99, r, r * 1.01] for r in full["ops_per_sec"]]
+    parts, facts, tables = render(full)
+    assert problems(parts, facts, tables) == []
+    eff = plain(parts["efficiency"])
+    assert re.search(r"Of the \d+ cells, all \d+ are not distinguishable on this machine from full efficiency[^.]*, "
+                     r"and none lies beyond its interval and the machine's spread from it", eff), eff
+    assert "0 lie below it" not in eff and "0 lie below it" not in plain(parts["gil"])

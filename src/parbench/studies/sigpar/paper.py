@@ -280,7 +280,9 @@ def latency(f: Facts, ok: pd.DataFrame) -> dict:
     if largest is not None:
         f.derived("latency_largest_rise", "ratio", largest["top"], largest["one"], unit="x",
                   about=(largest["algorithm"],))
-    return {"latency_rows": rows, "latency_rising": rising, "latency_largest": largest, "latency_samples": samples}
+    falling = [r for r in rows if r["verdict"].value == "lower than"]
+    return {"latency_rows": rows, "latency_rising": rising, "latency_largest": largest, "latency_samples": samples,
+            "latency_falling": falling}
 
 
 # --- threads against processes ----------------------------------------------------------------
