@@ -408,6 +408,11 @@ def test_the_sched_parts_hold_against_their_tables(full_records):
     against_seed = re.search(r"this run's is \[([^]]*)\]\{\.fact key=\"sched\.headline_vs_seed\"", head).group(1)
     assert against_seed in ("above", "below", "not distinguishable, by this run's interval and this machine's "
                                               "spread, from")
+    # not told from linear: how large a loss its interval leaves open (its low end over the threads)
+    assert "could not tell" in head  # the fixture's speedup, 1.96, is not told from 2
+    least = facts["sched.headline_least_efficiency"]
+    assert least["value"] == pytest.approx(facts["sched.speedup_one_low.quicksort.ws.t2"]["value"] / 2)
+    assert f"its interval reaches down to an efficiency of [{least['text']}]" in head
     assert "[24]{.fact" in parts["limitations"] and "[2]{.fact key=\"sched.cores\"}" in parts["limitations"]
 
 

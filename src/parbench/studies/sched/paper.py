@@ -404,9 +404,14 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
     seed_top = f.seed(_id("seed_ws", f"t{threads}"), SEED, seed[threads][0], seed[threads][1], fmt="fixed2",
                       unit="s")
     seed_speedup = f.derived("seed_ws_speedup", "ratio", seed_one, seed_top)
+    threads_fact = f.lookup("headline_threads", "sched_summary", r, "threads", fmt="int", interval=False,
+                            about=("work stealing",))
+    # the least efficiency the interval allows: how large a loss "not told from linear" leaves open
+    low = cell_fact(f, r, "speedup_vs_one_thread_ci_low", "speedup_one_low", interval=False)
     return {"headline": {
-        "threads": f.lookup("headline_threads", "sched_summary", r, "threads", fmt="int", interval=False,
-                            about=("work stealing",)),
+        "threads": threads_fact,
+        "least_efficiency": f.derived("headline_least_efficiency", "ratio", low, threads_fact, fmt="pct",
+                                      about=("work stealing",)) if low.known else None,
         "speedup": ours, "seed_one": seed_one, "seed_top": seed_top, "seed_speedup": seed_speedup,
         "seed_size": seed_size(f),
         "vs_linear": f.bound_verdict("headline_vs_linear", ours, float(threads), better="above", worse="below"),
