@@ -965,3 +965,18 @@ def test_the_workload_every_system_ran_first_is_said_to_hold_the_first_runs_cost
     order = tables["dispatch_runs"].query("experiment == 'main'")["workload_order"].dropna().unique()
     said = "workload first at each worker count, so that run is the first after each change" in parts["modes"]
     assert said == (len(order) == 1)
+
+
+def test_a_stall_is_as_predicted_within_the_check_and_the_dispatching_and_the_figure_draws_that_window():
+    from parbench.studies.dispatch import figures as figs
+
+    def row(stall):
+        return {"median_stall_sec": stall, "median_stall_sec_ci_low": stall, "median_stall_sec_ci_high": stall,
+                "median_predicted_stall_sec": 2.0, "median_predicted_stall_sec_ci_low": 2.0,
+                "median_predicted_stall_sec_ci_high": 2.0, "heartbeat_interval_sec": 1.0}
+
+    # 2 s predicted, a quarter of the 1 s interval for the check, 0.05 s of dispatching
+    assert figs.prediction_top(2.0, 1.0) == pytest.approx(2.3)
+    assert paper.against_prediction(row(2.29)) == "as predicted"
+    assert paper.against_prediction(row(2.31)) == "longer than predicted"
+    assert paper.against_prediction(row(1.9)) == "shorter than predicted"

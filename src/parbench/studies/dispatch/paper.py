@@ -99,13 +99,13 @@ def systems_frame(cells: pd.DataFrame) -> pd.DataFrame:
 def against_prediction(row) -> str:
     """Whether a group's measured stall is what the explanation predicts: its interval
     (the median alone with one repetition) against the predicted one widened by the
-    dispatcher's check (a quarter heartbeat interval) and 50 ms of dispatching; "as
+    dispatcher's check and the dispatching (`figures.prediction_top`); "as
     predicted" when they overlap."""
     measured = _interval(row, "stall_sec")
     low, high = _interval(row, "predicted_stall_sec")
     if None in measured or None in (low, high) or any(pd.isna(v) for v in (*measured, low, high)):
         return "n/a"
-    window = (low, high + row["heartbeat_interval_sec"] / 4 + 0.05)
+    window = (low, figs.prediction_top(high, row["heartbeat_interval_sec"]))
     if measured[1] < window[0]:
         return "shorter than predicted"
     if measured[0] > window[1]:
