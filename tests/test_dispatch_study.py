@@ -898,6 +898,19 @@ def test_a_system_that_could_not_start_in_one_repetition_is_measured_on_the_othe
     assert re.search(r"push-naive ran in \[2\]\{[^}]*\} of its \[3\]\{[^}]*\} repetitions and could not start in the "
                      r"other \(\[the platform could not start \(test\)\]", setup), setup
     assert "measured [3]{.fact key=\"dispatch.repetitions\"} times (but for push-naive, below)" in setup
+    assert "measured again because the machine was busy" not in setup
+    # the repetition that could not start had been measured again for the machine's load:
+    # its failure may be that load's, and the text says so
+    recs[first] = {**recs[first], "attempt": 2, "disturbed": False,
+                   "load": {"other_cores": 0.95, "steal_cores": 0.0, "cell_cpu_sec": 0.07},
+                   "earlier_attempts": [{"attempt": 1, "load": {"other_cores": 1.14, "steal_cores": 0.0}}]}
+    tables = paper_tables(recs)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert re.search(r"\(test\)\]\{[^}]*\}\), a repetition that had been measured again because the machine was busy "
+                     r"elsewhere \(up to \[1\.14\]\{[^}]*\} cores busy outside it on an earlier attempt, up to "
+                     r"\[0\.95\]\{[^}]*\} on the last\), so that the failure may be that load's rather than the "
+                     r"system's; its numbers", parts["setup"]), parts["setup"]
     # a system none of whose repetitions ran is still left out
     none_ran = [r for r in recs if r["cell"]["system"] != "push-naive" or r["cell"]["rep"] == 0]
     parts, _ = render(paper_tables(none_ran), m)

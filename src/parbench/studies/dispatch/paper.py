@@ -332,12 +332,31 @@ def setup(f: Facts, tables: dict, machine: dict) -> dict:
 
     # ran in some repetitions, could not start in the others: measured, on fewer repetitions
     partial = [{"name": NAMES[r["system"]], "failure": failure(r), "ran": count(r, "repetitions_ok"),
-                "of": count(r, "repetitions")} for _, r in systems.iterrows()
+                "of": count(r, "repetitions"), **busy_failures(f, tables, r["system"])} for _, r in systems.iterrows()
                if r["status"] == "ok" and r["repetitions_ok"] < r["repetitions"]]
     names = [NAMES[s] for s in SYSTEMS if s in set(systems["system"])]
     local_note = {"differs": "local_processes" in f.view()}
     return {"systems": names, "several_reps": (reps.value or 0) > 1, "failed": failed, "unavailable": unavailable,
             "partial": partial, "local": local_note, "experiments": experiments(f, tables)}
+
+
+def busy_failures(f: Facts, tables: dict, system: str) -> dict:
+    """Of a system's repetitions that could not run, those measured again first because
+    the machine was busy elsewhere (`retried`), and how busy it was on their earlier
+    attempts and their last: a failure that may be the load's."""
+    load = tables.get("dispatch_load")
+    if load is None or "attempts" not in load:
+        return {"retried": None}
+    where = {"cell": system, "status": {"!=": "ok"}, "attempts": {">=": 2}}
+    retried = f.aggregate(_id("failed_retried", system), "dispatch_load", "count", where=where,
+                          about=(ABOUT[system],))
+    if not retried.value:
+        return {"retried": None}
+    return {"retried": retried,
+            "earlier": f.aggregate(_id("failed_earlier_load", system), "dispatch_load", "max",
+                                   "earlier_other_cores_max", where=where, fmt="fixed2", about=(ABOUT[system],)),
+            "last": f.aggregate(_id("failed_last_load", system), "dispatch_load", "max", "load_other_cores",
+                                where=where, fmt="fixed2", about=(ABOUT[system],))}
 
 
 def experiments(f: Facts, tables: dict) -> dict | None:
