@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
+from parbench.paper.facts import plain
 from parbench.studies.kem import aggregate, figures, paper, plan, seed_format, study
 from parbench.studies.kem import STUDY
 
@@ -738,3 +739,22 @@ def test_where_the_seeds_ratio_lies_between_backends_the_headline_names_its_defa
     assert "The seed's README names the portable code its default; if the example ran that, the portable code's " \
            "ratio on ML-KEM-512 here, [1.190" in head
     assert '[above]{.fact key="kem.headline_vs_seed.libcrux-portable"} the example\'s.' in head
+
+
+def test_the_seeds_table_says_when_a_cell_it_shows_drifted_within_its_run(records):
+    # libcrux-avx2's ML-KEM-512 keypair: its second half of calls 15% above its first (14% of the
+    # median), on a machine whose spread is 2%: its interval over the calls is narrow, its drift not
+    cycles, sweep = records
+    machine = {**MACHINE, "cpu_stability": {"cv": 0.02}}
+    drifting = [cycles_record("libcrux-avx2", "ML-KEM-512", "keypair", [20000.0 + i for i in range(50)]
+                              + [23000.0 + i for i in range(50)])
+                if (r["cell"]["implementation"], r["cell"]["parameter_set"], r["cell"]["operation"])
+                == ("libcrux-avx2", "ML-KEM-512", "keypair") else r for r in cycles]
+    tables, parts, facts = render((drifting, sweep), machine)
+    assert check(tables, parts, facts, machine) == []
+    seed = plain(parts["seed_table"])
+    assert re.search(r"Within its one run, the medians of the first and the second half of libcrux-avx2's keypair calls "
+                     r"differed by 1[345]\.\d% of their cell's median, where the machine's spread is 2\.0%: a drift the "
+                     r"interval over the calls does not show\.", seed), seed
+    steady = render(records, machine)[1]["seed_table"]
+    assert "Within its one run" not in steady

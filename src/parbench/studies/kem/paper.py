@@ -424,8 +424,16 @@ def seed_table(f: Facts, cycles: pd.DataFrame, percentiles: pd.DataFrame) -> dic
     if imp is None or pset is None:
         return {"seed": None}
     ok = _ok(cycles)
-    row = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset)].iloc[0]
+    rows = ok[(ok["implementation"] == imp) & (ok["parameter_set"] == pset)]
+    row = rows.iloc[0]
+    # the shown cells that drifted within their one run by more than the machine's spread:
+    # their intervals over the calls do not show it
+    shown = f.table("kem_cycles", CELLS)
+    shown = shown[(shown["implementation"] == imp) & (shown["parameter_set"] == pset)]
+    drifted = [{"operation": r["operation"], "drift": drift(f, r)} for _, r in shown.iterrows()
+               if pd.notna(r["drift"]) and r["drift"] > f.min_relative > 0]
     return {"seed": {"implementation": imp, "name": seed_name(imp), "pset": pset, "counter": row["counter"],
+                     "drifted": drifted, "spread": f.spread() if drifted else None,
                      "unit": UNIT_WORDS.get(row["counter_unit"], row["counter_unit"]),
                      "iterations": f.lookup("seed_iterations", "kem_cycles", row, "iterations", fmt="int",
                                             interval=False),
