@@ -157,6 +157,9 @@ def test_the_limitations_say_the_spread_was_probed_on_one_thread_of_a_virtual_ma
     parts, _ = shared_parts(machine, tables)
     limits = next(text for name, text in parts.items() if name.startswith("limitations"))
     assert "was probed with one thread while nothing else ran" in limits
+    # a stall as slow as the slowest slice, in a repetition not much longer than a slice
+    assert re.search(r"its slowest slice ran at \[\d+%\]\{[^}]*\} of the median speed, and a stall like that within "
+                     r"a repetition lasting not much longer than a slice", limits), limits
     assert ("The machine is virtual" in limits) == bool(machine["machine"].get("virtualized"))
     steady = {**machine, "machine": {**machine["machine"], "virtualized": False}}
     assert "The machine is virtual" not in next(t for n, t in shared_parts(steady, tables)[0].items()
