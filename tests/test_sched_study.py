@@ -474,6 +474,11 @@ def test_the_peers_are_never_called_the_same_quicksort(full_records):
     # and their thread start-up lies inside the timed call, as that of ws and lifo does
     # (pbs_wait starts and joins their threads); only ws_sync starts its own before the timer
     assert "includes starting their runtime's threads" in parts["quicksort"]
+    # one timed sort per process: every one of them is a first one
+    assert "whose every timed sort, each the first in its process, includes" in parts["quicksort"]
+    several = machine()
+    several["config"]["sched"]["runs_per_cell"] = 3
+    assert "whose first timed sort in a process includes" in render(tables, several)[0]["quicksort"]
     assert "as every sort of work stealing and LIFO includes starting theirs" in parts["quicksort"]
     assert "starts its threads once, before the\ntimer" in (REPO / "paper/sections/sched.qmd").read_text()
     assert "This run's console lines in the seed's format" in parts["summary"]
