@@ -552,6 +552,7 @@ def test_the_headline_compares_the_times_where_the_two_speedups_overlap():
     assert "with its GIL on, the same binary took [2.17 (" in head
     assert '[slower with the GIL on]{.fact key="gil.time_ratio_vs_one.gil_cost.' in head
     assert "yet its run was" not in head and "does not show that the GIL cost nothing" not in head
+    assert "no gain that its interval can show" not in head  # 1.96: above one
     # where the speedups are not told apart, how far each one's launches ranged there
     assert re.search(r"\(its launches there took from \[[^]]+ ms\]\{\.fact key=\"gil\.launch\.min\.cpython_ft_gil\.[^\"]+\"\} "
                      r"to \[[^]]+ ms\]\{[^}]+\} as cpython_ft_gil, from \[[^]]+ ms\]\{\.fact key=\"gil\.launch\.min\.cpython_ft\.", head), head
@@ -563,6 +564,9 @@ def test_a_gil_cost_not_told_apart_is_not_said_to_be_none():
     head = _ft_headline([0.022, 0.040, 0.050], [0.044, 0.045, 0.046], [0.030, 0.045, 0.052])
     assert "times as long as with it off, yet its run was [not distinguishable on this machine from the run" in head
     assert "this run could not tell the two apart, which does not show that the GIL cost nothing." in head, head
+    # its own speedup's interval holds one: the headline says so beside it
+    assert re.search(r"over its own sequential run \(\[not distinguishable on this machine from\]\{[^}]*\} one: no "
+                     r"gain that its interval can show\)", head), head
 
 
 def test_a_tampered_fact_verdict_or_span_is_caught(records):
