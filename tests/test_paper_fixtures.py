@@ -154,9 +154,14 @@ def test_a_template_naming_a_table_caption_not_written_fails(fixture, tmp_path, 
 
 def test_the_limitations_say_the_spread_was_probed_on_one_thread_of_a_virtual_machine(fixture):
     machine, tables = fixture
-    parts, _ = shared_parts(machine, tables)
+    parts, facts = shared_parts(machine, tables)
     limits = next(text for name, text in parts.items() if name.startswith("limitations"))
+    assert check.fact_problems(facts, check.Sources(tables, machine, check.seeds_dir())) == []
     assert "was probed with one thread while nothing else ran" in limits
+    # how often the range of the fewest repetitions holds the median: 1 - 2 * 0.5^n
+    n = facts["paper.fewest_reps"]["value"]
+    assert facts["paper.fewest_reps_coverage"]["value"] == pytest.approx(1 - 2 * 0.5 ** n)
+    assert re.search(rf"the range of \[{n}\]\{{[^}}]*\}} repetitions holds it with a chance of \[\d+%\]", limits), limits
     # a stall as slow as the slowest slice, in a repetition not much longer than a slice
     assert re.search(r"its slowest slice ran at \[\d+%\]\{[^}]*\} of the median speed, and a stall like that within "
                      r"a repetition lasting not much longer than a slice", limits), limits

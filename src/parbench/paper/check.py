@@ -191,6 +191,8 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         return sum(1 for k in s["of"] if s["equal"] is None or all_facts[k]["value"] == s["equal"]), None
     if kind == "count_within_spread":
         return sum(1 for k in s["of"] if all_facts[k]["within_spread"]), None
+    if kind == "range_coverage":
+        return factmod.range_coverage(all_facts[s["of"][0]]["value"]), None
     if kind == "verdict_margin":
         (a, _), (b, _) = _sides(all_facts[s["of"][0]]["source"], all_facts)
         return factmod.relative_difference(a, b), None

@@ -25,7 +25,8 @@ Sources a fact can have (the check recomputes each):
 - `seed`: a number quoted from a seed document (its file and the exact quote);
 - `literal`: a value stated as such (a count of items the text lists), with its reason;
 - `verdict_margin` / `verdict_bar`: how far apart a verdict's two values lie (relative to
-  the larger) and the bar it held them to, for a verdict decided just past its bar.
+  the larger) and the bar it held them to, for a verdict decided just past its bar;
+- `range_coverage`: the chance that the range of a count of values holds their median.
 """
 
 from __future__ import annotations
@@ -344,6 +345,11 @@ class Facts:
         source = {"kind": "literal", "why": why}
         return self._add(Fact(key, _plain(value), write_value(value, fmt, unit), source, fmt, unit))
 
+    def coverage(self, key: str, n: Fact, *, fmt: str = "pct") -> Fact:
+        """The chance that the range of `n` values holds their median (`range_coverage`)."""
+        value = range_coverage(n.value)
+        return self._add(Fact(key, value, write_value(value, fmt), {"kind": "range_coverage", "of": [n.key]}, fmt))
+
     def count_of(self, key: str, items: list[Fact], equal=None, *, about: tuple[str, ...] = ()) -> Fact:
         """How many of `items` there are (with `equal`: how many have that value): the
         count of a list the text gives."""
@@ -494,6 +500,13 @@ def near_bar(a, a_ci, b, b_ci, min_relative: float) -> bool:
     its bar (never where no bar was measured)."""
     return (min_relative > 0 and _apart(a, a_ci, b, b_ci) and not _close(a, b, min_relative)
             and _close(a, b, min_relative * (1 + EDGE_MARGIN)))
+
+
+def range_coverage(n) -> float | None:
+    """The chance that the lowest and highest of `n` independent values hold the median of
+    their distribution (each misses it on one side with 0.5^n): 1 - 2 * 0.5^n. An interval
+    over so few repetitions is no wider than their range, so this bounds its coverage."""
+    return None if n is None or n < 1 else 1 - 2 * 0.5 ** n
 
 
 def relative_difference(a, b) -> float | None:

@@ -154,8 +154,9 @@ def _fewest_repetitions(f: Facts, machine: dict, run: list) -> dict | None:
     if not counts:
         return None
     study = min(counts, key=lambda k: (counts[k], k))
-    return {"study": study, "n": f.config("fewest_reps", f"{study}.repetitions", fmt="int"),
-            "few": counts[study] < 10}
+    n = f.config("fewest_reps", f"{study}.repetitions", fmt="int")
+    return {"study": study, "n": n, "few": counts[study] < 10,
+            "coverage": f.coverage("fewest_reps_coverage", n) if counts[study] > 1 else None}
 
 
 def studies_index(machine: dict) -> str:
