@@ -463,3 +463,19 @@ def test_a_p99_that_fell_and_an_undivided_verdict_are_said_in_full():
     assert re.search(r"Of the \d+ cells, all \d+ are not distinguishable on this machine from full efficiency[^.]*, "
                      r"and none lies beyond its interval and the machine's spread from it", eff), eff
     assert "0 lie below it" not in eff and "0 lie below it" not in plain(parts["gil"])
+
+
+def test_the_setup_names_the_liboqs_c_library_beside_liboqs_pythons_own_version():
+    # liboqs-python 0.16.0.1 ran on liboqs 0.13.0: the binding's version is not the library's
+    data = cells()
+    data["liboqs_version"] = None
+    data["liboqs_python_version"] = "0.16.0.1"
+    ed = data["algorithm"] == "Ed25519"
+    data.loc[ed & (data["backend"] == "pyca"), "backend"] = "liboqs-python"  # standing in for a post-quantum cell
+    data.loc[data["backend"].isin(["liboqs-python", "native"]), "liboqs_version"] = "0.13.0"
+    parts, facts, tables = render(data)
+    assert problems(parts, facts, tables) == []
+    assert ("The post-quantum algorithms ran on the liboqs C library 0.13.0, built by the pipeline from its pinned "
+            "source, called through liboqs-python 0.16.0.1 (whose own version is not the library's) and by the "
+            "native runner.") in plain(parts["setup"])
+    assert "liboqs C library" not in plain(render()[0]["setup"])

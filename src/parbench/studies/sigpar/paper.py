@@ -374,6 +374,17 @@ def versions(f: Facts, cells: pd.DataFrame) -> dict:
     if len(shim):
         out["shim_openssl"] = f.lookup("shim_openssl", "sigpar_cells", shim.iloc[0], "backend_version", fmt="text",
                                        interval=False)
+    # the post-quantum algorithms' C library, which liboqs-python's own version does not name
+    oqs = cells[cells["backend"].isin(["liboqs-python", "native"])].dropna(subset=["liboqs_version"]) \
+        if "liboqs_version" in cells else cells.iloc[:0]
+    if len(oqs):
+        out["liboqs"] = f.aggregate("liboqs", "sigpar_cells", "values", "liboqs_version",
+                                    where={"backend": ["liboqs-python", "native"]}, fmt="list")
+        py = oqs[oqs["backend"] == "liboqs-python"]
+        py = py.dropna(subset=["liboqs_python_version"]) if "liboqs_python_version" in py else py.iloc[:0]
+        if len(py):
+            out["liboqs_python"] = f.lookup("liboqs_python", "sigpar_cells", py.iloc[0], "liboqs_python_version",
+                                            fmt="text", interval=False)
     out["same_openssl"] = bool(len(pyca) and len(shim)) and \
         str(pyca.iloc[0]["openssl_version"]).split()[:2] == str(shim.iloc[0]["backend_version"]).split()[:2]
     return out
