@@ -908,8 +908,8 @@ def test_a_system_that_could_not_start_in_one_repetition_is_measured_on_the_othe
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
     assert re.search(r"\(test\)\]\{[^}]*\}\), a repetition that had been measured again because the machine was busy "
-                     r"elsewhere \(up to \[1\.14\]\{[^}]*\} cores busy outside it on an earlier attempt, up to "
-                     r"\[0\.95\]\{[^}]*\} on the last\), so that the failure may be that load's rather than the "
+                     r"elsewhere \(\[1\.14\]\{[^}]*\} cores busy outside it on an earlier attempt, "
+                     r"\[0\.95\]\{[^}]*\} on the last, which lasted until it failed\), so that the failure may be that load's rather than the "
                      r"system's; its numbers", parts["setup"]), parts["setup"]
     # a system none of whose repetitions ran is still left out
     none_ran = [r for r in recs if r["cell"]["system"] != "push-naive" or r["cell"]["rep"] == 0]

@@ -329,6 +329,11 @@ def test_a_count_of_verdicts_notes_the_ones_just_past_their_bar(tmp_path):
     assert out.startswith(f"{every}: {lower} (one of them decided just past its bar^[For edge, {f['edge']} and "
                           f"{f['ref']} differ by {edge.edge.margin}")
     assert out.endswith(f"found them not distinguishable.]) lower (of {every}), {same} not\n")
+    # written with its noun (`share`, `counted`): the note after the noun
+    out = templates.render(_edge_part(tmp_path, '{{ lower | share(n, "comparison") }} and {{ lower | counted("x") }}\n'),
+                           "part", {"n": every, "lower": lower})
+    assert out.startswith(f"{lower} of the {every} comparisons (one of them decided just past its bar^[For edge")
+    assert out.endswith(f"not distinguishable.]) and {lower} xs\n")  # noted once in a part
     # several in one note: each with its values, margin and bar, then what they share
     both = str(templates.environment(tmp_path / "study").get_template("shared/_edge.md").module.note(
         [edge.edge, edge.edge], True))
@@ -825,3 +830,18 @@ def test_a_panels_numbers_stand_apart_ends_and_round_numbers_first():
     scale, axis = panel_log_scale([26_396.0, 54_000.0, 169_277.0], "~s", height=150)
     drawn = axis.values
     assert drawn == spaced_ticks(drawn, scale.domain, 130)
+
+
+def test_a_bound_verdict_just_past_its_bar_gives_the_mark_as_a_checked_fact():
+    # an efficiency of 97.57% against full efficiency, on a 2.425% spread
+    frame = pd.DataFrame([{"name": "a", "eff": 0.9757, "eff_ci_low": 0.975, "eff_ci_high": 0.976}])
+    machine = {"cpu_stability": {"cv": 0.02425}}
+    f = Facts("t", {"cells": frame}, {"cells": ["name"]}, machine)
+    v = f.bound_verdict("v", f.lookup("eff", "cells", frame.iloc[0], "eff", fmt="pct2"), 1.0, better="above",
+                        worse="below")
+    assert v.value == "below" and v.edge.b.text == "100.00%" and v.edge.b.key == "t.v.mark"
+    src = check.Sources({"cells": frame}, machine, check.seeds_dir())
+    records = f.records()
+    assert check.fact_problems(records, src) == []
+    wrong = {**records, "t.v.mark": {**records["t.v.mark"], "value": 0.9, "text": "90.00%"}}
+    assert any(p.startswith("t.v.mark:") for p in check.fact_problems(wrong, src))

@@ -322,6 +322,9 @@ def test_a_pipe_tables_columns_are_as_wide_as_their_text_asks():
     wide = _column_widths([["operation", "keypair"], ["x " * 80], ["y " * 70], ["ML-KEM-512"]])
     assert wide[0] >= len("operation") + 4 and wide[3] >= len("ML-KEM-512") + 4
     assert sum(wide) <= TABLE_LINE_CHARS + len(wide) and wide[1] > wide[0]
+    # a path in backticks is set in a wider type: its column keeps room for it
+    code = _column_widths([["`/tmp/x/native/build/gilcontrol/gil-control`"], ["x " * 80]])
+    assert code[0] >= int(len("/tmp/x/native/build/gilcontrol/gil-control") * 1.25) + 4
 
 
 def test_unsupported_syntax_fails_loudly(tmp_path):

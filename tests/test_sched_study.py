@@ -412,7 +412,9 @@ def test_the_sched_parts_hold_against_their_tables(full_records):
     assert "could not tell" in head  # the fixture's speedup, 1.96, is not told from 2
     least = facts["sched.headline_least_efficiency"]
     assert least["value"] == pytest.approx(facts["sched.speedup_one_low.quicksort.ws.t2"]["value"] / 2)
-    assert f"its interval reaches down to an efficiency of [{least['text']}]" in head
+    low = facts["sched.speedup_one_low.quicksort.ws.t2"]["text"]
+    assert f"its interval reaches down to [{low}]" in head and f", [{least['text']}]" in head
+    assert "} of linear, which more repetitions might narrow" in head
     assert "[24]{.fact" in parts["limitations"] and "[2]{.fact key=\"sched.cores\"}" in parts["limitations"]
 
 

@@ -196,6 +196,8 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
     if kind == "verdict_margin":
         (a, _), (b, _) = _sides(all_facts[s["of"][0]]["source"], all_facts)
         return factmod.relative_difference(a, b), None
+    if kind == "verdict_bound":
+        return all_facts[s["of"][0]]["source"]["bound"], None
     if kind == "verdict_bar":
         return verdict_bar(all_facts[s["of"][0]]["source"], all_facts, src), None
     # a verdict's spread from the machine record, never from the fact (which could have been

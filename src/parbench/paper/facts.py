@@ -24,8 +24,9 @@ Sources a fact can have (the check recomputes each):
 - `constant`: a module's constant ("module:NAME");
 - `seed`: a number quoted from a seed document (its file and the exact quote);
 - `literal`: a value stated as such (a count of items the text lists), with its reason;
-- `verdict_margin` / `verdict_bar`: how far apart a verdict's two values lie (relative to
-  the larger) and the bar it held them to, for a verdict decided just past its bar;
+- `verdict_margin` / `verdict_bar` / `verdict_bound`: how far apart a verdict's two values
+  lie (relative to the larger), the bar it held them to, and the fixed mark it held one to,
+  for a verdict decided just past its bar;
 - `range_coverage`: the chance that the range of a count of values holds their median.
 """
 
@@ -169,18 +170,18 @@ class Fact:
 class Edge:
     """What a verdict decided just past its bar owes its reader: how far apart its two
     values lie (`margin`, of the larger), the bar (`bar`: the machine's spread, or a cell's
-    drift), and the two values themselves (`a`, and `b`: None for a fixed mark), so that a
-    note beside a group says which of its members it means."""
+    drift), and the two values themselves (`a`, and `b`, a fixed mark as a fact of its own),
+    so that a note beside a group says which of its members it means."""
 
     margin: Fact
     bar: Fact
     a: Fact
-    b: "Fact | None" = None
+    b: Fact
 
     @property
     def about(self) -> tuple[str, ...]:
         """The names the two values are about, each once (`a`'s first)."""
-        names = [*self.a.about, *(self.b.about if self.b is not None else ())]
+        names = [*self.a.about, *self.b.about]
         return tuple(dict.fromkeys(names))
 
     @property
@@ -409,6 +410,9 @@ class Facts:
                                 {"kind": "verdict_margin", "of": [verdict]}, fmt))
         bar = self._add(Fact(f"{key}.bar", bar_value, write_value(bar_value, fmt),
                              {"kind": "verdict_bar", "of": [verdict], "from": bar_from}, fmt))
+        if b_fact is None:  # a fixed mark: written as the value it is held to is
+            b_fact = self._add(Fact(f"{key}.mark", b, write_value(b, a.fmt, a.unit),
+                                    {"kind": "verdict_bound", "of": [verdict]}, a.fmt, a.unit))
         return Edge(margin, bar, a, b_fact)
 
     def spread(self) -> Fact:

@@ -154,13 +154,24 @@ TABLE_LINE_CHARS = 110
 CELL_PADDING = 4
 
 
+# How much wider a character of code (a `span` in backticks) is set than one of text.
+CODE_WIDTH = 1.25
+
+
+def _word_width(word: str) -> int:
+    """A word's width in characters of text: a word of code (in backticks) is set wider."""
+    if word.startswith("`") or word.endswith("`"):
+        return int(len(word.strip("`")) * CODE_WIDTH + 0.999)
+    return len(word)
+
+
 def _column_widths(columns: list[list[str]]) -> list[int]:
     """A pipe table's relative column widths, the dashes of its alignment row (pandoc and
     Quarto size a table wider than the page by them; equal counts gave a column of one
     short word as much room as one of long text, and broke words of a narrow one). Each
     column gets its longest word first, then a share of the line left over in proportion
     to how much more its longest cell asks (at most `MAX_COLUMN_WEIGHT`)."""
-    least = [max(3, max(len(w) for t in col for w in t.split() or [""]) + CELL_PADDING) for col in columns]
+    least = [max(3, max(_word_width(w) for t in col for w in t.split() or [""]) + CELL_PADDING) for col in columns]
     wants = [max(low, min(max(len(t) for t in col), MAX_COLUMN_WEIGHT)) for low, col in zip(least, columns)]
     room, extra = TABLE_LINE_CHARS - sum(least), sum(wants) - sum(least)
     if sum(wants) <= TABLE_LINE_CHARS or extra == 0:

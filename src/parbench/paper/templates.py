@@ -75,14 +75,16 @@ def environment(folder: Path) -> jinja2.Environment:
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                              autoescape=False, finalize=lambda value: _edge_noted(env, noted, value))
     noted: set[str] = set()  # the verdicts whose note this part has given
+    env.edge_noted = noted
     env.edge_notes = []  # the notes, each written where its placeholder's clause ends (`place_notes`)
     # a member of a listed group: its note right after its value; the group's word without it
     env.filters["edge_note"] = lambda verdict: _note(env, noted, verdict, (verdict.edge,) if verdict.edge else (),
                                                       "member")
     env.filters["unnoted"] = str
     env.filters["weakest"] = weakest
-    env.filters["counted"] = counted
-    env.filters["share"] = share
+    # a count written with its noun keeps the note of the verdicts it counts, after the noun
+    env.filters["counted"] = lambda n, *a, **k: counted(n, *a, **k) + _count_note(env, n)
+    env.filters["share"] = lambda part, *a, **k: share(part, *a, **k) + _count_note(env, part)
     env.filters["mid_sentence"] = mid_sentence
     env.filters["sentence_start"] = sentence_start
     return env
@@ -102,6 +104,13 @@ def _edge_noted(env: jinja2.Environment, noted: set[str], value):
         return value
     env.edge_notes.append(note)
     return f"{value}\x00{len(env.edge_notes) - 1}\x00"
+
+
+def _count_note(env: jinja2.Environment, value) -> str:
+    """The note of a count written through `counted` or `share`, after its noun."""
+    if not isinstance(value, Fact) or not value.counted_edges:
+        return ""
+    return _note(env, env.edge_noted, value, value.counted_edges, "count")
 
 
 def _note(env: jinja2.Environment, noted: set[str], value: Fact, edges: tuple, form: str) -> str:
