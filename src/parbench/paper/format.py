@@ -3,6 +3,7 @@ every study's paper module so that the whole paper reads alike."""
 
 from __future__ import annotations
 
+import math
 import posixpath
 from typing import Any, Callable
 
@@ -161,7 +162,7 @@ CODE_WIDTH = 1.25
 def _word_width(word: str) -> int:
     """A word's width in characters of text: a word of code (in backticks) is set wider."""
     if word.startswith("`") or word.endswith("`"):
-        return int(len(word.strip("`")) * CODE_WIDTH + 0.999)
+        return math.ceil(len(word.strip("`")) * CODE_WIDTH)
     return len(word)
 
 

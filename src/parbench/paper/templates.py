@@ -73,13 +73,11 @@ def environment(folder: Path) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader([str(folder), str(folder.parent)])
     env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                             autoescape=False, finalize=lambda value: _edge_noted(env, noted, value))
-    noted: set[str] = set()  # the verdicts whose note this part has given
-    env.edge_noted = noted
+                             autoescape=False, finalize=lambda value: _edge_noted(env, value))
+    env.edge_noted = set()  # the verdicts whose note this part has given (by their margin's key)
     env.edge_notes = []  # the notes, each written where its placeholder's clause ends (`place_notes`)
     # a member of a listed group: its note right after its value; the group's word without it
-    env.filters["edge_note"] = lambda verdict: _note(env, noted, verdict, (verdict.edge,) if verdict.edge else (),
-                                                      "member")
+    env.filters["edge_note"] = lambda verdict: _note(env, (verdict.edge,) if verdict.edge else (), "member")
     env.filters["unnoted"] = str
     env.filters["weakest"] = weakest
     # a count written with its noun keeps the note of the verdicts it counts, after the noun
@@ -90,7 +88,7 @@ def environment(folder: Path) -> jinja2.Environment:
     return env
 
 
-def _edge_noted(env: jinja2.Environment, noted: set[str], value):
+def _edge_noted(env: jinja2.Environment, value):
     """What every `{{ }}` writes: a verdict decided just past its bar, or a count of
     verdicts holding such ones, followed by the note `shared/_edge.md` writes for them (the
     margin and the bar of each), wherever a template states it, once per part; anything
@@ -98,8 +96,8 @@ def _edge_noted(env: jinja2.Environment, noted: set[str], value):
     if not isinstance(value, Fact) or not (value.edge or value.counted_edges):
         return value
     if value.edge is None:  # a count: its note right after it, in words that say what it counts
-        return f"{value}{_note(env, noted, value, value.counted_edges, 'count')}"
-    note = _note(env, noted, value, (value.edge,), "verdict")
+        return f"{value}{_count_note(env, value)}"
+    note = _note(env, (value.edge,), "verdict")
     if not note:
         return value
     env.edge_notes.append(note)
@@ -110,16 +108,16 @@ def _count_note(env: jinja2.Environment, value) -> str:
     """The note of a count written through `counted` or `share`, after its noun."""
     if not isinstance(value, Fact) or not value.counted_edges:
         return ""
-    return _note(env, env.edge_noted, value, value.counted_edges, "count")
+    return _note(env, value.counted_edges, "count")
 
 
-def _note(env: jinja2.Environment, noted: set[str], value: Fact, edges: tuple, form: str) -> str:
+def _note(env: jinja2.Environment, edges: tuple, form: str) -> str:
     """The note `shared/_edge.md` writes for `edges` not yet noted in this part, in `form`
     (a verdict's, a count's, a listed member's); empty when there is none."""
-    edges = [e for e in edges if e.margin.key not in noted]
+    edges = [e for e in edges if e.margin.key not in env.edge_noted]
     if not edges:
         return ""
-    noted.update(e.margin.key for e in edges)
+    env.edge_noted.update(e.margin.key for e in edges)
     return str(env.get_template("shared/_edge.md").module.note(edges, form))
 
 
