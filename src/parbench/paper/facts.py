@@ -179,14 +179,37 @@ class Edge:
     b: Fact
 
     @property
-    def about(self) -> tuple[str, ...]:
-        """The names the two values are about, each once (`a`'s first)."""
-        names = [*self.a.about, *self.b.about]
-        return tuple(dict.fromkeys(names))
+    def names(self) -> dict[str, list[str]]:
+        """What the note calls the two values: the names of their rows (the text values of
+        the key columns that picked them, `row_names`), those both rows share (`shared`),
+        then each row's own (`a`, `b`) where both have some (ECDSA-P256 sign, threading
+        openssl-cffi against native-threads); else all under `shared` (a fixed mark has no
+        row). A value without a row is named by what it is `about`."""
+        a, b = row_names(self.a) or list(self.a.about), row_names(self.b)
+        shared = [n for n in a if n in b]
+        a_own, b_own = ([n for n in side if n not in shared] for side in (a, b))
+        if a_own and b_own:
+            return {"shared": shared, "a": a_own, "b": b_own}
+        return {"shared": list(dict.fromkeys([*a, *b_own])), "a": [], "b": []}
 
     @property
     def machine(self) -> bool:
         return self.bar.source["from"] == "machine"
+
+
+# key columns that pick a row but name nothing a reader compares: the host every row
+# shares, and the identifier of a computed comparison (gil's `freethreading_overhead`),
+# which the sentence says in words
+UNNAMED_KEYS = ("hostname", "comparison")
+
+
+def row_names(fact: Fact) -> list[str]:
+    """The names of the row a looked-up fact came from: the text values of the key columns
+    that picked it, in their order, but a name another of them holds (native, in
+    native-threads)."""
+    where = fact.source.get("where") or {}
+    names = [v for c, v in where.items() if isinstance(v, str) and v and c not in UNNAMED_KEYS]
+    return [n for n in dict.fromkeys(names) if not any(n != o and n in o for o in names)]
 
 
 COMPARE = {">=": lambda s, v: s >= v, "<=": lambda s, v: s <= v, ">": lambda s, v: s > v, "<": lambda s, v: s < v,

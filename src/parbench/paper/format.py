@@ -49,6 +49,14 @@ def sentence_start(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
+def possessive(name) -> str:
+    """A name's possessive ("ws's"). After a final digit the apostrophe is escaped
+    ("libcrux-avx2\\'s"): both renderers then set it as an apostrophe, where Typst's smart
+    quote makes one after a digit a prime ("avx2′s", a length in feet)."""
+    text = str(name)
+    return text + ("\\'s" if text[-1:].isdigit() else "'s")
+
+
 def share(part, whole, noun: str) -> str:
     """How many of a whole, with the noun in the form the count asks for: "2 of the 3
     stalls", "all 3 stalls", "both stalls", "the one stall", "0 of the 1 stall"; facts

@@ -19,6 +19,8 @@ What a template gets:
   (`{{ f.repetitions | counted("time") }}`), and `share`, how many of a whole ("2 of the 3
   stalls", "all 3 stalls", "both stalls": `{{ f.n_as | share(f.n, "stall") }}`), and
   `mid_sentence`, a title inside a sentence; `sentence_start`, a name opening one;
+  `possessive`, a name's possessive ("{{ name | possessive }}", never "{{ name }}'s": a name
+  ending in a digit, avx2, would have its apostrophe set as a prime);
 - a verdict's `spread` (and that of a `Facts.count_within_spread` count): the machine's
   spread, where that alone made the verdict "not distinguishable" (the two intervals apart,
   the two values within the spread of each other); `shared/_spread.md`'s macros say so;
@@ -43,7 +45,7 @@ from pathlib import Path
 import jinja2
 
 from parbench.paper.facts import Fact, weakest
-from parbench.paper.format import counted, mid_sentence, sentence_start, share
+from parbench.paper.format import counted, mid_sentence, possessive, sentence_start, share
 
 # A number outside an identifier: digits not preceded by a letter, a digit, `-`, `_` or
 # `.` and not followed by a letter, `_` or `-` (so `ML-KEM-768`, `x86-64`, `sha256` and
@@ -52,6 +54,9 @@ FREE_NUMBER = re.compile(r"(?<![A-Za-z0-9_\-.#/])\d+(?:[.,]\d+)*(?![A-Za-z_\-\d]
 # Words that state a comparison: only a verdict fact may say them.
 # A noun with "(s)": the count beside it is known, so `counted` writes the right form.
 MAYBE_PLURAL = re.compile(r"\b[a-z]+\(s\)")
+# A possessive written after a value (`{{ name }}'s`, `name ~ "'s"`): the `possessive`
+# filter writes it, so that a name ending in a digit keeps an apostrophe, not a prime.
+POSSESSIVE_AFTER_VALUE = re.compile(r"\}\}'s\b|~\s*\"'s\b")
 COMPARISONS = re.compile(r"\b(faster|slower|quicker|better|worse|outperform\w*|beats?|upper bound|"
                          r"lower bound|ahead of|behind)\b", re.IGNORECASE)
 
@@ -85,6 +90,7 @@ def environment(folder: Path) -> jinja2.Environment:
     env.filters["share"] = lambda part, *a, **k: share(part, *a, **k) + _count_note(env, part)
     env.filters["mid_sentence"] = mid_sentence
     env.filters["sentence_start"] = sentence_start
+    env.filters["possessive"] = possessive
     return env
 
 
@@ -202,4 +208,7 @@ def lint_text(source: str, where: str) -> list[str]:
             problems.append(f"{where}:{n}: the comparison {m.group(0)!r} is not a verdict fact")
         for m in MAYBE_PLURAL.finditer(line):
             problems.append(f"{where}:{n}: {m.group(0)!r}: write the count with | counted(noun)")
+    for n, line in enumerate(source.splitlines(), 1):
+        for m in POSSESSIVE_AFTER_VALUE.finditer(line):
+            problems.append(f"{where}:{n}: {m.group(0)!r}: write a name's possessive with | possessive")
     return problems
