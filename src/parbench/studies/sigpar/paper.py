@@ -448,7 +448,16 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
                                                                   better="above", worse="below"),
                   "vs_processes": f.verdict("headline_native_vs_processes", n_eff, eff, better="above",
                                             worse="below")}
+    # the example's rates beside this run's one worker: only its efficiency is compared
+    one = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign") & (ok["mode"] == "multiprocess")
+             & (ok["backend"] == r["backend"]) & (ok["workers"] == 1)]
+    rate = None
+    if len(one):
+        here = f.lookup("headline_one_rate", "sigpar_cells", one.iloc[0], "ops_per_sec", unit="ops/s",
+                        about=("RSA-2048",))
+        rate = {"here": here, "times": f.derived("headline_one_over_seed", "ratio", here, seed_one, fmt="fixed1")}
     return {"headline": {"row": r, "backend": r["backend"], "seed_approach": r["backend"] == "openssl-cffi",
+                         "rate": rate,
                          "efficiency": eff, "seed_one": seed_one, "seed_two": seed_two, "seed_efficiency": seed_eff,
                          "verdict": f.bound_verdict("headline_vs_full", eff, 1.0, better="above", worse="below"),
                          "native": native}}
