@@ -523,6 +523,39 @@ def test_a_gain_whose_cpu_use_the_run_cannot_place_is_not_called_one_at_a_time()
     assert "Their threads ran one at a time" not in speed
 
 
+def test_a_speedup_beyond_the_worker_count_is_not_said_to_be_threads_alone():
+    # jython's threads at 2 workers took a third of its sequential time (a speedup of 3,
+    # the launches agreeing) and pypy's a third to a seventh (its interval reaching below 2):
+    # more than 2 threads can give; the first is a finding, the second is not
+    def threads(walls):
+        return {"execution": "threads", "workers": 2, "status": "ok", "failure": None, "warmup": [],
+                "runs": [run(i, w, cpu=w * 1.9) for i, w in enumerate(walls)]}
+
+    recs = launches([
+        record("jython", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                             threads([0.10, 0.103, 0.097])], implementation="Jython", gil=False),
+        record("pypy", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                           threads([0.16, 0.10, 0.043])], implementation="PyPy"),
+    ])
+    tables, m = paper_tables(recs, baseline="pypy"), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    speed = plain(parts["speedup"])
+    assert re.search(r"More than 2 workers can give: the median speedup in threads of jython on multithread_cpu, "
+                     r"3\.\d\d \([^)]*\), was above its 2 workers; of pypy on multithread_cpu, 3\.\d\d \([^)]*\), was "
+                     r"not distinguishable on this machine from its 2 workers\.", speed), speed
+    assert ("the sequential run paid for something the threaded one did not (for a JIT runtime, code not yet "
+            "warm, say); where the intervals cannot tell it from the worker count, its median is no finding.") in speed
+    assert facts["gil.speedup_vs_workers.jython.multithread_cpu"]["source"]["bound"] == 2.0
+    # within the worker count: no such sentence
+    slow = launches([record("jython", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                                          threads([0.16, 0.17, 0.15])],
+                            implementation="Jython", gil=False)])
+    tables = paper_tables(slow, baseline="jython")
+    parts, facts = render(tables, m)
+    assert "More than" not in parts["speedup"] and check(tables, m, parts, facts) == []
+
+
 def _ft_headline(ft_threads: list, gil_seq: list, gil_threads: list, **ft_point) -> dict:
     """The headline of a run of cpython, cpython_ft and cpython_ft_gil on the scaled
     workload (cpython_ft's sequential run fixed), checked against its tables."""

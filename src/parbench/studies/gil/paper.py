@@ -651,7 +651,22 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
             items.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
                           "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "processes"), s)})
         processes.append({"workload": workload, **grouped(f, _id("processes", workload), items)})
-    return {"thread_groups": groups, "processes": processes, **ceiling(f, every, controls)}
+    return {"thread_groups": groups, "processes": processes, "beyond_workers": beyond_workers(f, threads, top),
+            **ceiling(f, every, controls)}
+
+
+def beyond_workers(f: Facts, threads: pd.DataFrame, top: int) -> list[dict]:
+    """The thread points whose median speedup exceeds their worker count: more than
+    threads can give one worker's work, so either the sequential run paid for something the
+    threaded one did not (a JIT not yet warm, say) or the median is noise; its verdict
+    against the worker count says which the intervals can tell."""
+    out = []
+    for _, r in threads[threads["speedup_vs_sequential"] > top].iterrows():
+        s = speedup_fact(f, r)
+        out.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
+                    "verdict": f.bound_verdict(_id("speedup_vs_workers", r["runtime"], r["workload"]), s, float(top),
+                                               better="above", worse="below")})
+    return out
 
 
 def parallel(f: Facts, items: list[dict]) -> dict:
@@ -1022,7 +1037,7 @@ def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
         ctx.update(speedup(f, ok, runtimes, controls, top))
         ctx.update(utilization(f, ok, runtimes, controls, top))
     else:
-        ctx.update(thread_groups=[], processes=[], ceiling=None, cpu_ranges=[], cpu_nulled=[], cpu_seq_low=None,
+        ctx.update(thread_groups=[], processes=[], beyond_workers=[], ceiling=None, cpu_ranges=[], cpu_nulled=[], cpu_seq_low=None,
                    cpu_serial=None, cpu_drawn=False)
     ctx.update(related(f, ok, machine, tables.get(RELATED_TABLE), baseline))
     ctx.update(headline(f, ok, comparisons, seed, top))
