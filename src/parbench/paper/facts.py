@@ -32,6 +32,7 @@ Sources a fact can have (the check recomputes each):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -145,6 +146,9 @@ class Fact:
     # a count of verdicts of one word (`count_of`): the edges of those it counts, for the
     # same note beside the count (a group stated by its count)
     counted_edges: tuple = ()
+    # a verdict written as the word of a group of this many members (`weakest`): its note
+    # says "one of them", not the group's word as a whole, was decided just past its bar
+    members: int = 1
 
     def __str__(self) -> str:
         return f'[{span_text(self.text)}]{{.fact key="{self.key}"}}'
@@ -488,9 +492,13 @@ class FactView:
 def weakest(items) -> "Fact":
     """The verdict a group of the same verdict states for all its members (items: verdict
     facts, or dicts and objects holding one as `verdict`): the first one decided just past
-    its bar, whose note then stands beside the group's word, else the first."""
+    its bar, whose note then stands beside the group's word (saying one of them, where the
+    group has several), else the first."""
     verdicts = [i if isinstance(i, Fact) else (i["verdict"] if isinstance(i, dict) else i.verdict) for i in items]
-    return next((v for v in verdicts if v.edge is not None), verdicts[0])
+    edged = next((v for v in verdicts if v.edge is not None), None)
+    if edged is None:
+        return verdicts[0]
+    return dataclasses.replace(edged, members=len(verdicts)) if len(verdicts) > 1 else edged
 
 
 def machine_spread(machine: dict) -> float:

@@ -103,7 +103,7 @@ def _edge_noted(env: jinja2.Environment, value):
         return value
     if value.edge is None:  # a count: its note right after it, in words that say what it counts
         return f"{value}{_count_note(env, value)}"
-    note = _note(env, (value.edge,), "verdict")
+    note = _note(env, (value.edge,), "group" if value.members > 1 else "verdict")
     if not note:
         return value
     env.edge_notes.append(note)
