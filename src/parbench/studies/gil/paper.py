@@ -651,21 +651,23 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
             items.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
                           "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "processes"), s)})
         processes.append({"workload": workload, **grouped(f, _id("processes", workload), items)})
-    return {"thread_groups": groups, "processes": processes, "beyond_workers": beyond_workers(f, threads, top),
+    return {"thread_groups": groups, "processes": processes, "beyond_workers": beyond_workers(f, ok, controls),
             **ceiling(f, every, controls)}
 
 
-def beyond_workers(f: Facts, threads: pd.DataFrame, top: int) -> list[dict]:
-    """The thread points whose median speedup exceeds their worker count: more than
-    threads can give one worker's work, so either the sequential run paid for something the
-    threaded one did not (a JIT not yet warm, say) or the median is noise; its verdict
-    against the worker count says which the intervals can tell."""
+def beyond_workers(f: Facts, ok: pd.DataFrame, controls: set) -> list[dict]:
+    """The runtimes' thread points, at any worker count the figure draws, whose median
+    speedup exceeds their worker count: more than threads can give, so either the
+    sequential run paid for something the threaded one did not (a JIT not yet warm, say)
+    or the median is noise; its verdict against the worker count says which the intervals
+    can tell."""
+    threads = ok[(ok["execution"] == "threads") & ~ok["runtime"].isin(controls)]
     out = []
-    for _, r in threads[threads["speedup_vs_sequential"] > top].iterrows():
+    for _, r in threads[threads["speedup_vs_sequential"] > threads["workers"]].iterrows():
         s = speedup_fact(f, r)
-        out.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
-                    "verdict": f.bound_verdict(_id("speedup_vs_workers", r["runtime"], r["workload"]), s, float(top),
-                                               better="above", worse="below")})
+        out.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s, "workers": workers_fact(f, r),
+                    "verdict": f.bound_verdict(_id("speedup_vs_workers", r["runtime"], r["workload"], _w(r)), s,
+                                               float(r["workers"]), better="above", worse="below")})
     return out
 
 
