@@ -234,7 +234,7 @@ def test_the_spread_macros_write_the_note_only_where_the_spread_decided(tmp_path
                     '{{ spread_count(n, "full efficiency") }}|{{ spread_count(zero, "full efficiency") }}\n')
     out = templates.render(part.parent, "part", {"vs": [holds, near, far], "n": n, "zero": zero})
     assert out == ("[][, its median within the machine's " + str(near.spread) + " spread of full efficiency][]"
-                   " (" + str(n) + " of them with its median within the machine's " + str(n.spread)
+                   " (" + str(n) + " of them only because its median lies within the machine's " + str(n.spread)
                    + " spread of full efficiency, its interval apart from it)|\n")
 
 
