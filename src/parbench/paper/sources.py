@@ -148,14 +148,14 @@ def _measured_elsewhere(f: Facts, run: list, column: str, ours: str | None, shor
 
 def _fewest_repetitions(f: Facts, machine: dict, run: list) -> dict | None:
     """The study with the fewest repetitions per cell, and how many (its intervals are the
-    widest a range of so few can make)."""
+    widest a range of so few can make); `every`: every study planned that many."""
     counts = {s.name: (machine["config"].get(s.name) or {}).get("repetitions") for s in run}
     counts = {k: v for k, v in counts.items() if isinstance(v, int)}
     if not counts:
         return None
     study = min(counts, key=lambda k: (counts[k], k))
     n = f.config("fewest_reps", f"{study}.repetitions", fmt="int")
-    return {"study": study, "n": n, "few": counts[study] < 10,
+    return {"study": study, "n": n, "few": counts[study] < 10, "every": len(set(counts.values())) == 1,
             "coverage": f.coverage("fewest_reps_coverage", n) if counts[study] > 1 else None}
 
 
