@@ -485,3 +485,18 @@ def test_the_setup_names_the_liboqs_c_library_beside_liboqs_pythons_own_version(
             "source, called through liboqs-python 0.16.0.1 (whose own version is not the library's) and by the "
             "native runner.") in plain(parts["setup"])
     assert "liboqs C library" not in plain(render()[0]["setup"])
+
+
+def test_a_python_backend_the_spread_alone_keeps_from_the_native_runner_is_counted():
+    # pyca's Ed25519 at 900 ops/s against the runner's 1,000 with intervals 1% wide: 10% apart,
+    # within a 12% spread, the intervals apart; the count of such comparisons stood unsaid
+    machine = {**MACHINE, "cpu_stability": {"cv": 0.12}}
+    tables = {"sigpar_cells": cells(), "sigpar_load": load()}
+    parts, facts = render_parts("sigpar", paper, tables, machine)
+    found = check.fact_problems(facts, check.Sources(tables, machine, check.seeds_dir()))
+    assert found == [] and all(check.prose_problems(t, facts, n) == [] for n, t in parts.items())
+    text = plain(parts["throughput"])
+    n = facts["sigpar.vs_native_within_spread"]["value"]
+    assert n >= 1 and re.search(rf"not distinguishable on this machine from it in \d+ \({n} of them only because "
+                                r"(its median lies|their medians lie) within the machine's 12(\.0)?% spread of the "
+                                r"runner's rate", text), text

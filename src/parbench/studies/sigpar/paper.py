@@ -152,6 +152,7 @@ def _native_bound(f: Facts, ok: pd.DataFrame) -> list[dict]:
     f.count_of("vs_native_n", verdicts)
     f.count_of("vs_native_slower", verdicts, "slower than")
     f.count_of("vs_native_same", verdicts, SAME)
+    f.count_within_spread("vs_native_within_spread", verdicts)
     f.count_of("vs_native_faster", verdicts, "faster than")
     return rows
 
