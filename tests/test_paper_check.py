@@ -238,6 +238,37 @@ def test_the_spread_macros_write_the_note_only_where_the_spread_decided(tmp_path
                    + " spread of full efficiency, its interval apart from it)|\n")
 
 
+def test_a_count_the_spread_alone_decided_says_which_side_its_members_lie(tmp_path):
+    # 12 efficiencies not told from full only by the spread, 11 of them below it: the count
+    # hid the direction they share
+    rows = [("a", 0.97, 0.96, 0.98), ("b", 0.98, 0.97, 0.99), ("c", 1.02, 1.01, 1.03), ("d", 0.96, 0.955, 0.965)]
+    frame = pd.DataFrame([{"name": n, "eff": v, "eff_ci_low": lo, "eff_ci_high": hi} for n, v, lo, hi in rows])
+    machine = {"cpu_stability": {"cv": 0.05}}
+    f = Facts("t", {"cells": frame}, {"cells": ["name"]}, machine)
+    vs = [f.bound_verdict(f"v.{r['name']}", f.lookup(r["name"], "cells", r, "eff", fmt="pct"), 1.0, better="above",
+                          worse="below") for _, r in frame.iterrows()]
+    n = f.count_within_spread("n", vs)
+    few = f.count_within_spread("few", vs[2:3])
+    assert n.value == 4 and [s.value for s in n.sides] == [3, 1] and few.value == 1
+    src = check.Sources({"cells": frame}, machine, check.seeds_dir())
+    records = f.records()
+    assert check.fact_problems(records, src) == []
+    moved = {**records, "t.n.below": {**records["t.n.below"], "value": 4, "text": "4"}}
+    assert any(p.startswith("t.n.below:") for p in check.fact_problems(moved, src))
+    part = tmp_path / "study" / "part.md"
+    part.parent.mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "_spread.md").write_text((REPO / "paper/sections/shared/_spread.md").read_text())
+    part.write_text('{% from "shared/_spread.md" import spread_count %}{{ spread_count(n, "full efficiency") }}|'
+                    '{{ spread_count(low, "full efficiency") }}\n')
+    low = f.count_within_spread("low", [vs[0], vs[1]])
+    out = templates.render(part.parent, "part", {"n": n, "low": low})
+    below, above = n.sides
+    assert out.lstrip().startswith(f"({n} of them only because their medians lie within the machine's {n.spread} spread of "
+                          f"full efficiency, their intervals apart from it, {below} below it and {above} above)|")
+    assert out.endswith("their intervals apart from it, all below it)\n")
+
+
 def _edge_facts(machine, floor_drift=None):
     """Three cells against a reference of 100: 2.43% below it (just past a 2.425% spread),
     5% below it (well past) and 1% below it (within); tight intervals, all apart."""

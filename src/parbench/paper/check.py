@@ -190,7 +190,12 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
     if kind == "count_of":
         return sum(1 for k in s["of"] if s["equal"] is None or all_facts[k]["value"] == s["equal"]), None
     if kind == "count_within_spread":
-        return sum(1 for k in s["of"] if all_facts[k]["within_spread"]), None
+        within = [k for k in s["of"] if all_facts[k]["within_spread"]]
+        if "side" in s:
+            below = sum(1 for k in within if factmod.verdict_below(all_facts[k]["source"],
+                                                                   lambda key: all_facts[key]["value"]))
+            return below if s["side"] == "below" else len(within) - below, None
+        return len(within), None
     if kind == "range_coverage":
         return factmod.range_coverage(all_facts[s["of"][0]]["value"]), None
     if kind == "verdict_margin":

@@ -146,6 +146,9 @@ class Fact:
     # a count of verdicts of one word (`count_of`): the edges of those it counts, for the
     # same note beside the count (a group stated by its count)
     counted_edges: tuple = ()
+    # a count of verdicts the spread alone decided (`count_within_spread`): how many of them
+    # lie below what they are held to and how many above, as facts of their own
+    sides: tuple = ()
     # a verdict written as the word of a group of this many members (`weakest`): its note
     # says "one of them", not the group's word as a whole, was decided just past its bar
     members: int = 1
@@ -452,10 +455,20 @@ class Facts:
         where it counts them among the ones it cannot tell apart."""
         if any(v.spread is not None and v.spread.source["kind"] != "machine" for v in verdicts):
             raise ValueError("a verdict decided by its own floor (a cell's drift) is counted apart from the spread's")
-        value = sum(1 for v in verdicts if v.spread is not None)
+        within = [v for v in verdicts if v.spread is not None]
         source = {"kind": "count_within_spread", "of": [v.key for v in verdicts]}
-        return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about,
-                              spread=self.spread() if value else None))
+        sides = ()
+        if within:  # which side of what they are held to their medians lie: a direction the count hides
+            sides = tuple(self._add(Fact(f"{key}.{side}", n, write_value(n, "int"), {**source, "side": side},
+                                         "int", None, None, about))
+                          for side, n in zip(("below", "above"), self._sides_count(within)))
+        return self._add(Fact(key, len(within), write_value(len(within), "int"), source, "int", None, None, about,
+                              spread=self.spread() if within else None, sides=sides))
+
+    def _sides_count(self, verdicts: list[Fact]) -> tuple[int, int]:
+        """How many of `verdicts` have their value below what it is held to, and how many above."""
+        below = sum(1 for v in verdicts if verdict_below(v.source, lambda k: self.items[k].value))
+        return below, len(verdicts) - below
 
     def records(self) -> dict:
         return {key: fact.record() for key, fact in sorted(self.items.items())}
@@ -499,6 +512,13 @@ def weakest(items) -> "Fact":
     if edged is None:
         return verdicts[0]
     return dataclasses.replace(edged, members=len(verdicts)) if len(verdicts) > 1 else edged
+
+
+def verdict_below(source: dict, value: Callable[[str], Any]) -> bool:
+    """Whether a verdict's value lies below what it is held to (the other fact's value, got
+    by `value(key)`, or its bound)."""
+    b = value(source["of"][1]) if source["kind"] == "verdict" else source["bound"]
+    return value(source["of"][0]) < b
 
 
 def machine_spread(machine: dict) -> float:
