@@ -2,7 +2,6 @@
 templates without numbers or comparisons of their own, figures against their data, the
 PDF against its page."""
 
-import re
 from pathlib import Path
 
 import altair as alt
