@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parbench.paper.facts import SAME, Fact, Facts, weakest
+from parbench.paper.facts import SAME, Fact, Facts, relative_difference, weakest
 from parbench.paper.facts import _where as factmod_where
 from parbench.paper.format import fmt_ci, fmt_num
 from parbench.studies.gil import aggregate, report
@@ -657,13 +657,16 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
 
 def beyond_workers(f: Facts, ok: pd.DataFrame, controls: set) -> list[dict]:
     """The runtimes' thread points, at any worker count the figure draws, whose median
-    speedup exceeds their worker count: more than threads can give, so either the
+    speedup exceeds their worker count by more than the machine's spread (nearer, a median
+    says nothing the spread could not): more than threads can give, so either the
     sequential run paid for something the threaded one did not (a JIT not yet warm, say)
     or the median is noise; its verdict against the worker count says which the intervals
     can tell."""
     threads = ok[(ok["execution"] == "threads") & ~ok["runtime"].isin(controls)]
+    beyond = threads[[s > w and relative_difference(s, w) > f.min_relative
+                      for s, w in zip(threads["speedup_vs_sequential"], threads["workers"])]]
     out = []
-    for _, r in threads[threads["speedup_vs_sequential"] > threads["workers"]].iterrows():
+    for _, r in beyond.iterrows():
         s = speedup_fact(f, r)
         out.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s, "workers": workers_fact(f, r),
                     "verdict": f.bound_verdict(_id("speedup_vs_workers", r["runtime"], r["workload"], _w(r)), s,
