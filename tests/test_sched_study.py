@@ -398,7 +398,7 @@ def test_the_sched_parts_hold_against_their_tables(full_records):
     assert "the coefficient of variation (standard deviation over mean) of the tasks each thread executed" \
         in parts["steals"] and "[20.0% (20.0%–20.0%)]" in parts["steals"]
     # every run split its tasks alike: the interval is no measured precision, and says so
-    assert re.search(r"\[20\.0% \(20\.0%–20\.0%\)\]\{[^}]*\}, the same split in every repetition", parts["steals"])
+    assert re.search(r"\[20\.0% \(20\.0%–20\.0%\)\]\{[^}]*\}, the same unevenness in every repetition", parts["steals"])
     # the headline sets work stealing's speedup at 2 threads beside the seed's own lines
     head = parts["headline"]
     assert head.startswith("**Schedulers (@sec-sched).**")
