@@ -500,3 +500,10 @@ def test_a_python_backend_the_spread_alone_keeps_from_the_native_runner_is_count
     assert n >= 1 and re.search(rf"not distinguishable on this machine from it in \d+ \({n} of them only because "
                                 r"(its median lies|their medians lie) within the machine's 12(\.0)?% spread of the "
                                 r"runner's rate", text), text
+
+
+def test_the_setup_names_the_modes_an_extra_backend_runs_in():
+    # "threading-openssl-cffi mode" stood in the text with no word on what it names
+    text = plain(render()[0]["setup"])
+    assert ("(the classical algorithms in the Python modes also through openssl-cffi, named threading-openssl-cffi "
+            "mode below, where threading and multiprocess mode name the cells through pyca)") in text, text

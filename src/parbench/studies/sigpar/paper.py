@@ -100,7 +100,11 @@ def setup(f: Facts, cells: pd.DataFrame, ok: pd.DataFrame, machine: dict) -> dic
     return {"families": ", ".join(dict.fromkeys(cells["family"])),
             "operations": " and ".join(dict.fromkeys(cells["operation"])),
             "modes": ", ".join(m for m in MAIN_VARIANTS if m in set(cells["mode"])),
-            "extra_backends": ", ".join(extra), "few": few_rows, "bad": bad_rows, "steady": bool(len(steady))}
+            "extra_backends": ", ".join(extra),
+            "extra_variants": sorted(v for v in set(cells["variant"]) if any(v.endswith(f"-{b}") for b in extra)),
+            "python_modes": [m for m in ("threading", "multiprocess") if m in set(cells["variant"])],
+            "python_backends": [b for b in ("pyca", "liboqs-python") if b in set(cells["backend"])],
+            "few": few_rows, "bad": bad_rows, "steady": bool(len(steady))}
 
 
 # --- throughput -----------------------------------------------------------------------------
