@@ -27,7 +27,10 @@ Sources a fact can have (the check recomputes each):
 - `verdict_margin` / `verdict_bar` / `verdict_bound`: how far apart a verdict's two values
   lie (relative to the larger), the bar it held them to, and the fixed mark it held one to,
   for a verdict decided just past its bar;
-- `range_coverage`: the chance that the range of a count of values holds their median.
+- `range_coverage`: the chance that the range of a count of values holds their median;
+- `count_of` / `count_within_spread`: how many of some verdicts say one word, or say
+  "not distinguishable" only because of the machine's spread (with a `side`: how many of
+  those lie below what they are held to, or above).
 """
 
 from __future__ import annotations
