@@ -28,7 +28,8 @@ What a template gets:
   such ones are (`counted_edges`), is written with the note `shared/_edge.md` gives it, the
   first time the part writes it; `weakest`, a filter, picks from a group of the same
   verdict the member whose verdict the group's word should be (one just past its bar, else
-  the first), so that the note stands beside a group stated by its word; where the members
+  the first), so that the note stands beside a group stated by its word, saying "one of
+  them" where the group has several; where the members
   are listed, the group's word is written `| unnoted` and each member's value followed by
   `| edge_note` (`spread_note` does), so that the note stands beside the member it means;
 - `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
