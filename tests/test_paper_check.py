@@ -328,6 +328,17 @@ def test_a_notes_names_are_its_two_rows_what_they_share_then_each_ones_own():
     # against a fixed mark: the row's names alone
     mark = f.bound_verdict("m", a, 68484.0, better="higher than", worse="lower than")
     assert mark.edge.names == {"shared": ["ECDSA-P256", "sign", "threading", "openssl-cffi"], "a": [], "b": []}
+    # a value about a name its row does not spell (sched's "the TBB task_group", row key tbb):
+    # that name first, as the paper check holds the footnote's sentence to naming it
+    sched = pd.DataFrame([{"workload": "quicksort", "scheduler": s, "eff": e, "eff_ci_low": e - 0.01,
+                           "eff_ci_high": e + 0.01} for s, e in (("tbb", 0.962), ("openmp", 1.0))])
+    h = Facts("t", {"cells": sched}, {"cells": ["workload", "scheduler"]}, {"cpu_stability": {"cv": 0.036}})
+    tbb, omp = (h.lookup(f"e{i}", "cells", sched.iloc[i], "eff", about=(n,))
+                for i, n in ((0, "the TBB task_group"), (1, "OpenMP tasks")))
+    assert h.verdict("s", tbb, omp, better="above", worse="below").edge.names == \
+        {"shared": ["quicksort"], "a": ["the TBB task_group"], "b": ["OpenMP tasks"]}
+    assert h.bound_verdict("m", tbb, 1.0, better="above", worse="below").edge.names["shared"] == \
+        ["the TBB task_group", "quicksort"]
     # a computed comparison's identifier is no name a reader knows: the sentence says it in words
     ratios = pd.DataFrame([{"comparison": "freethreading_overhead", "workload": "multithread_cpu", "ratio": 0.88,
                             "ratio_ci_low": 0.82, "ratio_ci_high": 0.95}])

@@ -194,8 +194,10 @@ class Edge:
         the key columns that picked them, `row_names`), those both rows share (`shared`),
         then each row's own (`a`, `b`) where both have some (ECDSA-P256 sign, threading
         openssl-cffi against native-threads); else all under `shared` (a fixed mark has no
-        row). A value without a row is named by what it is `about`."""
-        a, b = row_names(self.a) or list(self.a.about), row_names(self.b)
+        row). Each side is named by what its value is `about` first (the paper check holds a
+        sentence to naming it: "the TBB task_group", where the row says tbb), then by its
+        row's names that name leaves out."""
+        a, b = side_names(self.a), side_names(self.b)
         shared = [n for n in a if n in b]
         a_own, b_own = ([n for n in side if n not in shared] for side in (a, b))
         if a_own and b_own:
@@ -220,6 +222,14 @@ def row_names(fact: Fact) -> list[str]:
     where = fact.source.get("where") or {}
     names = [v for c, v in where.items() if isinstance(v, str) and v and c not in UNNAMED_KEYS]
     return [n for n in dict.fromkeys(names) if not any(n != o and n in o for o in names)]
+
+
+def side_names(fact: Fact) -> list[str]:
+    """What a note calls one value: what it is `about`, then its row's names (`row_names`)
+    that those do not already hold (tbb, in "the TBB task_group")."""
+    about = [n for n in fact.about if n]
+    covered = [n.lower() for n in about]
+    return [*dict.fromkeys(about), *(n for n in row_names(fact) if not any(n.lower() in c for c in covered))]
 
 
 COMPARE = {">=": lambda s, v: s >= v, "<=": lambda s, v: s <= v, ">": lambda s, v: s > v, "<": lambda s, v: s < v,
