@@ -832,7 +832,10 @@ def related(f: Facts, ok: pd.DataFrame, machine: dict, other: pd.DataFrame | Non
                                                              fmt="int" if op == "count" else "pct",
                                                              about=(kind,))
                                          for op in ("median", "min", "max", "count")},
-                          "full": f.count_of(_id("related_full", kind), full, SAME, about=(kind,))})
+                          "full": f.count_of(_id("related_full", kind), full, SAME, about=(kind,)),
+                          "n_spread": f.count_within_spread(_id("related_within_spread", kind), full, about=(kind,)),
+                          **{f"n_{side}": f.count_of(_id("related", side, kind), full, side, about=(kind,))
+                             for side in ("below", "above")}})
     here = {}
     for workload in ("multithread_hashlib", "multithread_cpu_scaled"):
         r = _point(ok, baseline, workload, "threads", w)
