@@ -406,6 +406,10 @@ def test_a_count_of_verdicts_notes_the_ones_just_past_their_bar(tmp_path):
                            "part", {"n": every, "lower": lower})
     assert out.startswith(f"{lower} of the {every} comparisons (one of them decided just past its bar^[For edge against ref, ")
     assert out.endswith(f"not distinguishable.]) and {lower} xs\n")  # noted once in a part
+    # a count of one is that verdict: "1 (decided just past its bar)", not "1 (one of them ...)"
+    one = f.count_of("n_one", [edge, within], "lower than")
+    out = templates.render(_edge_part(tmp_path, "{{ one }} lower\n"), "part", {"one": one})
+    assert out.startswith(f"{one} (decided just past its bar^[For edge against ref") and "one of them" not in out
     # several in one note: each with its values, margin and bar, then what they share
     both = str(templates.environment(tmp_path / "study").get_template("shared/_edge.md").module.note(
         [edge.edge, edge.edge], True))

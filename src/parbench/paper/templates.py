@@ -115,7 +115,8 @@ def _count_note(env: jinja2.Environment, value) -> str:
     """The note of a count written through `counted` or `share`, after its noun."""
     if not isinstance(value, Fact) or not value.counted_edges:
         return ""
-    return _note(env, value.counted_edges, "count")
+    # a count of one is that verdict: its note says so, not "one of them"
+    return _note(env, value.counted_edges, "single" if value.value == 1 else "count")
 
 
 def _note(env: jinja2.Environment, edges: tuple, form: str) -> str:
