@@ -1045,8 +1045,8 @@ def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
         ctx.update(speedup(f, ok, runtimes, controls, top))
         ctx.update(utilization(f, ok, runtimes, controls, top))
     else:
-        ctx.update(thread_groups=[], processes=[], beyond_workers=[], ceiling=None, cpu_ranges=[], cpu_nulled=[], cpu_seq_low=None,
-                   cpu_serial=None, cpu_drawn=False)
+        ctx.update(thread_groups=[], processes=[], beyond_workers=[], ceiling=None, cpu_ranges=[], cpu_nulled=[],
+                   cpu_seq_low=None, cpu_serial=None, cpu_drawn=False)
     ctx.update(related(f, ok, machine, tables.get(RELATED_TABLE), baseline))
     ctx.update(headline(f, ok, comparisons, seed, top))
     ctx.update(limitations(f, summary, runtimes, machine, ctx.get("ceiling")))

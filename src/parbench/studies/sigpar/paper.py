@@ -423,8 +423,9 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
     """The seed's own example: RSA-2048 signing in processes, scaling from 1 to 2 workers
     (the output-format example of the seed's README, for its M4 reference host: 124.3 and
     247.8 ops/sec), beside the same cell here, on the seed's CFFI approach if it ran."""
-    mp = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign") & (ok["mode"] == "multiprocess")
-            & (ok["workers"] == 2)]
+    signing = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign")]
+    processes = signing[signing["mode"] == "multiprocess"]
+    mp = processes[processes["workers"] == 2]
     measured = [b for b in HEADLINE_BACKENDS if b in set(mp["backend"])]
     if not measured:
         return {"headline": None}
@@ -441,8 +442,8 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
     eff = f.lookup("headline_eff", "sigpar_cells", r, "scaling_efficiency", fmt=fmt, about=("RSA-2048",))
     # the same operation with no Python at all, where it ran: how near full efficiency
     # this machine lets signing come at that worker count
-    runner = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign") & (ok["variant"] == "native-threads")
-                & (ok["workers"] == 2)].dropna(subset=["scaling_efficiency"])
+    runner = signing[(signing["variant"] == "native-threads") & (signing["workers"] == 2)] \
+        .dropna(subset=["scaling_efficiency"])
     native = None
     if len(runner):
         n_eff = f.lookup("headline_native_eff", "sigpar_cells", runner.iloc[0], "scaling_efficiency", fmt=fmt,
@@ -454,8 +455,7 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
                   "vs_processes": f.verdict("headline_native_vs_processes", n_eff, eff, better="above",
                                             worse="below")}
     # the example's rates beside this run's one worker: only its efficiency is compared
-    one = ok[(ok["algorithm"] == "RSA-2048") & (ok["operation"] == "sign") & (ok["mode"] == "multiprocess")
-             & (ok["backend"] == r["backend"]) & (ok["workers"] == 1)]
+    one = processes[(processes["backend"] == r["backend"]) & (processes["workers"] == 1)]
     rate = None
     if len(one):
         here = f.lookup("headline_one_rate", "sigpar_cells", one.iloc[0], "ops_per_sec", unit="ops/s",
