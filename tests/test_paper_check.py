@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from parbench.paper import check, figure_check, templates
-from parbench.paper.facts import Facts, judge, write_value
+from parbench.paper.facts import Facts, finer_format, judge, margin_as_written, write_value
 
 REPO = Path(__file__).resolve().parents[1]
 SAME = "not distinguishable on this machine from"
@@ -348,6 +348,35 @@ def test_a_notes_names_are_its_two_rows_what_they_share_then_each_ones_own():
     assert overhead.edge.names["shared"] == ["multithread_cpu"]
 
 
+def test_a_notes_two_values_are_written_to_the_digit_that_gives_its_margin():
+    # "96% (95%–97%) and 100% differ by 4.3%": 96 against 100 reads 4.0%, so the reader
+    # could not redo the margin from the note's own digits
+    cells = pd.DataFrame([{"workload": "quicksort", "scheduler": "tbb", "eff": 0.9574, "eff_ci_low": 0.9474,
+                           "eff_ci_high": 0.9674}])
+    machine = {"cpu_stability": {"cv": 0.04}}
+    f = Facts("t", {"cells": cells}, {"cells": ["workload", "scheduler"]}, machine)
+    tbb = f.lookup("e", "cells", cells.iloc[0], "eff", fmt="pct", about=("the TBB task_group",))
+    edge = f.bound_verdict("m", tbb, 1.0, better="above", worse="below").edge
+    assert tbb.text == "96% (95%–97%)" and edge.margin.text == "4.3%"
+    assert (edge.a_text.text, edge.b_text.text) == ("95.7% (94.7%–96.7%)", "100.0%")
+    assert margin_as_written(tbb.text, "100%", None, "pct1") == "4.0%"
+    records = f.records()
+    src = check.Sources({"cells": cells}, machine, check.seeds_dir())
+    assert check.fact_problems(records, src) == []
+    # a note written with the study's digits is caught, and so is one that drops a value
+    coarse = {**records, "t.m.a": {**records["t.m.a"], "fmt": "pct", "text": tbb.text}}
+    assert any(p.startswith("t.m.margin:") and "a digit more" in p for p in check.fact_problems(coarse, src))
+    dropped = {k: v for k, v in records.items() if k != "t.m.mark"}
+    assert any(p.startswith("t.m.margin:") for p in check.fact_problems(dropped, src))
+    # each value is its verdict's side again, interval included: another value is caught
+    moved = {**records, "t.m.a": {**records["t.m.a"], "ci": [0.94, 0.9674]}}
+    assert any(p.startswith("t.m.a:") for p in check.fact_problems(moved, src))
+    # two measured values: each written with the same digits, its own interval kept
+    _, _, (near, _, _) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
+    assert (near.edge.a_text.text, near.edge.b_text.text) == ("97.57 (97.56–97.58)", "100 (99.99–100)")
+    assert finer_format("text", None, ("x", None), ("y", None), "1%", "pct") == "text"
+
+
 def test_a_verdict_just_past_a_cells_drift_names_the_drift_as_its_bar():
     f, frame, (edge, clear, _) = _edge_facts({"cpu_stability": {"cv": 0.01}}, floor_drift=0.02425)
     assert edge.value == "lower than" and not edge.edge.machine and edge.edge.bar.text == "2.425%"
@@ -367,8 +396,8 @@ def test_every_template_writes_a_verdict_just_past_its_bar_with_its_note(tmp_pat
     f, _, (edge, clear, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
     # a group of the same verdict states its word once: the member just past its bar gives it
     folder = _edge_part(tmp_path, "a {{ one }} b; c {{ group | weakest }} d; e {{ other }} f\n")
-    ref = f["ref"]
-    note = (f" (decided just past its bar^[For edge against ref, {f['edge']} and {ref} differ by {edge.edge.margin} of the "
+    note = (f" (decided just past its bar^[For edge against ref, {edge.edge.a_text} and {edge.edge.b_text} differ by "
+            f"{edge.edge.margin} of the "
             f"larger, just past the machine's {edge.edge.bar} spread: the bar a difference must pass to count; "
             f"another run could as well have found them not distinguishable.])")
     out = templates.render(folder, "part", {"one": edge, "other": clear,
@@ -398,8 +427,8 @@ def test_a_count_of_verdicts_notes_the_ones_just_past_their_bar(tmp_path):
     out = templates.render(_edge_part(tmp_path, "{{ n }}: {{ lower }} lower (of {{ n }}), {{ same }} not\n"), "part",
                            {"n": every, "lower": lower, "same": same})
     # right after the count, in words that say what it counts: no mark glued to a digit
-    assert out.startswith(f"{every}: {lower} (one of them decided just past its bar^[For edge against ref, {f['edge']} and "
-                          f"{f['ref']} differ by {edge.edge.margin}")
+    assert out.startswith(f"{every}: {lower} (one of them decided just past its bar^[For edge against ref, "
+                          f"{edge.edge.a_text} and {edge.edge.b_text} differ by {edge.edge.margin}")
     assert out.endswith(f"found them not distinguishable.]) lower (of {every}), {same} not\n")
     # written with its noun (`share`, `counted`): the note after the noun
     out = templates.render(_edge_part(tmp_path, '{{ lower | share(n, "comparison") }} and {{ lower | counted("x") }}\n'),
@@ -414,7 +443,7 @@ def test_a_count_of_verdicts_notes_the_ones_just_past_their_bar(tmp_path):
     both = str(templates.environment(tmp_path / "study").get_template("shared/_edge.md").module.note(
         [edge.edge, edge.edge], True))
     assert both.startswith(" (some of them decided just past their bar^[For edge")
-    assert f"spread; for edge against ref, {f['edge']} and {f['ref']} differ by {edge.edge.margin}" in both
+    assert f"spread; for edge against ref, {edge.edge.a_text} and {edge.edge.b_text} differ by {edge.edge.margin}" in both
     assert both.endswith("found each pair not distinguishable.])")
 
 

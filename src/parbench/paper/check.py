@@ -203,6 +203,8 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         return factmod.relative_difference(a, b), None
     if kind == "verdict_bound":
         return all_facts[s["of"][0]]["source"]["bound"], None
+    if kind == "verdict_side":
+        return _sides(all_facts[s["of"][0]]["source"], all_facts)[0 if s["side"] == "a" else 1]
     if kind == "verdict_bar":
         return verdict_bar(all_facts[s["of"][0]]["source"], all_facts, src), None
     # a verdict's spread from the machine record, never from the fact (which could have been
@@ -270,8 +272,10 @@ def fact_problems(facts: dict, src: Sources) -> list[str]:
             problems.append(f"{key}: cannot be computed from its source {fact['source']}: {exc}")
             fresh[key] = None
             return None
-        if fact["source"]["kind"] != "lookup":
+        if fact["source"]["kind"] not in ("lookup", "verdict_side"):
             ci = tuple(fact["ci"]) if fact.get("ci") else None
+        elif ci is not None:
+            ci = tuple(ci)
         fresh[key] = {"value": value, "ci": ci}
         if fact["kind"] == "verdict":
             fresh[key]["within_spread"] = verdict_within_spread(fact["source"], view, src)
@@ -302,6 +306,25 @@ def fact_problems(facts: dict, src: Sources) -> list[str]:
             text = factmod.write_value(value, fact["fmt"], fact["unit"], ci)
             if text != fact["text"]:
                 problems.append(f"{key}: the paper writes {fact['text']!r} for {value!r}, which reads {text!r}")
+    return problems + margin_problems(facts)
+
+
+def margin_problems(facts: dict) -> list[str]:
+    """A verdict's margin that its two values, as its note writes them, do not give: the
+    reader computes it from those digits (`facts.finer_format`)."""
+    problems = []
+    for key, fact in facts.items():
+        if fact["source"]["kind"] != "verdict_margin":
+            continue
+        verdict = key.removesuffix(".margin")
+        a, b = facts.get(f"{verdict}.a"), facts.get(f"{verdict}.b") or facts.get(f"{verdict}.mark")
+        if a is None or b is None:
+            problems.append(f"{key}: the note of {verdict} does not write its two values")
+            continue
+        got = factmod.margin_as_written(a["text"], b["text"], a["unit"], fact["fmt"])
+        if got != fact["text"] and a["fmt"] in factmod.FINER:
+            problems.append(f"{key}: its values as written, {a['text']!r} and {b['text']!r}, differ by {got}, "
+                            f"not {fact['text']!r}; write them to a digit more")
     return problems
 
 

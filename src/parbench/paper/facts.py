@@ -24,9 +24,10 @@ Sources a fact can have (the check recomputes each):
 - `constant`: a module's constant ("module:NAME");
 - `seed`: a number quoted from a seed document (its file and the exact quote);
 - `literal`: a value stated as such (a count of items the text lists), with its reason;
-- `verdict_margin` / `verdict_bar` / `verdict_bound`: how far apart a verdict's two values
-  lie (relative to the larger), the bar it held them to, and the fixed mark it held one to,
-  for a verdict decided just past its bar;
+- `verdict_margin` / `verdict_bar` / `verdict_bound` / `verdict_side`: how far apart a
+  verdict's two values lie (relative to the larger), the bar it held them to, the fixed
+  mark it held one to, and each of its two values again (`side`: a or b), written to the
+  digit that gives the margin as written, for a verdict decided just past its bar;
 - `range_coverage`: the chance that the range of a count of values holds their median;
 - `count_of` / `count_within_spread`: how many of some verdicts say one word, or say
   "not distinguishable" only because of the machine's spread (with a `side`: how many of
@@ -67,8 +68,16 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "fixed1": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.1f}",
     "fixed2": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.2f}",
     "fixed3": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.3f}",
+    # a value written to more significant digits than `num`'s three (`finer_format`)
+    "num4": lambda x: fmt_num(x, 4),
+    "num5": lambda x: fmt_num(x, 5),
+    "num6": lambda x: fmt_num(x, 6),
     "text": lambda x: str(x),
 }
+# Each format and the one with a digit more: what a footnote writes a verdict's two values
+# with where the study's own digits would not give the margin it states (`finer_format`).
+FINER = {"pct": "pct1", "pct1": "pct2", "pct2": "pct3", "int": "fixed1", "fixed1": "fixed2", "fixed2": "fixed3",
+         "num": "num4", "num4": "num5", "num5": "num6"}
 # Units written without a space before them.
 TIGHT_UNITS = {"%", "x", "×"}
 AGGREGATES = {
@@ -180,13 +189,17 @@ class Fact:
 class Edge:
     """What a verdict decided just past its bar owes its reader: how far apart its two
     values lie (`margin`, of the larger), the bar (`bar`: the machine's spread, or a cell's
-    drift), and the two values themselves (`a`, and `b`, a fixed mark as a fact of its own),
-    so that a note beside a group says which of its members it means."""
+    drift), and the two values themselves (`a` and `b`: the compared facts, or a fixed mark
+    as a fact of its own), so that a note beside a group says which of its members it
+    means. `a_text` and `b_text` write the two values to the digit that gives the margin as
+    written (`finer_format`: 95.7% and 100% differ by 4.3%, where 96% and 100% would not)."""
 
     margin: Fact
     bar: Fact
     a: Fact
     b: Fact
+    a_text: Fact
+    b_text: Fact
 
     @property
     def names(self) -> dict[str, list[str]]:
@@ -453,10 +466,19 @@ class Facts:
                                 {"kind": "verdict_margin", "of": [verdict]}, fmt))
         bar = self._add(Fact(f"{key}.bar", bar_value, write_value(bar_value, fmt),
                              {"kind": "verdict_bar", "of": [verdict], "from": bar_from}, fmt))
-        if b_fact is None:  # a fixed mark: written as the value it is held to is
-            b_fact = self._add(Fact(f"{key}.mark", b, write_value(b, a.fmt, a.unit),
-                                    {"kind": "verdict_bound", "of": [verdict]}, a.fmt, a.unit))
-        return Edge(margin, bar, a, b_fact)
+        b_ci = None if b_fact is None else b_fact.ci
+        sides = finer_format(a.fmt, a.unit, (a.value, a.ci), (b, b_ci), margin.text, fmt)
+        a_text = self._add(Fact(f"{key}.a", a.value, write_value(a.value, sides, a.unit, a.ci),
+                                {"kind": "verdict_side", "of": [verdict], "side": "a"}, sides, a.unit, a.ci,
+                                a.about))
+        if b_fact is None:  # a fixed mark: a fact of its own, its value the verdict's bound
+            b_fact = b_text = self._add(Fact(f"{key}.mark", b, write_value(b, sides, a.unit),
+                                             {"kind": "verdict_bound", "of": [verdict]}, sides, a.unit))
+        else:
+            b_text = self._add(Fact(f"{key}.b", b, write_value(b, sides, a.unit, b_ci),
+                                    {"kind": "verdict_side", "of": [verdict], "side": "b"}, sides, a.unit, b_ci,
+                                    b_fact.about))
+        return Edge(margin, bar, a, b_fact, a_text, b_text)
 
     def spread(self) -> Fact:
         """The machine's own spread (`min_relative`) as a fact of this study."""
@@ -575,6 +597,37 @@ def range_coverage(n) -> float | None:
     their distribution (each misses it on one side with 0.5^n): 1 - 2 * 0.5^n. An interval
     over so few repetitions is no wider than their range, so this bounds its coverage."""
     return None if n is None or n < 1 else 1 - 2 * 0.5 ** n
+
+
+def written_value(text: str, unit: str | None = None) -> float | None:
+    """The number a value's text writes (its median, where it gives an interval): what a
+    reader computes with. `45.7% (40%–50%)` reads 0.457."""
+    if unit and text.endswith(unit):
+        text = text[:-len(unit)].rstrip()
+    head = text.split(" (")[0].replace(",", "")
+    try:
+        value = float(head.removesuffix("%"))
+    except ValueError:
+        return None
+    return value / 100 if head.endswith("%") else value
+
+
+def margin_as_written(a_text: str, b_text: str, unit: str | None, margin_fmt: str) -> str | None:
+    """The margin a reader computes from two values as written, written as `margin_fmt`."""
+    a, b = written_value(a_text, unit), written_value(b_text, unit)
+    margin = relative_difference(a, b)
+    return None if margin is None else write_value(margin, margin_fmt)
+
+
+def finer_format(fmt: str, unit: str | None, a: tuple, b: tuple, margin_text: str, margin_fmt: str) -> str:
+    """The format, `fmt` or one with more digits (`FINER`), that writes two values,
+    (value, interval) each, so that the margin a reader computes from them is the one
+    written (`margin_text`, in `margin_fmt`); the finest there is where none does."""
+    while True:
+        texts = [write_value(value, fmt, unit, ci) for value, ci in (a, b)]
+        if margin_as_written(*texts, unit, margin_fmt) == margin_text or fmt not in FINER:
+            return fmt
+        fmt = FINER[fmt]
 
 
 def relative_difference(a, b) -> float | None:
