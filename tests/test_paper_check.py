@@ -373,8 +373,31 @@ def test_a_notes_two_values_are_written_to_the_digit_that_gives_its_margin():
     assert any(p.startswith("t.m.a:") for p in check.fact_problems(moved, src))
     # two measured values: each written with the same digits, its own interval kept
     _, _, (near, _, _) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
-    assert (near.edge.a_text.text, near.edge.b_text.text) == ("97.57 (97.56–97.58)", "100 (99.99–100)")
+    assert (near.edge.a_text.text, near.edge.b_text.text) == ("97.57 (97.56–97.58)", "100.0 (99.99–100.0)")
     assert finer_format("text", None, ("x", None), ("y", None), "1%", "pct") == "text"
+
+
+def test_a_study_names_its_rows_in_a_note_as_its_text_does():
+    # "For main weak_scaling io per_task, Ray against ProcessPoolExecutor": the identifiers of
+    # the row's keys, where the sentence says "on I/O tasks" and gives the sweep and phase
+    keys = ["experiment", "system", "phase", "workload", "submission"]
+    rows = pd.DataFrame([{"experiment": "main", "system": s, "phase": "weak_scaling", "workload": "io",
+                          "submission": "per_task", "tps": v, "tps_ci_low": lo, "tps_ci_high": hi}
+                         for s, v, lo, hi in (("ray", 32.2, 32.08, 32.3), ("processpool", 33.14, 33.13, 33.145))])
+    words = {"phase": None, "experiment": {"main": None}, "submission": {"per_task": None, "batch": "batched"},
+             "workload": {"io": "I/O tasks"}}
+    f = Facts("t", {"cells": rows}, {"cells": keys}, {"cpu_stability": {"cv": 0.026}}, words)
+    ray, pool = (f.lookup(f"r{i}", "cells", rows.iloc[i], "tps", unit="tasks/s", about=(n,))
+                 for i, n in ((0, "Ray"), (1, "ProcessPoolExecutor")))
+    edge = f.verdict("v", ray, pool, better="higher than", worse="lower than").edge
+    assert edge.names == {"shared": ["I/O tasks"], "a": ["Ray"], "b": ["ProcessPoolExecutor"]}
+    # the digit more keeps its trailing zeros, so the median and the ends show the same digits
+    assert (edge.a_text.text, edge.b_text.text) == ("32.20 (32.08–32.30) tasks/s", "33.14 (33.13–33.15) tasks/s")
+    # a value the words do not list is named as it is
+    other = rows.assign(experiment="expiry-1x2")
+    g = Facts("t", {"cells": other}, {"cells": keys}, {"cpu_stability": {"cv": 0.026}}, words)
+    a, b = (g.lookup(f"r{i}", "cells", other.iloc[i], "tps", about=(n,)) for i, n in ((0, "Ray"), (1, "pool")))
+    assert g.verdict("v", a, b, better="higher", worse="lower").edge.names["shared"] == ["expiry-1x2", "I/O tasks"]
 
 
 def test_a_verdict_just_past_a_cells_drift_names_the_drift_as_its_bar():

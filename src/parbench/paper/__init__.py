@@ -67,7 +67,7 @@ def study_facts(study_name: str, module, tables: dict, machine: dict) -> tuple[A
     from parbench.paper.facts import Facts
 
     load = f"{study_name}_load"
-    f = Facts(study_name, tables, {**module.KEYS, load: LOAD_KEY}, machine)
+    f = Facts(study_name, tables, {**module.KEYS, load: LOAD_KEY}, machine, getattr(module, "NOTE_NAMES", {}))
     ctx: dict = {"tables": {}}
     ctx.update(load_facts(f, tables[load], load))
     ctx.update(module.facts(f, tables))

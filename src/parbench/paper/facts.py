@@ -53,6 +53,14 @@ def _series(values) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else "none"
 
 
+def _significant(x, digits: int) -> str:
+    """`fmt_num` to `digits` significant digits, its trailing zeros kept so that a median
+    and its interval's ends show the same digits (32.20 (32.08–32.30), not 32.2 (32.08–32.3))."""
+    if x is None or pd.isna(x) or abs(float(x)) >= 999.5:
+        return fmt_num(x)
+    return f"{float(x):#.{digits}g}".rstrip(".")
+
+
 # How a fact's value is written. Each takes the value and returns its text.
 FORMATS: dict[str, Callable[[Any], str]] = {
     "list": _series,
@@ -69,9 +77,9 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "fixed2": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.2f}",
     "fixed3": lambda x: "n/a" if x is None or pd.isna(x) else f"{float(x):,.3f}",
     # a value written to more significant digits than `num`'s three (`finer_format`)
-    "num4": lambda x: fmt_num(x, 4),
-    "num5": lambda x: fmt_num(x, 5),
-    "num6": lambda x: fmt_num(x, 6),
+    "num4": lambda x: _significant(x, 4),
+    "num5": lambda x: _significant(x, 5),
+    "num6": lambda x: _significant(x, 6),
     "text": lambda x: str(x),
 }
 # Each format and the one with a digit more: what a footnote writes a verdict's two values
@@ -200,6 +208,8 @@ class Edge:
     b: Fact
     a_text: Fact
     b_text: Fact
+    # how the study's notes name a row's key values (`Facts.note_names`)
+    words: dict = dataclasses.field(default_factory=dict)
 
     @property
     def names(self) -> dict[str, list[str]]:
@@ -209,8 +219,8 @@ class Edge:
         openssl-cffi against native-threads); else all under `shared` (a fixed mark has no
         row). Each side is named by what its value is `about` first (the paper check holds a
         sentence to naming it: "the TBB task_group", where the row says tbb), then by its
-        row's names that name leaves out."""
-        a, b = side_names(self.a), side_names(self.b)
+        row's names that name leaves out, in the study's words (`Facts.note_names`)."""
+        a, b = side_names(self.a, self.words), side_names(self.b, self.words)
         shared = [n for n in a if n in b]
         a_own, b_own = ([n for n in side if n not in shared] for side in (a, b))
         if a_own and b_own:
@@ -228,21 +238,29 @@ class Edge:
 UNNAMED_KEYS = ("hostname", "comparison")
 
 
-def row_names(fact: Fact) -> list[str]:
+def row_names(fact: Fact, words: dict | None = None) -> list[str]:
     """The names of the row a looked-up fact came from: the text values of the key columns
     that picked it, in their order, but a name another of them holds (native, in
-    native-threads)."""
+    native-threads). `words` ({column: None, or {value: words or None}}): how the study
+    names a column's values in its text (io: "I/O tasks"), None where its sentence always
+    says it (a phase, the main sweep) and the note leaves it out."""
+    words = words or {}
     where = fact.source.get("where") or {}
-    names = [v for c, v in where.items() if isinstance(v, str) and v and c not in UNNAMED_KEYS]
+    names = []
+    for column, value in where.items():
+        if not isinstance(value, str) or not value or column in UNNAMED_KEYS or column in words and words[column] is None:
+            continue
+        names.append((words.get(column) or {}).get(value, value))
+    names = [n for n in names if n]
     return [n for n in dict.fromkeys(names) if not any(n != o and n in o for o in names)]
 
 
-def side_names(fact: Fact) -> list[str]:
+def side_names(fact: Fact, words: dict | None = None) -> list[str]:
     """What a note calls one value: what it is `about`, then its row's names (`row_names`)
     that those do not already hold (tbb, in "the TBB task_group")."""
     about = [n for n in fact.about if n]
     covered = [n.lower() for n in about]
-    return [*dict.fromkeys(about), *(n for n in row_names(fact) if not any(n.lower() in c for c in covered))]
+    return [*dict.fromkeys(about), *(n for n in row_names(fact, words) if not any(n.lower() in c for c in covered))]
 
 
 COMPARE = {">=": lambda s, v: s >= v, "<=": lambda s, v: s <= v, ">": lambda s, v: s > v, "<": lambda s, v: s < v,
@@ -298,8 +316,10 @@ class Facts:
     identify one of its rows (a lookup names its row by them)."""
 
     def __init__(self, study: str, tables: dict[str, pd.DataFrame], keys: dict[str, list[str]],
-                 machine: dict | None = None) -> None:
+                 machine: dict | None = None, note_names: dict | None = None) -> None:
         self.study = study
+        # how a note beside a verdict just past its bar names a row's key values (`row_names`)
+        self.note_names = dict(note_names or {})
         self.tables = dict(tables)
         self.keys = dict(keys)
         self.machine = machine or {}
@@ -478,7 +498,7 @@ class Facts:
             b_text = self._add(Fact(f"{key}.b", b, write_value(b, sides, a.unit, b_ci),
                                     {"kind": "verdict_side", "of": [verdict], "side": "b"}, sides, a.unit, b_ci,
                                     b_fact.about))
-        return Edge(margin, bar, a, b_fact, a_text, b_text)
+        return Edge(margin, bar, a, b_fact, a_text, b_text, self.note_names)
 
     def spread(self) -> Fact:
         """The machine's own spread (`min_relative`) as a fact of this study."""

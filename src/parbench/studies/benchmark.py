@@ -141,6 +141,9 @@ class Benchmark:
     TABLES: ClassVar[tuple[str, ...]] = ()
     # table name (with the study's prefix) -> the columns naming one of its rows, for facts
     KEYS: ClassVar[dict[str, list[str]]] = {}
+    # key column -> how a footnote names its values ({value: words}, a value or the column
+    # None where the sentence always says it); unlisted columns are named by their values
+    NOTE_NAMES: ClassVar[dict[str, dict | None]] = {}
     # the figures, in the paper's order
     FIGURES: ClassVar[tuple[Figure, ...]] = ()
     # the generated parts of the paper section (templates paper/sections/<study>/<part>.md);
@@ -546,7 +549,7 @@ class StudyWithOwnRules(Benchmark):
 
 class BenchmarkPaper:
     """A Benchmark as the paper's machinery reads a study's paper module: TABLES, FRAGMENTS,
-    REPORT_TABLES, KEYS, `facts(f, tables)` and `report_tables(tables)`."""
+    REPORT_TABLES, KEYS, NOTE_NAMES, `facts(f, tables)` and `report_tables(tables)`."""
 
     REPORT_TABLES: tuple = ()
 
@@ -555,6 +558,7 @@ class BenchmarkPaper:
         self.TABLES = benchmark.table_names()
         self.FRAGMENTS = list(benchmark.FRAGMENTS)
         self.KEYS = dict(benchmark.KEYS)
+        self.NOTE_NAMES = dict(benchmark.NOTE_NAMES)
         self.facts = benchmark.facts
 
     def report_tables(self, tables: dict) -> dict:

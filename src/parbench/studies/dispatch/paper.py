@@ -71,6 +71,11 @@ NAMES = {"local": "local mode", "pull": "pull mode", "push": "push mode", "push-
 ABOUT = {"local": "local", "pull": "pull", "push": "push", "push-naive": "push-naive",
          "processpool": "ProcessPoolExecutor", "dask": "Dask", "celery": "Celery", "ray": "Ray"}
 WORKLOAD_NAMES = figs.WORKLOAD_NAMES
+# How a footnote names a row (`Facts.note_names`): its workload as the text does, batched
+# submission as the saturation part does; the phase, the main sweep and one request per task
+# go without saying (each sentence gives them)
+NOTE_NAMES = {"phase": None, "experiment": {MAIN: None}, "submission": {"per_task": None, "batch": "batched"},
+              "workload": {w: f"{name} tasks" for w, name in WORKLOAD_NAMES.items()}}
 # The seed's modes, and this run's system of the same design: the seed's push is
 # push-naive (push is the fixed design, which the seed never ran).
 SEED_OF = {"local": "local", "pull": "pull", "push-naive": "push"}
