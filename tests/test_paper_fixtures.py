@@ -228,3 +228,16 @@ def test_the_m1s_published_times_stand_beside_the_portable_code_measured_here(fi
     table = published_table(tables["kem_cycles"])
     m1 = table[table["published"].str.endswith("µs")]
     assert len(m1) and m1["measured here"].str.contains(r"\(libcrux-portable\)").all(), m1["measured here"].tolist()
+
+
+def test_a_studys_note_names_speak_of_its_key_columns(fixture):
+    # a renamed key column would leave its NOTE_NAMES entry naming nothing, and the notes
+    # would go back to the row's identifiers unnoticed
+    machine, tables = fixture
+    for study in studies.registered():
+        module = study.paper()
+        keys = {c for columns in module.KEYS.values() for c in columns}
+        assert set(getattr(module, "NOTE_NAMES", {})) <= keys, study.name
+        for column, words in getattr(module, "NOTE_NAMES", {}).items():
+            found = {v for t in module.TABLES if t in tables and column in tables[t] for v in tables[t][column].unique()}
+            assert words is None or set(words) & found, (study.name, column)
