@@ -391,7 +391,7 @@ def seed_size(f: Facts) -> Fact:
 def headline(f: Facts, ok: pd.DataFrame) -> dict:
     """Work stealing's sort speedup over its own one-thread run at the most threads this
     run and the seed both measured, beside the seed's own at that thread count (its
-    quicksteal console lines)."""
+    quicksteal console lines), and its efficiency over the sequential sort there."""
     seed = seed_times(SEED_PROGRAMS["ws"])
     ws = ok[(ok["workload"] == "quicksort") & (ok["scheduler"] == "ws") & ok["threads"].isin(list(seed))
             & (ok["threads"] > 1) & ok["speedup_vs_one_thread"].notna()]
@@ -410,7 +410,12 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
     # from linear" leaves open (over its own one-thread run, not §4.3's efficiency over the
     # sequential code)
     low = cell_fact(f, r, "speedup_vs_one_thread_ci_low", "speedup_one_low", interval=False)
+    # the same sort against the sequential code (§4.3's efficiency): a loss its own one-thread
+    # run hides (a one-thread run faster than the sequential sort) shows there
+    eff = cell_fact(f, r, "efficiency", "eff", fmt="pct") if pd.notna(r.get("efficiency")) else None
     return {"headline": {
+        "eff": eff, "eff_verdict": None if eff is None else f.bound_verdict(
+            "headline_eff_vs_full", eff, 1.0, better="above", worse="below"),
         "threads": threads_fact, "low": low,
         "least_efficiency": f.derived("headline_least_efficiency", "ratio", low, threads_fact, fmt="pct",
                                       about=("work stealing",)) if low.known else None,
