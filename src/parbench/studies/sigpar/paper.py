@@ -217,7 +217,10 @@ def seed_expectations(f: Facts, ok: pd.DataFrame) -> dict:
                       unit="%")
         items = _against(f, threads, "eff_vs_gil_released", mark.value / 100)
         verdicts = [i["verdict"] for i in items]
-        out["gil"] = {"workers": f.literal("gil_released_workers", counts[-1], "the most workers from 2 to 4"),
+        # every variant of Python threads (threading and threading-openssl-cffi), named as such:
+        # "threading mode" alone names one of them
+        out["gil"] = {"variants": list(dict.fromkeys(threads["variant"])),
+                      "workers": f.literal("gil_released_workers", counts[-1], "the most workers from 2 to 4"),
                       "n": f.count_of("gil_released_n", verdicts),
                       "above": f.count_of("gil_released_above", verdicts, "above"),
                       "below": [i for i in items if i["verdict"].value == "below"],
