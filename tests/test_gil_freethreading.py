@@ -259,6 +259,8 @@ def reading_record(step, cores=2):
     (1e-6, "threads", 0.05, 0.09, None),
     (0.01, "threads", 0.05, 0.05, "steps by 10 ms, more than a tenth of the 50 ms run"),
     (1e-6, "processes", 0.05, 0.05, "steps by 10 ms, more than a tenth of the 50 ms run"),
+    # a step longer than the run is no tenth of it: said as it is
+    (0.01, "threads", 0.000775, 0.000775, "steps by 10 ms, longer than the whole 0.775 ms run"),
     (1e-6, "processes", 0.5, 0.9, None),
     (1e-6, "threads", 0.05, 0.1175, "2.35 CPU seconds per wall second, more than the 2 cores available"),
     (None, "threads", 0.05, 0.05, "never moved"),
@@ -522,3 +524,34 @@ def test_the_native_control_is_clean_under_the_sanitizers(sanitizer, tmp_path):
     bad = subprocess.run([str(binary), "worker.py", str(tmp_path / "bad.json"), str(tmp_path / "o.json")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "cannot read the spec" in bad.stderr
+
+
+def test_the_one_thread_overhead_gives_the_one_worker_runs_where_they_disagree():
+    """The free-threaded build's one-thread cost stood on its sequential run alone ("faster
+    than the default build"), where its runs with one worker in threads said otherwise."""
+    from test_gil_study import check, paper_tables, render
+
+    def launches(ft_one):
+        out = []
+        for rep in range(3):
+            for runtime, seq, one in (("cpython_src", (0.040, 0.041, 0.042), (0.040, 0.041, 0.042)),
+                                      ("cpython_ft", (0.040, 0.043, 0.041), ft_one)):
+                out.append(launch(runtime, "multithread_cpu", rep, {("sequential", 1): seq[rep],
+                                                                   ("threads", 1): one[rep], ("threads", 2): 0.043}))
+            out.append(launch("cpython_ft_gil", "multithread_cpu", rep, {("sequential", 1): 0.050,
+                                                                        ("threads", 1): 0.050, ("threads", 2): 0.052}))
+        return out
+
+    m = ft_machine()
+    tables = paper_tables(launches((0.060, 0.061, 0.062)), resolutions(), "cpython_src")
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    text = parts["freethreading"]
+    assert re.search(r"on multithread_cpu it took \[[^]]+\]\{[^}]+\} times the default build's time, \[not "
+                     r"distinguishable on this machine from\]\{[^}]+\} the default build, though with one worker in "
+                     r"threads it took \[1\.49 \([^)]+\)\]\{[^}]+\} times its time, \[slower than\]", text), text
+    assert "Where those readings of one thread of work disagree, this run does not pin that cost down." in text
+    # where they agree, the sequential run speaks for them
+    tables = paper_tables(launches((0.040, 0.043, 0.041)), resolutions(), "cpython_src")
+    parts, facts = render(tables, m)
+    assert "though with one worker" not in parts["freethreading"] and check(tables, m, parts, facts) == []

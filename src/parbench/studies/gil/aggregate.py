@@ -88,8 +88,8 @@ def cpu_reading(record: dict, point: dict, run: dict) -> tuple[float | None, str
             return None, f"the CPU clock ({worker.get('cpu_clock')}) never moved while it was watched"
         step = max(steps)
         if step > CLOCK_SHARE * wall:
-            return None, (f"the CPU clock steps by {step * 1e3:.3g} ms, more than a tenth of the "
-                          f"{wall * 1e3:.3g} ms run")
+            share = "longer than the whole" if step > wall else "more than a tenth of the"
+            return None, f"the CPU clock steps by {step * 1e3:.3g} ms, {share} {wall * 1e3:.3g} ms run"
     cores = record["runtime"].get("cores_available") or record.get("provenance", {}).get("logical_cores")
     if cores and wall > 0 and cpu / wall > cores:
         return None, f"{cpu / wall:.2f} CPU seconds per wall second, more than the {cores} cores available"

@@ -484,6 +484,19 @@ def _comparison_item(f: Facts, row, better: str, worse: str, same: str = SAME) -
             "workers": workers_fact(f, row, "gil_comparisons"), "verdict": verdict, "same": verdict.value == same}
 
 
+def _overhead_item(f: Facts, row, every: pd.DataFrame) -> dict:
+    """The free-threaded build's time over the default build's run sequentially, and the
+    same with one worker in threads and in processes, which also run one thread of the
+    work: where their verdicts differ from the sequential one, `differ` (the text gives
+    them, so that one of three readings does not stand for all)."""
+    item = _comparison_item(f, row, "slower than", "faster than")
+    ones = every[(every["workload"] == row["workload"]) & (every["workers"] == 1)
+                 & (every["execution"] != "sequential")]
+    item["one_worker"] = [_comparison_item(f, r, "slower than", "faster than") for _, r in ones.iterrows()]
+    item["differ"] = any(o["verdict"].value != item["verdict"].value for o in item["one_worker"])
+    return item
+
+
 def freethreading(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, comparisons: pd.DataFrame,
                   seed: dict) -> dict:
     """The GIL's cost on one binary (PYTHON_GIL=1 against 0), the free-threaded build's
@@ -507,10 +520,10 @@ def freethreading(f: Facts, summary: pd.DataFrame, runtimes: pd.DataFrame, compa
         seq = [i for i in items if i["execution"] == "sequential"]
         out["gil_cost"] = grouped(f, "gil_cost", [i for i in items if i["execution"] != "sequential"])
         out["gil_cost_seq"] = grouped(f, "gil_cost_seq", seq) if seq else None
-    over = comparisons[(comparisons["comparison"] == "freethreading_overhead")
-                       & (comparisons["execution"] == "sequential")]
+    every = comparisons[comparisons["comparison"] == "freethreading_overhead"]
+    over = every[every["execution"] == "sequential"]
     if len(over):
-        out["overhead"] = [_comparison_item(f, r, "slower than", "faster than") for _, r in over.iterrows()]
+        out["overhead"] = [_overhead_item(f, r, every) for _, r in over.iterrows()]
         first = over.iloc[0]
         if not over["same_version"].fillna(False).astype(bool).all():
             out["overhead_versions"] = {
@@ -602,10 +615,10 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
         def time_at(i: int) -> Fact:  # a fact for only the medians the text names
             return time_fact(f, rows.iloc[i])
 
-        low = {"name": names[0], "time": time_at(0), "ties": []}
+        low = {"name": names[0], "time": time_at(0), "ties": [], "near": []}
         item = {"workload": workload, "low": low, "high": None}
         if len(rows) > 1:
-            item["high"] = {"name": names[-1], "time": time_at(-1), "ties": [],
+            item["high"] = {"name": names[-1], "time": time_at(-1), "ties": [], "near": [],
                             "verdict": time_verdict(_id("seq_high_vs_low", workload), time_at(-1), low["time"])}
         if len(rows) > 2:
             middle = range(1, len(rows) - 1)
@@ -613,6 +626,10 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
                 verdicts = [(names[i], time_verdict(_id(key, names[i], workload), extreme["time"], time_at(i)))
                             for i in middle]
                 extreme["ties"] = [name for name, v in verdicts if v.value == SAME]
+                # the others it is told apart from only just past the bar: named with their
+                # verdict, whose note would otherwise be lost with the word left unsaid
+                extreme["near"] = [{"name": name, "verdict": v} for name, v in verdicts
+                                   if v.value != SAME and v.edge is not None]
         out.append(item)
     return {"sequential": out}
 
