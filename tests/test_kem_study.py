@@ -449,7 +449,10 @@ def test_the_paper_names_the_counter_and_its_unit(records):
     assert "**TSC ticks**, although the seed's format calls them cycles" in seed and "TSC counter" not in seed
     assert "the seed's percentiles, in TSC ticks." in seed and "(TSC)" not in seed  # the caption, likewise
     # the sentence that names the unit stays on the page of the block it describes
-    assert seed.lstrip().startswith('::: {.block breakable="false"}\nThe seed\'s output')
+    # (this run's numbers in the seed's format, never called the seed's own: those are the
+    # published table's)
+    assert seed.lstrip().startswith('::: {.block breakable="false"}\nThis run\'s output, in the seed\'s format')
+    assert "(the numbers the seed's README gives are in @tbl-kem-published)" in seed
     # one repetition: no interval, so the efficiency is not ranked against full
     assert facts["kem.eff.libcrux-avx2.ML-KEM-768.encaps.t2"]["text"] == "90.0%"
     assert facts["kem.eff_vs_full.libcrux-avx2.ML-KEM-768.encaps"]["value"] == paper.SAME

@@ -263,9 +263,15 @@ def test_a_count_the_spread_alone_decided_says_which_side_its_members_lie(tmp_pa
     low = f.count_within_spread("low", [vs[0], vs[1]])
     out = templates.render(part.parent, "part", {"n": n, "low": low})
     below, above = n.sides
-    assert out.lstrip().startswith(f"({n} of them only because their medians lie within the machine's {n.spread} spread of "
+    # each of the 4 not told apart was so only by the spread: "all 4", not "4 of them"
+    assert out.lstrip().startswith(f"(all {n} only because their medians lie within the machine's {n.spread} spread of "
                           f"full efficiency, their intervals apart from it, {below} below it and {above} above)|")
     assert out.endswith("their intervals apart from it, all below it)\n")
+    # among more that are not distinguishable, "of them"; one alone, "only because"
+    some = f.count_within_spread("some", [*vs, f.bound_verdict("v.same", f["a"], 0.975, better="above", worse="below")])
+    alone = f.count_within_spread("alone", vs[3:])
+    out = templates.render(part.parent, "part", {"n": some, "low": alone})
+    assert out.lstrip().startswith(f"({some} of them only because") and "| (only because its median lies" in out
 
 
 def _edge_facts(machine, floor_drift=None):
@@ -373,8 +379,21 @@ def test_a_notes_two_values_are_written_to_the_digit_that_gives_its_margin():
     assert any(p.startswith("t.m.a:") for p in check.fact_problems(moved, src))
     # two measured values: each written with the same digits, its own interval kept
     _, _, (near, _, _) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
-    assert (near.edge.a_text.text, near.edge.b_text.text) == ("97.57 (97.56–97.58)", "100.0 (99.99–100.0)")
+    assert (near.edge.a_text.text, near.edge.b_text.text) == ("97.57 (97.56–97.58)", "100.00 (99.99–100.01)")
     assert finer_format("text", None, ("x", None), ("y", None), "1%", "pct") == "text"
+    # a plain number takes decimals first, the same for a median and its ends; a tiny one
+    # significant digits
+    hashlib = ((10.022, (9.6747, 10.125)), (10.321, (10.265, 10.331)))
+    assert finer_format("num", "ms", *hashlib, "2.90%", "pct2") == "fixed3"
+    assert write_value(10.022, "fixed3", "ms", (9.6747, 10.125)) == "10.022 (9.675–10.125) ms"
+    assert finer_format("num", "s", (0.009753, None), (0.0100, None), "2.47%", "pct2") == "num4"
+    # the margin and the bar show it just past as written: 2.9% against 2.6% reads a ninth past
+    cells = cells.assign(eff=0.97118, eff_ci_low=0.93, eff_ci_high=0.991)
+    g = Facts("t", {"cells": cells}, {"cells": ["workload", "scheduler"]}, {"cpu_stability": {"cv": 0.02647}})
+    edge = g.bound_verdict("m", g.lookup("e", "cells", cells.iloc[0], "eff", fmt="pct"), 1.0, better="above",
+                           worse="below").edge
+    assert (edge.margin.text, edge.bar.text) == ("2.88%", "2.65%")
+    assert (edge.a_text.text, edge.b_text.text) == ("97.12% (93.00%–99.10%)", "100.00%")
 
 
 def test_a_study_names_its_rows_in_a_note_as_its_text_does():

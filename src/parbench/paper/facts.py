@@ -84,8 +84,11 @@ FORMATS: dict[str, Callable[[Any], str]] = {
 }
 # Each format and the one with a digit more: what a footnote writes a verdict's two values
 # with where the study's own digits would not give the margin it states (`finer_format`).
-FINER = {"pct": "pct1", "pct1": "pct2", "pct2": "pct3", "int": "fixed1", "fixed1": "fixed2", "fixed2": "fixed3",
-         "num": "num4", "num4": "num5", "num5": "num6"}
+# A plain number takes decimals first, so that a median and its interval's ends show the same
+# ones (10.022 (9.675–10.125), not 10.022 (9.6747–10.125)); a value too small for three
+# decimals, significant digits.
+FINER = {"pct": "pct1", "pct1": "pct2", "pct2": "pct3", "int": "fixed1", "num": "fixed1", "fixed1": "fixed2",
+         "fixed2": "fixed3", "fixed3": "num4", "num4": "num5", "num5": "num6"}
 # Units written without a space before them.
 TIGHT_UNITS = {"%", "x", "×"}
 AGGREGATES = {
@@ -172,6 +175,9 @@ class Fact:
     # a verdict written as the word of a group of this many members (`weakest`): its note
     # says "one of them", not the group's word as a whole, was decided just past its bar
     members: int = 1
+    # a count of verdicts the spread alone decided (`count_within_spread`): how many of its
+    # verdicts say `same` at all, so that its sentence says "all 5" where it counts each
+    among: int = 0
 
     def __str__(self) -> str:
         return f'[{span_text(self.text)}]{{.fact key="{self.key}"}}'
@@ -478,9 +484,12 @@ class Facts:
 
     def _edge(self, key: str, a: Fact, b, b_fact: Fact | None, bar_value: float, bar_from: str) -> Edge:
         """The margin and bar facts of verdict `key`, decided just past its bar, each
-        written to the first digit at which the two differ."""
+        written to the first digit at which the two differ and show it just past (within
+        `EDGE_MARGIN` of the bar: 2.88% against 2.65%, where 2.9% against 2.6% would read
+        a ninth past it)."""
         margin_value = relative_difference(a.value, b)
-        fmt = next((f for f in ("pct1", "pct2") if FORMATS[f](margin_value) != FORMATS[f](bar_value)), "pct3")
+        fmt = next((f for f in ("pct1", "pct2") if _just_past(FORMATS[f](margin_value), FORMATS[f](bar_value))),
+                   "pct3")
         verdict = f"{self.study}.{key}"
         margin = self._add(Fact(f"{key}.margin", margin_value, write_value(margin_value, fmt),
                                 {"kind": "verdict_margin", "of": [verdict]}, fmt))
@@ -517,8 +526,9 @@ class Facts:
             sides = tuple(self._add(Fact(f"{key}.{side}", n, write_value(n, "int"), {**source, "side": side},
                                          "int", None, None, about))
                           for side, n in zip(("below", "above"), self._sides_count(within)))
+        among = sum(1 for v in verdicts if v.value == v.source.get("same"))
         return self._add(Fact(key, len(within), write_value(len(within), "int"), source, "int", None, None, about,
-                              spread=self.spread() if within else None, sides=sides))
+                              spread=self.spread() if within else None, sides=sides, among=among))
 
     def _sides_count(self, verdicts: list[Fact]) -> tuple[int, int]:
         """How many of `verdicts` have their value below what it is held to, and how many above."""
@@ -648,6 +658,13 @@ def finer_format(fmt: str, unit: str | None, a: tuple, b: tuple, margin_text: st
         if margin_as_written(*texts, unit, margin_fmt) == margin_text or fmt not in FINER:
             return fmt
         fmt = FINER[fmt]
+
+
+def _just_past(margin_text: str, bar_text: str) -> bool:
+    """Whether a margin and a bar, as written, show the margin past the bar by less than
+    `EDGE_MARGIN` of it."""
+    margin, bar = written_value(margin_text), written_value(bar_text)
+    return bar is not None and margin is not None and bar < margin <= bar * (1 + EDGE_MARGIN)
 
 
 def relative_difference(a, b) -> float | None:
