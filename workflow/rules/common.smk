@@ -112,7 +112,7 @@ def table_report(study, file, seed=False, label=None, caption=None):
         caption=caption or table_caption(study, file),
         category=report_category(study),
         subcategory="Tables",
-        labels={"table": label or (f"{stem} (the seed's)" if seed else stem), "format": TABLE_FORMATS[ext]},
+        labels={"table": label or (f"{stem} (the seed's format)" if seed else stem), "format": TABLE_FORMATS[ext]},
     )
 
 
