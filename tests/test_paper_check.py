@@ -1004,3 +1004,12 @@ def test_a_bound_verdict_just_past_its_bar_gives_the_mark_as_a_checked_fact():
     assert check.fact_problems(records, src) == []
     wrong = {**records, "t.v.mark": {**records["t.v.mark"], "value": 0.9, "text": "90.00%"}}
     assert any(p.startswith("t.v.mark:") for p in check.fact_problems(wrong, src))
+
+
+def test_a_figure_or_table_the_text_never_cites_is_a_problem():
+    # seven of the paper's figures and tables stood uncited: a reader was never sent to them
+    texts = {"a.md": "![Speedup](x.svg){#fig-speedup}\n\n| a |\n|---|\n| 1 |\n: Times {#tbl-times}\n",
+             "b.qmd": "As @fig-speedup shows, ...\n"}
+    assert check.uncited_problems(texts) == ["a.md: tbl-times is drawn but the text never cites it (@tbl-times)"]
+    texts["b.qmd"] += "@tbl-times gives the times.\n"
+    assert check.uncited_problems(texts) == []

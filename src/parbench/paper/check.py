@@ -15,7 +15,8 @@ when:
 - a fact's sentence does not name what the fact is about (its row's algorithm,
   scheduler, runtime ...): a number quoted under another's name;
 - a fact span names a fact that does not exist or shows another text than the fact's;
-- a sentence runs into the next, with no space after its full stop.
+- a sentence runs into the next, with no space after its full stop;
+- a figure or table is drawn that the text never cites.
 
 `figure_problems` and `layout_problems` hold the figures and the rendered PDF to the same
 standard (`parbench.paper.figure_check`, `parbench.paper.layout_check`).
@@ -342,16 +343,31 @@ def check_generated(generated: Path, sections: Path, tables: dict[str, pd.DataFr
         if path.exists():
             all_facts.update(json.loads(path.read_text()))
     problems += fact_problems(all_facts, src)
+    texts = {}
     for folder in [generated, *[generated / s for s in studies]]:
         for md in sorted(folder.glob("*.md")):
-            problems += prose_problems(md.read_text(), all_facts, str(md))
+            texts[str(md)] = md.read_text()
+            problems += prose_problems(texts[str(md)], all_facts, str(md))
     if figures:
         problems += figures_problems(generated, tables, studies)
     for qmd in sorted([sections.parent / "index.qmd", *[sections / f"{s}.qmd" for s in studies]]):
         if qmd.exists():
             text = re.sub(r"\A---.*?\n---\n", "", qmd.read_text(), flags=re.S)  # front matter
+            texts[str(qmd)] = text
             problems += prose_problems(text, all_facts, str(qmd))
-    return problems
+    return problems + uncited_problems(texts)
+
+
+LABEL = re.compile(r"\{#((?:fig|tbl)-[\w-]+)")
+CITED = re.compile(r"@((?:fig|tbl)-[\w-]+)")
+
+
+def uncited_problems(texts: dict[str, str]) -> list[str]:
+    """A figure or table the text never cites ({where: Markdown}): a reader is never sent to
+    it, nor told what it shows of the argument."""
+    cited = {label for text in texts.values() for label in CITED.findall(text)}
+    return [f"{where}: {label} is drawn but the text never cites it (@{label})"
+            for where, text in texts.items() for label in LABEL.findall(text) if label not in cited]
 
 
 # --- the command --------------------------------------------------------------------------------
