@@ -94,8 +94,8 @@ def setup(f: Facts, cells: pd.DataFrame, ok: pd.DataFrame, machine: dict) -> dic
                                                    f"t{int(r.workers)}"), "sigpar_cells", r, "failure",
                                                fmt="text", interval=False)} for r in bad.itertuples()]
     if len(steady):
-        f.aggregate("cv_median", "sigpar_cells", "median", "window_rate_cv", where={"status": "ok"}, fmt="pct")
-        f.aggregate("cv_max", "sigpar_cells", "max", "window_rate_cv", where={"status": "ok"}, fmt="pct")
+        f.aggregate("cv_median", "sigpar_cells", "median", "window_rate_cv", where={"status": "ok"}, fmt="pct1")
+        f.aggregate("cv_max", "sigpar_cells", "max", "window_rate_cv", where={"status": "ok"}, fmt="pct1")
         f.aggregate("cv_cells", "sigpar_cells", "count", "window_rate_cv", where={"status": "ok"})
     return {"families": ", ".join(dict.fromkeys(cells["family"])),
             "operations": " and ".join(dict.fromkeys(cells["operation"])),
