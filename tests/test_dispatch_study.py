@@ -367,12 +367,15 @@ def render(tables, m):
 
 def check(tables, m, parts, facts):
     """Every problem the paper check finds in the dispatch parts and the section's fixed prose."""
-    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir
+    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir, uncited_problems
 
     problems = fact_problems(facts, Sources(tables, m, seeds_dir()))
     for name, text in parts.items():
         problems += prose_problems(text, facts, name)
-    return problems + prose_problems((REPO / "paper/sections/dispatch.qmd").read_text(), facts, "dispatch.qmd")
+    section = (REPO / "paper/sections/dispatch.qmd").read_text()
+    # every figure and table the parts draw is cited (in them or the section's fixed text)
+    return (problems + prose_problems(section, facts, "dispatch.qmd")
+            + uncited_problems({**parts, "dispatch.qmd": section}))
 
 
 def test_the_dispatch_parts_hold_against_their_tables(records):

@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from parbench.paper import check, render_parts
+from parbench.paper import check, render_parts, templates
 from parbench.studies.sigpar import paper
 
 MACHINE = {
@@ -77,7 +77,8 @@ def problems(parts, facts, tables):
     found = check.fact_problems(facts, check.Sources(tables, MACHINE, check.seeds_dir()))
     for name, text in parts.items():
         found += check.prose_problems(text, facts, name)
-    return found
+    section = (templates.sections_dir() / "sigpar.qmd").read_text()
+    return found + check.uncited_problems({**parts, "sigpar.qmd": section})
 
 
 def plain(text: str) -> str:
