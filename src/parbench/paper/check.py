@@ -317,7 +317,7 @@ def margin_problems(facts: dict) -> list[str]:
     for key, fact in facts.items():
         if fact["source"]["kind"] != "verdict_margin":
             continue
-        verdict = key.removesuffix(".margin")
+        verdict = fact["source"]["of"][0]
         a, b = facts.get(f"{verdict}.a"), facts.get(f"{verdict}.b") or facts.get(f"{verdict}.mark")
         if a is None or b is None:
             problems.append(f"{key}: the note of {verdict} does not write its two values")

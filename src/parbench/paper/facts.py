@@ -254,10 +254,13 @@ def row_names(fact: Fact, words: dict | None = None) -> list[str]:
     where = fact.source.get("where") or {}
     names = []
     for column, value in where.items():
-        if not isinstance(value, str) or not value or column in UNNAMED_KEYS or column in words and words[column] is None:
+        if not isinstance(value, str) or not value or column in UNNAMED_KEYS:
             continue
-        names.append((words.get(column) or {}).get(value, value))
-    names = [n for n in names if n]
+        if column in words and words[column] is None:  # every sentence says it
+            continue
+        name = (words.get(column) or {}).get(value, value)
+        if name:  # None: a value its sentence says
+            names.append(name)
     return [n for n in dict.fromkeys(names) if not any(n != o and n in o for o in names)]
 
 
