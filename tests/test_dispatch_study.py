@@ -367,15 +367,9 @@ def render(tables, m):
 
 def check(tables, m, parts, facts):
     """Every problem the paper check finds in the dispatch parts and the section's fixed prose."""
-    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir, uncited_problems
+    from parbench.paper.check import study_problems
 
-    problems = fact_problems(facts, Sources(tables, m, seeds_dir()))
-    for name, text in parts.items():
-        problems += prose_problems(text, facts, name)
-    section = (REPO / "paper/sections/dispatch.qmd").read_text()
-    # every figure and table the parts draw is cited (in them or the section's fixed text)
-    return (problems + prose_problems(section, facts, "dispatch.qmd")
-            + uncited_problems({**parts, "dispatch.qmd": section}))
+    return study_problems("dispatch", parts, facts, tables, m)
 
 
 def test_the_dispatch_parts_hold_against_their_tables(records):
@@ -606,7 +600,6 @@ def test_every_drawn_dispatch_figure_passes_the_figure_check(repeated):
 
     from parbench.figures import DISTURBED_COLOR
     from parbench.paper import figure_check
-    from parbench.studies.dispatch import figures
 
     main = paper_tables(_loaded(repeated, ("push", 1)))
     experiments = paper_tables(_loaded(_experiments(), ("push-naive", 1)))

@@ -450,13 +450,9 @@ def render(tables, m):
 
 def check(tables, m, parts, facts):
     """Every problem the paper check finds in the gil parts and the section's fixed prose."""
-    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir, uncited_problems
+    from parbench.paper.check import study_problems
 
-    problems = fact_problems(facts, Sources(tables, m, seeds_dir()))
-    for name, text in parts.items():
-        problems += prose_problems(text, facts, name)
-    section = (REPO / "paper/sections/gil.qmd").read_text()
-    return problems + prose_problems(section, facts, "gil.qmd") + uncited_problems({**parts, "gil.qmd": section})
+    return study_problems("gil", parts, facts, tables, m)
 
 
 def test_the_gil_parts_hold_against_their_tables(records):

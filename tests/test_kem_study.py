@@ -360,16 +360,10 @@ def render(records, machine=MACHINE):
 
 
 def check(tables, parts, facts, machine=MACHINE):
-    """The paper check's problems with the parts: every fact against its source, every
-    number and comparison of the prose inside a fact."""
-    from parbench.paper import templates
-    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir, uncited_problems
+    """Every problem the paper check finds in the kem parts and the section's fixed prose."""
+    from parbench.paper.check import study_problems
 
-    problems = fact_problems(facts, Sources(tables, machine, seeds_dir()))
-    for name, text in parts.items():
-        problems += prose_problems(text, facts, name)
-    # every figure and table the parts draw is cited (in them or the section's fixed text)
-    return problems + uncited_problems({**parts, "kem.qmd": (templates.sections_dir() / "kem.qmd").read_text()})
+    return study_problems("kem", parts, facts, tables, machine)
 
 
 def with_load(record, other_cores, disturbed=False, attempt=1, started=0.0):

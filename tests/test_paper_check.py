@@ -1013,3 +1013,21 @@ def test_a_figure_or_table_the_text_never_cites_is_a_problem():
     assert check.uncited_problems(texts) == ["a.md: tbl-times is drawn but the text never cites it (@tbl-times)"]
     texts["b.qmd"] += "@tbl-times gives the times.\n"
     assert check.uncited_problems(texts) == []
+
+
+def test_a_verdict_just_past_its_bar_that_no_text_writes_is_a_problem():
+    # gil's wall-time list named the runtimes not distinguishable from the lowest time and
+    # left out pypy, told apart just past the bar: its note was never given
+    frame = pd.DataFrame([{"name": "a", "eff": 0.9757, "eff_ci_low": 0.975, "eff_ci_high": 0.976}])
+    f = Facts("t", {"cells": frame}, {"cells": ["name"]}, {"cpu_stability": {"cv": 0.02425}})
+    v = f.bound_verdict("v", f.lookup("eff", "cells", frame.iloc[0], "eff", fmt="pct2"), 1.0, better="above",
+                        worse="below")
+    records = f.records()
+    problems = check.unnoted_edge_problems({"a.md": f"Cell a ran at {f['eff']} of full efficiency.\n"}, records)
+    assert problems == ["t.v: decided just past its bar, but no text writes it or a count holding it, so its "
+                        "note (t.v.margin) is never given"]
+    # written with its note (as `templates` writes a verdict), it is told
+    written = f"Cell a was {v} full efficiency^[{v.edge.a_text} and {v.edge.b_text} differ by {v.edge.margin}].\n"
+    assert check.unnoted_edge_problems({"a.md": written}, records) == []
+    # a verdict not near its bar owes no note
+    assert check.unnoted_edge_problems({}, {k: r for k, r in records.items() if not k.startswith("t.v.")}) == []

@@ -369,13 +369,9 @@ def render(tables, m):
 
 def check(tables, m, parts, facts):
     """Every problem the paper check finds in the sched parts and the section's fixed prose."""
-    from parbench.paper.check import Sources, fact_problems, prose_problems, seeds_dir, uncited_problems
+    from parbench.paper.check import study_problems
 
-    problems = fact_problems(facts, Sources(tables, m, seeds_dir()))
-    for name, text in parts.items():
-        problems += prose_problems(text, facts, name)
-    section = (REPO / "paper/sections/sched.qmd").read_text()
-    return problems + prose_problems(section, facts, "sched.qmd") + uncited_problems({**parts, "sched.qmd": section})
+    return study_problems("sched", parts, facts, tables, m)
 
 
 def test_the_sched_parts_hold_against_their_tables(full_records):

@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from parbench.paper import check, render_parts, templates
+from parbench.paper import check, render_parts
 from parbench.studies.sigpar import paper
 
 MACHINE = {
@@ -74,11 +74,7 @@ def render(frame=None, load_frame=None):
 
 
 def problems(parts, facts, tables):
-    found = check.fact_problems(facts, check.Sources(tables, MACHINE, check.seeds_dir()))
-    for name, text in parts.items():
-        found += check.prose_problems(text, facts, name)
-    section = (templates.sections_dir() / "sigpar.qmd").read_text()
-    return found + check.uncited_problems({**parts, "sigpar.qmd": section})
+    return check.study_problems("sigpar", parts, facts, tables, MACHINE)
 
 
 def plain(text: str) -> str:

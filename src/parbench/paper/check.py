@@ -16,7 +16,10 @@ when:
   scheduler, runtime ...): a number quoted under another's name;
 - a fact span names a fact that does not exist or shows another text than the fact's;
 - a sentence runs into the next, with no space after its full stop;
-- a figure or table is drawn that the text never cites.
+- a figure or table is drawn that the text never cites;
+- a verdict is decided just past its bar but no sentence writes it, nor a count holding
+  it: its footnote, which says another run could as well have decided it the other way,
+  is never given.
 
 `figure_problems` and `layout_problems` hold the figures and the rendered PDF to the same
 standard (`parbench.paper.figure_check`, `parbench.paper.layout_check`).
@@ -355,7 +358,28 @@ def check_generated(generated: Path, sections: Path, tables: dict[str, pd.DataFr
             text = re.sub(r"\A---.*?\n---\n", "", qmd.read_text(), flags=re.S)  # front matter
             texts[str(qmd)] = text
             problems += prose_problems(text, all_facts, str(qmd))
-    return problems + uncited_problems(texts)
+    return problems + whole_text_problems(texts, all_facts)
+
+
+def study_problems(study: str, parts: dict[str, str], facts: dict, tables: dict[str, pd.DataFrame],
+                   machine: dict) -> list[str]:
+    """What `check_generated` finds in one study's parts as rendered ({part: Markdown},
+    not yet written) with its facts, and in its section's fixed prose: the study's tests
+    hold every data shape they render to it."""
+    from parbench.paper.templates import sections_dir
+
+    problems = fact_problems(facts, Sources(tables, machine, seeds_dir()))
+    qmd = sections_dir() / f"{study}.qmd"
+    texts = {**parts, qmd.name: re.sub(r"\A---.*?\n---\n", "", qmd.read_text(), flags=re.S)}
+    for where, text in texts.items():
+        problems += prose_problems(text, facts, where)
+    return problems + whole_text_problems(texts, facts)
+
+
+def whole_text_problems(texts: dict[str, str], facts: dict) -> list[str]:
+    """What the paper's texts owe as a whole ({where: Markdown}), not sentence by sentence:
+    every figure and table cited, every verdict decided just past its bar noted."""
+    return uncited_problems(texts) + unnoted_edge_problems(texts, facts)
 
 
 LABEL = re.compile(r"\{#((?:fig|tbl)-[\w-]+)")
@@ -368,6 +392,18 @@ def uncited_problems(texts: dict[str, str]) -> list[str]:
     cited = {label for text in texts.values() for label in CITED.findall(text)}
     return [f"{where}: {label} is drawn but the text never cites it (@{label})"
             for where, text in texts.items() for label in LABEL.findall(text) if label not in cited]
+
+
+def unnoted_edge_problems(texts: dict[str, str], facts: dict) -> list[str]:
+    """A verdict decided just past its bar whose note no text gives (its margin written
+    nowhere): the text left it unsaid, or said it only through what it decided (a runtime
+    left out of a list of those not distinguishable), so the reader never learns that
+    another run could as well have decided it the other way. Write the verdict, or a
+    count that holds it; a verdict no text needs is not computed."""
+    written = {m.group("key") for text in texts.values() for m in factmod.SPAN.finditer(text)}
+    return [f"{fact['source']['of'][0]}: decided just past its bar, but no text writes it or a count holding it, "
+            f"so its note ({key}) is never given"
+            for key, fact in facts.items() if fact["source"]["kind"] == "verdict_margin" and key not in written]
 
 
 # --- the command --------------------------------------------------------------------------------
