@@ -418,6 +418,22 @@ def test_a_study_names_its_rows_in_a_note_as_its_text_does():
     a, b = (g.lookup(f"r{i}", "cells", other.iloc[i], "tps", about=(n,)) for i, n in ((0, "Ray"), (1, "pool")))
     assert g.verdict("v", a, b, better="higher", worse="lower").edge.names["shared"] == ["expiry-1x2", "I/O tasks"]
 
+    # sigpar names a mode with its backend as its text does ("in threading mode"); set
+    # against each other, two modes stand as nouns
+    from parbench.studies.sigpar.paper import NOTE_NAMES as SIGPAR
+
+    keys = ["algorithm", "operation", "mode", "backend", "workers", "hostname"]
+    cells = pd.DataFrame([{"algorithm": "Ed25519", "operation": "sign", "mode": m, "backend": b, "workers": 1,
+                           "hostname": "vm", "rate": r, "rate_ci_low": r - 1, "rate_ci_high": r + 1}
+                          for m, b, r in (("threading", "openssl-cffi", 62523.0), ("native-threads", "native", 68484.0),
+                                          ("threading", "pyca", 60000.0))])
+    h = Facts("t", {"cells": cells}, {"cells": keys}, {"cpu_stability": {"cv": 0.0866}}, SIGPAR)
+    cffi, native, pyca = (h.lookup(f"r{i}", "cells", cells.iloc[i], "rate") for i in range(3))
+    assert h.verdict("v", cffi, native, better="higher", worse="lower").edge.names == \
+        {"shared": ["Ed25519", "sign"], "a": ["threading-openssl-cffi mode"], "b": ["native-threads mode"]}
+    assert h.bound_verdict("m", pyca, 66000.0, better="higher", worse="lower").edge.names["shared"] == \
+        ["Ed25519", "sign", "in threading mode"]
+
 
 def test_a_verdict_just_past_a_cells_drift_names_the_drift_as_its_bar():
     f, frame, (edge, clear, _) = _edge_facts({"cpu_stability": {"cv": 0.01}}, floor_drift=0.02425)

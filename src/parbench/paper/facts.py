@@ -229,8 +229,8 @@ class Edge:
         a, b = side_names(self.a, self.words), side_names(self.b, self.words)
         shared = [n for n in a if n in b]
         a_own, b_own = ([n for n in side if n not in shared] for side in (a, b))
-        if a_own and b_own:
-            return {"shared": shared, "a": a_own, "b": b_own}
+        if a_own and b_own:  # set against each other as nouns: "threads against processes"
+            return {"shared": shared, "a": [_noun(n) for n in a_own], "b": [_noun(n) for n in b_own]}
         return {"shared": list(dict.fromkeys([*a, *b_own])), "a": [], "b": []}
 
     @property
@@ -244,12 +244,21 @@ class Edge:
 UNNAMED_KEYS = ("hostname", "comparison")
 
 
+# a name's leading preposition ("in threads"), dropped where two sides stand as nouns
+PREPOSITION = re.compile(r"^(?:in|on|at|through) ")
+
+
+def _noun(name: str) -> str:
+    return PREPOSITION.sub("", name)
+
+
 def row_names(fact: Fact, words: dict | None = None) -> list[str]:
     """The names of the row a looked-up fact came from: the text values of the key columns
     that picked it, in their order, but a name another of them holds (native, in
-    native-threads). `words` ({column: None, or {value: words or None}}): how the study
-    names a column's values in its text (io: "I/O tasks"), None where its sentence always
-    says it (a phase, the main sweep) and the note leaves it out."""
+    native-threads). `words` ({column: None, {value: words or None}, or a function of the
+    row's key values giving the words or None}): how the study names a column's values in
+    its text (io: "I/O tasks"; a mode with its backend: "in threading mode"), None where its
+    sentence always says it (a phase, the main sweep) and the note leaves it out."""
     words = words or {}
     where = fact.source.get("where") or {}
     names = []
@@ -258,7 +267,8 @@ def row_names(fact: Fact, words: dict | None = None) -> list[str]:
             continue
         if column in words and words[column] is None:  # every sentence says it
             continue
-        name = (words.get(column) or {}).get(value, value)
+        spec = words.get(column) or {}
+        name = spec(where) if callable(spec) else spec.get(value, value)
         if name:  # None: a value its sentence says
             names.append(name)
     return [n for n in dict.fromkeys(names) if not any(n != o and n in o for o in names)]

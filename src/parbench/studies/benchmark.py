@@ -141,9 +141,10 @@ class Benchmark:
     TABLES: ClassVar[tuple[str, ...]] = ()
     # table name (with the study's prefix) -> the columns naming one of its rows, for facts
     KEYS: ClassVar[dict[str, list[str]]] = {}
-    # key column -> how a footnote names its values ({value: words}, a value or the column
-    # None where the sentence always says it); unlisted columns are named by their values
-    NOTE_NAMES: ClassVar[dict[str, dict | None]] = {}
+    # key column -> how a footnote names its values ({value: words}, or a function of the
+    # row's key values; a value or the column None where the sentence always says it);
+    # unlisted columns are named by their values
+    NOTE_NAMES: ClassVar[dict[str, dict | Callable | None]] = {}
     # the figures, in the paper's order
     FIGURES: ClassVar[tuple[Figure, ...]] = ()
     # the generated parts of the paper section (templates paper/sections/<study>/<part>.md);

@@ -48,9 +48,10 @@ KEYS = {
     f"gil_runs|{LAUNCHES}": [*POINT, "rep"],
     RELATED_TABLE: RELATED_KEYS[RELATED_TABLE],  # its cells, looked up where they are set beside gil's
 }
-# How a footnote names a row (`Facts.note_names`): the related study's cells are all Python
-# threads calling its bindings, which their sentence says, so their mode and backend go unsaid
-NOTE_NAMES = {"mode": None, "backend": None}
+# How a footnote names a row (`Facts.note_names`): an execution as the text says it ("in
+# threads"); the related study's cells are all Python threads calling its bindings, which
+# their sentence says, so their mode and backend go unsaid
+NOTE_NAMES = {"execution": {"threads": "in threads", "processes": "in processes"}, "mode": None, "backend": None}
 # The generated parts (templates in paper/sections/gil/), in the order the section
 # includes them; `headline` and `limitations` go to the paper's summary and limitations.
 FRAGMENTS = ["setup", "runtimes", "report", "freethreading", "wall_time", "speedup", "utilization", "related",

@@ -17,6 +17,7 @@ from parbench.paper.facts import SAME, Facts
 from parbench.paper.format import fmt_ci, fmt_num, fmt_pct, pct_format
 from parbench.studies.sigpar.algorithms import CATALOG
 from parbench.studies.sigpar.figures import VARIANT_ORDER
+from parbench.studies.sigpar.plan import variant_of
 
 # The processed tables the facts read.
 TABLES = ["sigpar_cells", "sigpar_load"]
@@ -28,6 +29,11 @@ KEYS = {
     f"sigpar_cells|{RATIO}": ["algorithm", "operation", "workers", "backend"],
     f"sigpar_cells|{COST}": ["algorithm", "operation", "backend"],
 }
+# How a footnote names a row (`Facts.note_names`) as the text does: a mode with its extra
+# backend as one ("in threading-openssl-cffi mode"), the backend alone only where no mode
+# picked the row (a ratio of one backend to the native runner)
+NOTE_NAMES = {"mode": lambda where: f"in {variant_of(where['mode'], where.get('backend', ''))} mode",
+              "backend": lambda where: None if "mode" in where else where["backend"]}
 # The generated parts (templates in paper/sections/sigpar/), in the order the section
 # includes them; `headline` and `limitations` go to the paper's summary and limitations.
 FRAGMENTS = ["setup", "throughput", "efficiency", "latency", "gil", "backends", "energy", "summary", "headline",
