@@ -1047,3 +1047,51 @@ def test_a_verdict_just_past_its_bar_that_no_text_writes_is_a_problem():
     assert check.unnoted_edge_problems({"a.md": written}, records) == []
     # a verdict not near its bar owes no note
     assert check.unnoted_edge_problems({}, {k: r for k, r in records.items() if not k.startswith("t.v.")}) == []
+
+
+def test_a_counts_note_says_how_many_of_the_counted_it_names(tmp_path):
+    # "9 of the 18 cells (some of them decided just past their bar)" named 7 of the 9
+    rows = [("ref", 100.0), ("e1", 97.57), ("e2", 97.56), ("clear", 95.0)]
+    frame = pd.DataFrame([{"name": n, "rate": v, "rate_ci_low": v - 0.01, "rate_ci_high": v + 0.01} for n, v in rows])
+    machine = {"cpu_stability": {"cv": 0.02425}}
+    f = Facts("t", {"cells": frame}, {"cells": ["name"]}, machine)
+    ref = f.lookup("ref", "cells", frame.iloc[0], "rate")
+    e1, e2, clear = (f.verdict(f"v.{n}", f.lookup(n, "cells", frame.iloc[i], "rate", about=(n,)), ref,
+                               better="higher than", worse="lower than") for i, n in enumerate(("e1", "e2", "clear"), 1))
+    assert e1.edge and e2.edge and clear.edge is None
+    lower = f.count_of("n_lower", [e1, e2, clear], "lower than")
+    assert lower.near_bar.value == 2 and lower.near_bar.text == "2"
+    out = templates.render(_edge_part(tmp_path, "{{ lower }} lower\n"), "part", {"lower": lower})
+    assert out.startswith(f"{lower} ({lower.near_bar} of them decided just past their bar^[For e1 against ref")
+    # every one counted: "all of them"
+    both = f.count_of("n_edges", [e1, e2], "lower than")
+    out = templates.render(_edge_part(tmp_path, "{{ both }} lower\n"), "part", {"both": both})
+    assert out.startswith(f"{both} (all of them decided just past their bar^[")
+    # some noted before in the part: the note names the rest, and cannot count them
+    out = templates.render(_edge_part(tmp_path, "{{ one }} lower; {{ both }} lower\n"), "part",
+                           {"one": e1, "both": both})
+    assert "(some of them" not in out and "(one of them decided just past its bar^[For e2 against ref" in out
+    # the paper check recomputes the count from the verdicts as their tables give them
+    src = check.Sources({"cells": frame}, machine, check.seeds_dir())
+    records = f.records()
+    assert check.fact_problems(records, src) == []
+    moved = {**records, "t.n_lower.near_bar": {**records["t.n_lower.near_bar"], "value": 3, "text": "3"}}
+    assert any(p.startswith("t.n_lower.near_bar:") for p in check.fact_problems(moved, src))
+
+
+def test_a_verdict_the_spread_alone_decided_is_written_with_the_spread(tmp_path):
+    # "the stall grew 1.03 (1.02-1.05) s per second, not distinguishable from one": its
+    # interval lies apart from one, and the paragraph never said the spread decided it
+    f, frame, (_, _, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
+    assert within.spread is not None
+    records = f.records()
+    bare = {"a.md": f"Within was {within} the reference.\n\nThe spread was {within.spread}.\n"}
+    assert check.unnoted_spread_problems(bare, records) == [
+        "a.md: t.v.within (not distinguishable on this machine from) was decided by the spread alone, its "
+        "intervals apart, but its paragraph never gives the spread (shared/_spread.md)"]
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "_spread.md").write_text((REPO / "paper/sections/shared/_spread.md").read_text())
+    folder = _edge_part(tmp_path, '{% from "shared/_spread.md" import spread_note %}'
+                                  'Within was {{ v }} the reference{{ spread_note(v, "it") }}.\n')
+    noted = templates.render(folder, "part", {"v": within})
+    assert check.unnoted_spread_problems({"a.md": noted}, f.records()) == []

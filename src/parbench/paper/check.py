@@ -17,6 +17,8 @@ when:
 - a fact span names a fact that does not exist or shows another text than the fact's;
 - a sentence runs into the next, with no space after its full stop;
 - a figure or table is drawn that the text never cites;
+- a verdict the machine's spread alone made "not distinguishable" (its intervals apart)
+  stands in a paragraph that never gives the spread;
 - a verdict is decided just past its bar but no sentence writes it, nor a count holding
   it: its footnote, which says another run could as well have decided it the other way,
   is never given.
@@ -193,6 +195,8 @@ def recompute(fact: dict, src: Sources, all_facts: dict) -> tuple[object, tuple 
         return fact["value"], None
     if kind == "count_of":
         return sum(1 for k in s["of"] if s["equal"] is None or all_facts[k]["value"] == s["equal"]), None
+    if kind == "count_near_bar":  # the verdicts a count's note names, each still decided just past its bar
+        return sum(1 for k in s["of"] if all_facts[k].get("near_bar")), None
     if kind == "count_within_spread":
         within = [k for k in s["of"] if all_facts[k]["within_spread"]]
         if "side" in s:
@@ -379,7 +383,7 @@ def study_problems(study: str, parts: dict[str, str], facts: dict, tables: dict[
 def whole_text_problems(texts: dict[str, str], facts: dict) -> list[str]:
     """What the paper's texts owe as a whole ({where: Markdown}), not sentence by sentence:
     every figure and table cited, every verdict decided just past its bar noted."""
-    return uncited_problems(texts) + unnoted_edge_problems(texts, facts)
+    return uncited_problems(texts) + unnoted_edge_problems(texts, facts) + unnoted_spread_problems(texts, facts)
 
 
 LABEL = re.compile(r"\{#((?:fig|tbl)-[\w-]+)")
@@ -404,6 +408,26 @@ def unnoted_edge_problems(texts: dict[str, str], facts: dict) -> list[str]:
     return [f"{fact['source']['of'][0]}: decided just past its bar, but no text writes it or a count holding it, "
             f"so its note ({key}) is never given"
             for key, fact in facts.items() if fact["source"]["kind"] == "verdict_margin" and key not in written]
+
+
+def unnoted_spread_problems(texts: dict[str, str], facts: dict) -> list[str]:
+    """A verdict the machine's spread (or a cell's drift) alone made "not distinguishable",
+    written in a paragraph that never gives that spread: its two intervals lie apart, so
+    the reader who looks at them reads the verdict as wrong, or takes it for the intervals'
+    (`shared/_spread.md` writes the note beside it)."""
+    problems = []
+    for where, text in texts.items():
+        for paragraph in re.split(r"\n\s*\n", text):
+            keys = [m.group("key") for m in factmod.SPAN.finditer(paragraph)]
+            for key in dict.fromkeys(keys):
+                fact = facts.get(key)
+                if fact is None or fact["kind"] != "verdict" or not fact.get("within_spread"):
+                    continue
+                bars = set(fact["source"].get("floor") or [])
+                if not any(k in bars or facts.get(k, {}).get("source", {}).get("path") == factmod.SPREAD_PATH for k in keys):
+                    problems.append(f"{where}: {key} ({fact['text']}) was decided by the spread alone, its intervals "
+                                    f"apart, but its paragraph never gives the spread (shared/_spread.md)")
+    return problems
 
 
 # --- the command --------------------------------------------------------------------------------

@@ -169,6 +169,9 @@ class Fact:
     # a count of verdicts of one word (`count_of`): the edges of those it counts, for the
     # same note beside the count (a group stated by its count)
     counted_edges: tuple = ()
+    # a count of verdicts of one word among which several were decided just past their bar:
+    # how many, as a fact of its own, for the note beside the count ("7 of them")
+    near_bar: "Fact | None" = None
     # a count of verdicts the spread alone decided (`count_within_spread`): how many of them
     # lie below what they are held to and how many above, as facts of their own
     sides: tuple = ()
@@ -244,6 +247,8 @@ class Edge:
 UNNAMED_KEYS = ("hostname", "comparison")
 
 
+# where the machine record holds the machine's own spread (`machine_spread`)
+SPREAD_PATH = "cpu_stability.cv"
 # a name's leading preposition ("in threads"), dropped where two sides stand as nouns
 PREPOSITION = re.compile(r"^(?:in|on|at|through) ")
 
@@ -451,9 +456,13 @@ class Facts:
         count of a list the text gives."""
         value = sum(1 for item in items if equal is None or item.value == equal)
         source = {"kind": "count_of", "of": [item.key for item in items], "equal": equal}
-        edges = tuple(item.edge for item in items if equal is not None and item.value == equal and item.edge)
-        return self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about,
-                              counted_edges=edges))
+        near = [item for item in items if equal is not None and item.value == equal and item.edge]
+        count = self._add(Fact(key, value, write_value(value, "int"), source, "int", None, None, about,
+                               counted_edges=tuple(item.edge for item in near)))
+        if len(near) > 1:  # how many its note speaks of: "7 of them decided just past their bar"
+            count.near_bar = self._add(Fact(f"{key}.near_bar", len(near), write_value(len(near), "int"),
+                                            {"kind": "count_near_bar", "of": [item.key for item in near]}, "int"))
+        return count
 
     def verdict(self, key: str, a: Fact, b: Fact, *, better: str, worse: str,
                 same: str = SAME, higher_is_better: bool = True, floor: tuple[Fact, ...] = ()) -> Fact:
@@ -524,7 +533,7 @@ class Facts:
 
     def spread(self) -> Fact:
         """The machine's own spread (`min_relative`) as a fact of this study."""
-        return self.machine_value("machine_spread", "cpu_stability.cv", fmt="pct1")
+        return self.machine_value("machine_spread", SPREAD_PATH, fmt="pct1")
 
     def count_within_spread(self, key: str, verdicts: list[Fact], *, about: tuple[str, ...] = ()) -> Fact:
         """How many of `verdicts` say `same` only because their two values lie within the
@@ -602,7 +611,7 @@ def verdict_below(source: dict, value: Callable[[str], Any]) -> bool:
 def machine_spread(machine: dict) -> float:
     """The smallest difference a verdict may call one: the machine's own spread (the CV of a
     fixed loop's speed when the pipeline probed it), 0 when it was not measured."""
-    return float(_dig(machine, "cpu_stability.cv") or 0.0)
+    return float(_dig(machine, SPREAD_PATH) or 0.0)
 
 
 def judge(a, a_ci, b, b_ci, *, better: str, worse: str, same: str, higher_is_better: bool = True,

@@ -116,17 +116,22 @@ def _count_note(env: jinja2.Environment, value) -> str:
     if not isinstance(value, Fact) or not value.counted_edges:
         return ""
     # a count of one is that verdict: its note says so, not "one of them"
-    return _note(env, value.counted_edges, "single" if value.value == 1 else "count")
+    return _note(env, value.counted_edges, "single" if value.value == 1 else "count", value)
 
 
-def _note(env: jinja2.Environment, edges: tuple, form: str) -> str:
+def _note(env: jinja2.Environment, edges: tuple, form: str, count: Fact | None = None) -> str:
     """The note `shared/_edge.md` writes for `edges` not yet noted in this part, in `form`
-    (a verdict's, a count's, a listed member's); empty when there is none."""
-    edges = [e for e in edges if e.margin.key not in env.edge_noted]
-    if not edges:
+    (a verdict's, a count's, a listed member's); empty when there is none. A count's note
+    says how many of the counted it names (`count.near_bar`), or all of them, where none of
+    those was noted before in the part; else "some of them"."""
+    fresh = [e for e in edges if e.margin.key not in env.edge_noted]
+    if not fresh:
         return ""
-    env.edge_noted.update(e.margin.key for e in edges)
-    return str(env.get_template("shared/_edge.md").module.note(edges, form))
+    env.edge_noted.update(e.margin.key for e in fresh)
+    how_many = None
+    if count is not None and len(fresh) == len(edges) > 1:
+        how_many = "all" if len(edges) == count.value else count.near_bar
+    return str(env.get_template("shared/_edge.md").module.note(fresh, form, how_many))
 
 
 NOTE_MARK = re.compile("\x00(\\d+)\x00")
