@@ -1087,8 +1087,14 @@ def test_a_verdict_the_spread_alone_decided_is_written_with_the_spread(tmp_path)
     records = f.records()
     bare = {"a.md": f"Within was {within} the reference.\n\nThe spread was {within.spread}.\n"}
     assert check.unnoted_spread_problems(bare, records) == [
-        "a.md: t.v.within (not distinguishable on this machine from) was decided by the spread alone, its "
+        "a.md: t.v.within (not distinguishable on this machine from) was decided by the spread alone, the "
         "intervals apart, but its paragraph never gives the spread (shared/_spread.md)"]
+    # a count of such verdicts likewise ("not distinguishable on 3 of the 4 workloads")
+    same = f.count_of("n_same", [within], within.value)
+    assert check.unnoted_spread_problems({"a.md": f"{same} were not.\n"}, f.records()) == [
+        "a.md: t.n_same (1) counts verdicts decided by the spread alone, the intervals apart, but its paragraph "
+        "never gives the spread (shared/_spread.md)"]
+    assert check.unnoted_spread_problems({"a.md": f"{same} were not, {within.spread} spread.\n"}, f.records()) == []
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "_spread.md").write_text((REPO / "paper/sections/shared/_spread.md").read_text())
     folder = _edge_part(tmp_path, '{% from "shared/_spread.md" import spread_note %}'

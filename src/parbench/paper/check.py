@@ -412,22 +412,35 @@ def unnoted_edge_problems(texts: dict[str, str], facts: dict) -> list[str]:
 
 def unnoted_spread_problems(texts: dict[str, str], facts: dict) -> list[str]:
     """A verdict the machine's spread (or a cell's drift) alone made "not distinguishable",
-    written in a paragraph that never gives that spread: its two intervals lie apart, so
-    the reader who looks at them reads the verdict as wrong, or takes it for the intervals'
-    (`shared/_spread.md` writes the note beside it)."""
+    or a count of such verdicts, written in a paragraph that never gives that spread: its
+    two intervals lie apart, so the reader who looks at them reads the verdict as wrong, or
+    takes it for the intervals' (`shared/_spread.md` writes the note beside it)."""
     problems = []
     for where, text in texts.items():
         for paragraph in re.split(r"\n\s*\n", text):
             keys = [m.group("key") for m in factmod.SPAN.finditer(paragraph)]
+            given = {k for k in keys if (facts.get(k) or {}).get("source", {}).get("path") == factmod.SPREAD_PATH}
             for key in dict.fromkeys(keys):
-                fact = facts.get(key)
-                if fact is None or fact["kind"] != "verdict" or not fact.get("within_spread"):
-                    continue
-                bars = set(fact["source"].get("floor") or [])
-                if not any(k in bars or facts.get(k, {}).get("source", {}).get("path") == factmod.SPREAD_PATH for k in keys):
-                    problems.append(f"{where}: {key} ({fact['text']}) was decided by the spread alone, its intervals "
+                bars = _spread_bars(facts.get(key), facts)
+                if bars is not None and not given and not bars & set(keys):
+                    what = "was decided" if facts[key]["kind"] == "verdict" else "counts verdicts decided"
+                    problems.append(f"{where}: {key} ({facts[key]['text']}) {what} by the spread alone, the intervals "
                                     f"apart, but its paragraph never gives the spread (shared/_spread.md)")
     return problems
+
+
+def _spread_bars(fact: dict | None, facts: dict) -> set[str] | None:
+    """The floors (a cell's drift) that may stand for the spread beside a verdict the spread
+    alone decided, or beside a count of such verdicts; None for any other fact."""
+    if fact is None:
+        return None
+    if fact["kind"] == "verdict":
+        return set(fact["source"].get("floor") or []) if fact.get("within_spread") else None
+    if fact["source"]["kind"] != "count_of" or fact["source"].get("equal") is None:
+        return None
+    counted = [facts.get(k) or {} for k in fact["source"]["of"]]
+    counted = [c for c in counted if c.get("within_spread") and c["value"] == fact["source"]["equal"]]
+    return {k for c in counted for k in c["source"].get("floor") or []} if counted else None
 
 
 # --- the command --------------------------------------------------------------------------------
