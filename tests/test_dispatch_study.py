@@ -462,13 +462,13 @@ def test_the_paper_confirms_the_explanation_only_when_the_data_do():
     assert "**Dose-response: confirmed.** In push-naive, all [3]{.fact key=\"dispatch.dose.n_as_predicted\"" in verdict
     assert "**Order: confirmed.**" in verdict and "**Scale: confirmed.**" in verdict
     assert "was [above]{.fact key=\"dispatch.scale.stalled.w8\"} zero" in verdict
-    assert "at every expiry, all [3]{.fact key=\"dispatch.dose.n_as_predicted\"} measured stalls were" in parts["dose"]
+    assert "at every expiry, all [3]{.fact key=\"dispatch.dose.n_as_predicted\"} median stalls were" in parts["dose"]
     assert "{#tbl-dispatch-dose}" in parts["dose"] and "| as predicted " in parts["dose"]
     # an offset of one sign, which the verdict's tolerance allows, is said where it holds
     dose = paper.dose_rows(paper.predictions(tables["dispatch_anomaly"]))
     first = dose[(dose["from_workers"] == dose["from_workers"].iloc[0]) & (dose["workers"] == dose["workers"].iloc[0])]
     above = bool((first["median_stall_sec"] > first["median_predicted_stall_sec"]).all())
-    assert ("each measured stall exceeded its prediction, by [" in parts["dose"]) == above
+    assert ("each median stall exceeded its prediction, by [" in parts["dose"]) == above
     assert "with the workloads in the order I/O, no-op, CPU, the I/O run, first after the change" in parts["order"]
     assert "Here push-naive's cliff is the heartbeat expiry" in parts["headline"]
     # the seed's anomaly at each of its worker counts beside push-naive's at the same count
