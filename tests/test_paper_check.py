@@ -1101,3 +1101,22 @@ def test_a_verdict_the_spread_alone_decided_is_written_with_the_spread(tmp_path)
                                   'Within was {{ v }} the reference{{ spread_note(v, "it") }}.\n')
     noted = templates.render(folder, "part", {"v": within})
     assert check.unnoted_spread_problems({"a.md": noted}, f.records()) == []
+
+
+def test_a_verdict_the_spread_alone_decided_written_bare_gets_the_plain_note(tmp_path):
+    # kem's "liboqs had the lowest count, not distinguishable from the next, libcrux-avx2
+    # (45,422)" stood bare on a run where a cell's drift alone decided it: the paper check
+    # stopped the run. A template that gives no note of its own now gets the plain one.
+    f, _, (_, clear, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "_spread.md").write_text((REPO / "paper/sections/shared/_spread.md").read_text())
+    bare = templates.render(_edge_part(tmp_path, "Within was {{ v }} the reference, and clear {{ c }} it.\n"), "part",
+                            {"v": within, "c": clear})
+    assert bare == (f"Within was {within} the reference (only because the two medians lie within the machine's "
+                    f"{within.spread} spread of each other, their intervals apart), and clear {clear} it.\n")
+    assert check.unnoted_spread_problems({"a.md": bare}, f.records()) == []
+    # the template's own note, anywhere in the part, stands alone
+    own = templates.render(_edge_part(tmp_path, '{% from "shared/_spread.md" import spread_note %}'
+                                                'Within was {{ v }} the reference{{ spread_note(v, "it") }}.\n'),
+                           "part", {"v": within})
+    assert "only because" not in own and f"its median within the machine's {within.spread} spread of it" in own

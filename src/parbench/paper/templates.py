@@ -23,7 +23,9 @@ What a template gets:
   ending in a digit, avx2, would have its apostrophe set as a prime);
 - a verdict's `spread` (and that of a `Facts.count_within_spread` count): the machine's
   spread, where that alone made the verdict "not distinguishable" (the two intervals apart,
-  the two values within the spread of each other); `shared/_spread.md`'s macros say so;
+  the two values within the spread of each other); `shared/_spread.md`'s macros say so,
+  and a verdict a template writes without them gets that file's plain note where its
+  clause ends;
 - a verdict decided just past its bar (its `edge`), or a count of verdicts among which
   such ones are (`counted_edges`), is written with the note `shared/_edge.md` gives it, the
   first time the part writes it; `weakest`, a filter, picks from a group of the same
@@ -82,6 +84,12 @@ def environment(folder: Path) -> jinja2.Environment:
                              autoescape=False, finalize=lambda value: _edge_noted(env, value))
     env.edge_noted = set()  # the verdicts whose note this part has given (by their margin's key)
     env.edge_notes = []  # the notes, each written where its placeholder's clause ends (`place_notes`)
+    # the verdicts the spread alone decided whose note a template gave (`shared/_spread.md`'s
+    # spread_note); any other such verdict a `{{ }}` writes gets the plain one (`_spread_noted`)
+    env.spread_noted = set()
+    # (a count of them, `spread_count`: every verdict it counts, one of which may stand for the group)
+    env.filters["spread_noted"] = lambda fact: env.spread_noted.update(
+        fact.source["of"] if fact.source["kind"] == "count_within_spread" else [fact.key]) or ""
     # a member of a listed group: its note right after its value; the group's word without it
     env.filters["edge_note"] = lambda verdict: _note(env, (verdict.edge,) if verdict.edge else (), "member")
     env.filters["unnoted"] = str
@@ -100,15 +108,31 @@ def _edge_noted(env: jinja2.Environment, value):
     verdicts holding such ones, followed by the note `shared/_edge.md` writes for them (the
     margin and the bar of each), wherever a template states it, once per part; anything
     else as it is."""
-    if not isinstance(value, Fact) or not (value.edge or value.counted_edges):
+    if not isinstance(value, Fact):
         return value
+    text = f"{value}{_spread_noted(env, value)}"
+    if not (value.edge or value.counted_edges):
+        return text
     if value.edge is None:  # a count: its note right after it, in words that say what it counts
-        return f"{value}{_count_note(env, value)}"
+        return f"{text}{_count_note(env, value)}"
     note = _note(env, (value.edge,), "group" if value.members > 1 else "verdict")
     if not note:
-        return value
+        return text
     env.edge_notes.append(note)
-    return f"{value}\x00{len(env.edge_notes) - 1}\x00"
+    return f"{text}\x00{len(env.edge_notes) - 1}\x00"
+
+
+def _spread_noted(env: jinja2.Environment, value: Fact) -> str:
+    """The placeholder of the plain note beside a verdict the spread alone decided ("only
+    because the two medians lie within the machine's spread of each other"), written where
+    its clause ends unless the template gives the verdict its own note (`spread_note`) in
+    the part: so that no such verdict reads as the intervals' (the paper check refuses one
+    in a paragraph that never gives the spread). Not for a group's word: its members differ."""
+    if value.kind != "verdict" or value.spread is None or value.members > 1:
+        return ""
+    plain = env.get_template("shared/_spread.md").module.plain_note
+    env.edge_notes.append(lambda: "" if value.key in env.spread_noted else " " + str(plain(value)))
+    return f"\x00{len(env.edge_notes) - 1}\x00"
 
 
 def _count_note(env: jinja2.Environment, value) -> str:
@@ -144,7 +168,8 @@ def place_notes(text: str, notes: list[str]) -> str:
     while (m := NOTE_MARK.search(text)) is not None:
         rest = text[:m.start()] + text[m.end():]
         at = _clause_end(rest, m.start())
-        text = rest[:at] + notes[int(m.group(1))] + rest[at:]
+        note = notes[int(m.group(1))]
+        text = rest[:at] + (note() if callable(note) else note) + rest[at:]
     return text
 
 
