@@ -359,10 +359,15 @@ def check_generated(generated: Path, sections: Path, tables: dict[str, pd.DataFr
         problems += figures_problems(generated, tables, studies)
     for qmd in sorted([sections.parent / "index.qmd", *[sections / f"{s}.qmd" for s in studies]]):
         if qmd.exists():
-            text = re.sub(r"\A---.*?\n---\n", "", qmd.read_text(), flags=re.S)  # front matter
+            text = fixed_prose(qmd)
             texts[str(qmd)] = text
             problems += prose_problems(text, all_facts, str(qmd))
     return problems + whole_text_problems(texts, all_facts)
+
+
+def fixed_prose(qmd: Path) -> str:
+    """A section's (or the paper's) own text, without its front matter."""
+    return re.sub(r"\A---.*?\n---\n", "", qmd.read_text(), flags=re.S)
 
 
 def study_problems(study: str, parts: dict[str, str], facts: dict, tables: dict[str, pd.DataFrame],
@@ -374,7 +379,7 @@ def study_problems(study: str, parts: dict[str, str], facts: dict, tables: dict[
 
     problems = fact_problems(facts, Sources(tables, machine, seeds_dir()))
     qmd = sections_dir() / f"{study}.qmd"
-    texts = {**parts, qmd.name: re.sub(r"\A---.*?\n---\n", "", qmd.read_text(), flags=re.S)}
+    texts = {**parts, qmd.name: fixed_prose(qmd)}
     for where, text in texts.items():
         problems += prose_problems(text, facts, where)
     return problems + whole_text_problems(texts, facts)
@@ -382,7 +387,8 @@ def study_problems(study: str, parts: dict[str, str], facts: dict, tables: dict[
 
 def whole_text_problems(texts: dict[str, str], facts: dict) -> list[str]:
     """What the paper's texts owe as a whole ({where: Markdown}), not sentence by sentence:
-    every figure and table cited, every verdict decided just past its bar noted."""
+    every figure and table cited, every verdict decided just past its bar noted, and the
+    spread given beside every verdict it alone decided."""
     return uncited_problems(texts) + unnoted_edge_problems(texts, facts) + unnoted_spread_problems(texts, facts)
 
 

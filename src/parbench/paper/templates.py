@@ -85,7 +85,7 @@ def environment(folder: Path) -> jinja2.Environment:
     env.edge_noted = set()  # the verdicts whose note this part has given (by their margin's key)
     env.edge_notes = []  # the notes, each written where its placeholder's clause ends (`place_notes`)
     # the verdicts the spread alone decided whose note a template gave (`shared/_spread.md`'s
-    # spread_note); any other such verdict a `{{ }}` writes gets the plain one (`_spread_noted`)
+    # spread_note); any other such verdict a `{{ }}` writes gets the plain one (`_plain_spread_note`)
     env.spread_noted = set()
     # (a count of them, `spread_count`: every verdict it counts, one of which may stand for the group)
     env.filters["spread_noted"] = lambda fact: env.spread_noted.update(
@@ -106,11 +106,12 @@ def environment(folder: Path) -> jinja2.Environment:
 def _edge_noted(env: jinja2.Environment, value):
     """What every `{{ }}` writes: a verdict decided just past its bar, or a count of
     verdicts holding such ones, followed by the note `shared/_edge.md` writes for them (the
-    margin and the bar of each), wherever a template states it, once per part; anything
+    margin and the bar of each), wherever a template states it, once per part; a verdict
+    the spread alone decided followed by its plain note (`_plain_spread_note`); anything
     else as it is."""
     if not isinstance(value, Fact):
         return value
-    text = f"{value}{_spread_noted(env, value)}"
+    text = f"{value}{_plain_spread_note(env, value)}"
     if not (value.edge or value.counted_edges):
         return text
     if value.edge is None:  # a count: its note right after it, in words that say what it counts
@@ -122,7 +123,7 @@ def _edge_noted(env: jinja2.Environment, value):
     return f"{text}\x00{len(env.edge_notes) - 1}\x00"
 
 
-def _spread_noted(env: jinja2.Environment, value: Fact) -> str:
+def _plain_spread_note(env: jinja2.Environment, value: Fact) -> str:
     """The placeholder of the plain note beside a verdict the spread alone decided ("only
     because the two medians lie within the machine's spread of each other"), written where
     its clause ends unless the template gives the verdict its own note (`spread_note`) in
