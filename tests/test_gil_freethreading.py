@@ -16,11 +16,10 @@ import subprocess
 import sys
 import tarfile
 
-import pandas as pd
 import pytest
 
 from parbench import config as pbconfig
-from parbench.studies.gil import aggregate, cpython, paper, plan, run_cell
+from parbench.studies.gil import aggregate, cpython, plan, run_cell
 from parbench.studies.gil import runtimes as rt
 
 SHOWSRC = """\

@@ -661,6 +661,21 @@ def test_a_count_names_its_noun_in_the_form_the_count_asks_for(tmp_path):
     assert templates.render(tmp_path, "part", {"n": 3, "f": {"reps": one}}).startswith("Each cell ran 3 times;")
 
 
+def test_a_count_that_may_be_zero_reads_as_a_word(tmp_path):
+    # "the rate lay below the runner's in 0": a zero count in a sentence reads "none"
+    path = tmp_path / "part.md"
+    path.write_text("below it in {{ f.below | or_none }} and above it in {{ f.above | or_none }}\n")
+    f = facts()
+    zero, two = f.literal("zero", 0, "a test"), f.literal("two", 2, "a test")
+    assert templates.render(tmp_path, "part", {"f": {"below": zero, "above": two}}) == \
+        f"below it in none and above it in {two}\n"
+    # a count of verdicts just past their bar keeps its note when it is not zero
+    f, _, (edge, clear, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
+    lower = f.count_of("n_lower", [edge, clear, within], "lower than")
+    out = templates.render(_edge_part(tmp_path, "{{ lower | or_none }} lower\n"), "part", {"lower": lower})
+    assert out.startswith(f"{lower} (one of them decided just past its bar^[For edge against ref")
+
+
 def test_a_share_of_a_whole_reads_as_english():
     from parbench.paper.format import mid_sentence, sentence_start, share
 

@@ -419,6 +419,9 @@ def test_the_sched_parts_hold_against_their_tables(full_records):
     assert eff["source"]["of"] == ["sched.eff.quicksort.ws.t2"]
     assert ("against the sequential sort the loss shows" in head) == (eff["value"] == "below"), (eff, head)
     assert "[24]{.fact" in parts["limitations"] and "[2]{.fact key=\"sched.cores\"}" in parts["limitations"]
+    # the explorer's rounds ran back to back in one job: the Limitations say so, with the count
+    assert "its [3]{.fact key=\"sched.zoom.rounds\"} rounds ran back to back in one job, not interleaved" \
+        in parts["limitations"]
 
 
 def test_a_tampered_fact_or_span_is_caught(full_records):
@@ -516,6 +519,9 @@ def test_a_single_repetition_ranks_nothing(full_records):
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
     assert "was measured once" in parts["setup"] and "slower than" not in parts["quicksort"]
+    # the explorer's fixed order is a limitation; with one round there is no interleaving to speak of
+    assert "rendered each frame in parallel first and sequentially second" in parts["limitations"]
+    assert "not interleaved" not in parts["limitations"]
     assert "not distinguishable on this machine from" in parts["headline"]
     # with none told apart, the sentence says so before it names a lowest median
     assert "threads, none of the schedulers and the peers sharing their kernel and cutoff could be told apart " \

@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from parbench.progress import run_id
 from parbench.telemetry.load import LoadMeter
 from parbench.words import counted
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, not by every cell that imports this
+    import pandas as pd
 
 
 def settings(cfg: dict) -> dict:
@@ -133,7 +136,7 @@ def earlier_load(record: dict) -> float | None:
     return max((x for x in loads if x is not None), default=None)
 
 
-def load_table(study: str, records: list[dict], label, group) -> "pd.DataFrame":
+def load_table(study: str, records: list[dict], label, group) -> pd.DataFrame:
     """One row per measured record (a cell's repetition) of a study: when it started, the
     load during it and whether it was disturbed (`<study>_load.parquet`, docs/data.md).
     `label(record)` names the cell, `group(record)` what drift must hit alike (sigpar:
@@ -160,7 +163,7 @@ def load_table(study: str, records: list[dict], label, group) -> "pd.DataFrame":
     return frame.sort_values(["started_unix", "cell", "rep"]).reset_index(drop=True)
 
 
-def load_facts(f, table: "pd.DataFrame", name: str) -> dict:
+def load_facts(f, table: pd.DataFrame, name: str) -> dict:
     """The facts a study's setup states about load: how many of its repetitions were
     measured, were measured again (and the most load their earlier attempts saw), stayed
     disturbed, and how busy the machine was elsewhere (median and most), and the disturbed

@@ -20,7 +20,8 @@ What a template gets:
   stalls", "all 3 stalls", "both stalls": `{{ f.n_as | share(f.n, "stall") }}`), and
   `mid_sentence`, a title inside a sentence; `sentence_start`, a name opening one;
   `possessive`, a name's possessive ("{{ name | possessive }}", never "{{ name }}'s": a name
-  ending in a digit, avx2, would have its apostrophe set as a prime);
+  ending in a digit, avx2, would have its apostrophe set as a prime); `or_none`, a count
+  that may be zero read as a word ("in none", never "in 0");
 - a verdict's `spread` (and that of a `Facts.count_within_spread` count): the machine's
   spread, where that alone made the verdict "not distinguishable" (the two intervals apart,
   the two values within the spread of each other); `shared/_spread.md`'s macros say so,
@@ -97,6 +98,8 @@ def environment(folder: Path) -> jinja2.Environment:
     # a count written with its noun keeps the note of the verdicts it counts, after the noun
     env.filters["counted"] = lambda n, *a, **k: counted(n, *a, **k) + _count_note(env, n)
     env.filters["share"] = lambda part, *a, **k: share(part, *a, **k) + _count_note(env, part)
+    # a count that may be zero, where a sentence reads it as a word: "none", not "in 0"
+    env.filters["or_none"] = lambda n: "none" if getattr(n, "value", n) == 0 else _edge_noted(env, n)
     env.filters["mid_sentence"] = mid_sentence
     env.filters["sentence_start"] = sentence_start
     env.filters["possessive"] = possessive

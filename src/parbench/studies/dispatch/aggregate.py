@@ -428,7 +428,7 @@ def seed_report(summary: pd.DataFrame, cells: pd.DataFrame) -> str:
         lines.append(f"- **Success Rate**: {100 * rate:.0f}% across all tests" if rate == 1 else
                      f"- **Success Rate**: {100 * rate:.1f}%")
         lines += ["", "**Scaling Behavior**:"]
-        (lo, hi), (t_lo, t_hi), (r_lo, r_hi) = m["workers"], m["time_range"], m["throughput_range"]
+        (t_lo, t_hi), (r_lo, r_hi) = m["time_range"], m["throughput_range"]
         lines.append(f"- Throughput {trend(r_lo, r_hi, 'increases', 'decreases')} with more workers "
                      f"({r_lo:.2f} → {r_hi:.2f} tasks/s)")
         lines.append(f"- Completion time {trend(t_lo, t_hi, 'increases', 'decreases')} ({t_lo:.2f}s → {t_hi:.2f}s)")

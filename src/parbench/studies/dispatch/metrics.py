@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import math
 
 from parbench.stats import percentile  # q in 0..100, as everywhere in parbench
 

@@ -35,7 +35,6 @@ what it needed (configure or make failing on a source that is there), with the l
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
