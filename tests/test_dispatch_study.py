@@ -989,3 +989,26 @@ def test_a_stall_is_as_predicted_within_the_check_and_the_dispatching_and_the_fi
     assert paper.against_prediction(row(2.29)) == "as predicted"
     assert paper.against_prediction(row(2.31)) == "longer than predicted"
     assert paper.against_prediction(row(1.9)) == "shorter than predicted"
+
+
+def test_every_member_of_a_group_stated_by_its_word_gets_its_note_just_past_the_bar():
+    """Two systems' throughputs lower than the highest, both just past the machine's spread,
+    written "each of the 2 others was lower than it": only the first one's note was given,
+    and the paper check stopped the run on the other's (the same for efficiencies all below
+    full efficiency)."""
+    base = {"push": (0.015, 0.030), "push-naive": (0.030, 0.0605), "local": (0.030, 0.061)}
+    recs = [_rep_record(s, r, t1 * (1 + d), t2 * (1 + d), 0.1 + d) for s, (t1, t2) in base.items()
+            for r, d in enumerate((0.0, 0.02, -0.02))]
+    tables, m = paper_tables(recs), machine(reps=3)
+    # throughputs 50.4% and 50.8% below push's, efficiencies 50% to 50.8% below full: all just past 46.5%
+    m["cpu_stability"] = {"cv": 0.465}
+    parts, facts = render(tables, m)
+    margins = [k for k in facts if k.endswith(".margin")]
+    assert sorted(k.split(".")[1] for k in margins) == ["eff_vs_full"] * 3 + ["rate"] * 2
+    assert check(tables, m, parts, facts) == []
+    for key in margins:
+        assert f'{{.fact key="{key}"}}' in parts["modes" if ".rate." in key else "scaling"], key
+    assert re.search(r"each of the \[2\]\{[^}]*n_lower\"\} others \(all of them decided just past their bar\^\[",
+                     parts["modes"]), parts["modes"]
+    assert re.search(r"each of the \[3\]\{[^}]*n_below\"\} \(all of them decided just past their bar\^\[",
+                     parts["scaling"]), parts["scaling"]

@@ -489,12 +489,16 @@ def _overhead_item(f: Facts, row, every: pd.DataFrame) -> dict:
     """The free-threaded build's time over the default build's run sequentially, and the
     same with one worker in threads and in processes, which also run one thread of the
     work: where their verdicts differ from the sequential one, `differ` (the text gives
-    them, so that one of three readings does not stand for all)."""
+    them, so that one of three readings does not stand for all); where they agree but one
+    was decided just past its bar, `near` (the text gives them with its note)."""
     item = _comparison_item(f, row, "slower than", "faster than")
     ones = every[(every["workload"] == row["workload"]) & (every["workers"] == 1)
                  & (every["execution"] != "sequential")]
     item["one_worker"] = [_comparison_item(f, r, "slower than", "faster than") for _, r in ones.iterrows()]
     item["differ"] = any(o["verdict"].value != item["verdict"].value for o in item["one_worker"])
+    # readings that agree with the sequential one, but one of them only just past its bar: the
+    # text gives them too, each with its note, where the sequential reading would speak for them
+    item["near"] = not item["differ"] and any(o["verdict"].edge is not None for o in item["one_worker"])
     return item
 
 
@@ -672,8 +676,14 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
             items.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
                           "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "processes"), s)})
         processes.append({"workload": workload, **grouped(f, _id("processes", workload), items)})
+    # every thread speedup above one whose CPU use was read, judged against PARALLEL_CORES: those
+    # whose threads ran at once are left out of the list of the others (`one_core`), so the text
+    # counts them, and the count carries the note of any decided just past its bar
+    judged = [v for g in groups for v in g.pop("judged")]
+    at_once = {"n": f.count_of("threads_cpu_judged", judged),
+               "above": f.count_of("threads_at_once", judged, "above")} if judged else None
     return {"thread_groups": groups, "processes": processes, "beyond_workers": beyond_workers(f, ok, controls),
-            **ceiling(f, every, controls)}
+            "at_once": at_once, **ceiling(f, every, controls)}
 
 
 def beyond_workers(f: Facts, ok: pd.DataFrame, controls: set) -> list[dict]:
@@ -698,8 +708,9 @@ def beyond_workers(f: Facts, ok: pd.DataFrame, controls: set) -> list[dict]:
 def parallel(f: Facts, items: list[dict]) -> dict:
     """Of the thread speedups above one, those whose threads did not keep more than
     PARALLEL_CORES cores busy (`one_core`: gained on one core at a time) and those whose
-    CPU time could not be read (`cpu_unknown`)."""
-    one_core, unknown = [], []
+    CPU time could not be read (`cpu_unknown`); `judged`: the verdict against PARALLEL_CORES
+    of each whose CPU time was read."""
+    one_core, unknown, judged = [], [], []
     for item in items:
         if item["verdict"].value != "above":
             continue
@@ -708,9 +719,10 @@ def parallel(f: Facts, items: list[dict]) -> dict:
             unknown.append(item)
             continue
         cpu, at_once = ran_at_once(f, row, _id("cpu_vs_parallel", row["runtime"], row["workload"], "threads"))
+        judged.append(at_once)
         if at_once.value != "above":
             one_core.append({**item, "cpu": cpu, "at_once": at_once})
-    return {"one_core": one_core, "cpu_unknown": unknown}
+    return {"one_core": one_core, "cpu_unknown": unknown, "judged": judged}
 
 
 def ran_at_once(f: Facts, row, key: str) -> tuple[Fact, Fact]:
@@ -725,7 +737,8 @@ def ran_at_once(f: Facts, row, key: str) -> tuple[Fact, Fact]:
 def ceiling(f: Facts, every: pd.DataFrame, controls: set) -> dict:
     """The native control's speedup in threads at the most workers, per workload (the
     machine's own ceiling at this run length), and which runtimes reached it: their
-    speedup not distinguishable from the control's, or above it."""
+    speedup above the control's (`beyond`), not distinguishable from it (`reached`), or
+    below it (`missed`)."""
     if not controls:
         return {"ceiling": None, "controls": []}
     threads = every[every["execution"] == "threads"]
@@ -734,14 +747,16 @@ def ceiling(f: Facts, every: pd.DataFrame, controls: set) -> dict:
     for _, c in control.iterrows():
         s = speedup_fact(f, c)
         item = {"name": c["runtime"], "workload": c["workload"], "speedup": s,
-                "verdict": vs_one(f, _id("ceiling_vs_one", c["workload"]), s), "reached": [], "missed": []}
+                "verdict": vs_one(f, _id("ceiling_vs_one", c["workload"]), s), "beyond": [], "reached": [],
+                "missed": []}
         if item["verdict"].value == "above":
             others = threads[(threads["workload"] == c["workload"]) & ~threads["runtime"].isin(controls)]
             for _, o in others.iterrows():
                 v = f.verdict(_id("vs_ceiling", o["runtime"], o["workload"]), speedup_fact(f, o), s, better="above",
                               worse="below")
                 entry = {"name": o["runtime"], "speedup": speedup_fact(f, o), "verdict": v}
-                (item["missed"] if v.value == "below" else item["reached"]).append(entry)
+                # one group per verdict: a group's word is said of all its members
+                item[{"below": "missed", "above": "beyond"}.get(v.value, "reached")].append(entry)
         out.append(item)
     return {"ceiling": out, "controls": sorted(controls)}
 
@@ -970,8 +985,7 @@ def headline(f: Facts, ok: pd.DataFrame, comparisons: pd.DataFrame, seed: dict, 
     s_ft, s_on = speedup_fact(f, ft), speedup_fact(f, on)
     out = {"workload": workload, "workers": workers_fact(f, ft), "ft": s_ft, "on": s_on,
            "verdict": f.verdict("headline_ft_vs_gil", s_ft, s_on, better="higher than", worse="lower than"),
-           "ft_vs_one": vs_one(f, "headline_ft_vs_one", s_ft), "on_vs_one": vs_one(f, "headline_on_vs_one", s_on),
-           "seed": None, "cpu": None}
+           "ft_vs_one": vs_one(f, "headline_ft_vs_one", s_ft), "on_vs_one": None, "seed": None, "cpu": None}
     # the same point's times compared directly (the GIL's cost: on over off), where two
     # speedups, each over its own sequential run, may not tell the two apart
     cost = comparisons[(comparisons["comparison"] == "gil_cost") & (comparisons["workload"] == workload)
@@ -987,11 +1001,14 @@ def headline(f: Facts, ok: pd.DataFrame, comparisons: pd.DataFrame, seed: dict, 
                                      about=(point["runtime"],)) for end in ("min", "max")}
         ranged = {"ft": launches(ft), "on": launches(on)}
         out["launches"] = ranged if all(r["min"].value is not None for r in ranged.values()) else None
-    if pd.notna(ft.get("cpu_sec_per_wall_sec")):
+    if out["verdict"].value != "lower than" and pd.notna(ft.get("cpu_sec_per_wall_sec")):
         # the threads ran at once only if they kept more than one core busy: the CPU time
-        # says so, whatever the speedup's interval
+        # says so, whatever the speedup's interval (no sentence asks it where the GIL-less threads gained less)
         cpu, at_once = ran_at_once(f, ft, "headline_ft_cpu_vs_parallel")
         out["cpu"] = {"value": cpu, "verdict": at_once}
+        if out["verdict"].value == "higher than" and at_once.value == "above":
+            # the GIL-on speedup against one: only the sentence of threads run at once sets it there
+            out["on_vs_one"] = vs_one(f, "headline_on_vs_one", s_on)
     row = comparisons[(comparisons["comparison"] == "freethreading_overhead")
                       & (comparisons["workload"] == "multithread_cpu") & (comparisons["execution"] == "threads")
                       & (comparisons["workers"] == top)]
@@ -1066,8 +1083,8 @@ def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
         ctx.update(speedup(f, ok, runtimes, controls, top))
         ctx.update(utilization(f, ok, runtimes, controls, top))
     else:
-        ctx.update(thread_groups=[], processes=[], beyond_workers=[], ceiling=None, cpu_ranges=[], cpu_nulled=[],
-                   cpu_seq_low=None, cpu_serial=None, cpu_drawn=False)
+        ctx.update(thread_groups=[], processes=[], beyond_workers=[], at_once=None, ceiling=None, cpu_ranges=[],
+                   cpu_nulled=[], cpu_seq_low=None, cpu_serial=None, cpu_drawn=False)
     ctx.update(related(f, ok, machine, tables.get(RELATED_TABLE), baseline))
     ctx.update(headline(f, ok, comparisons, seed, top))
     ctx.update(limitations(f, summary, runtimes, machine, ctx.get("ceiling")))

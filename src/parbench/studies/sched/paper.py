@@ -228,14 +228,15 @@ def efficiency(f: Facts, ok: pd.DataFrame, tmax: int) -> dict:
         same = [c for c in cells if c["verdict"].value == SAME]
         below = [c for c in cells if c["verdict"].value == "below"]
         # a split by full efficiency is no ranking among cells that cannot be told apart
-        # from one another: the highest against the lowest says whether they can
-        untold = None
+        # from one another: the highest against the lowest says whether they can (the text
+        # writes it either way, as the split reads as a ranking where it says nothing)
+        split = None
         if same and len(same) < len(cells):
             high, low = (max(cells, key=lambda c: c["eff"].value), min(cells, key=lambda c: c["eff"].value))
             v = f.verdict(_id("eff_highest_vs_lowest", workload), high["eff"], low["eff"], better="higher than",
                           worse="lower than")
-            untold = {"high": high, "low": low, "verdict": v} if v.value == SAME else None
-        out.append({"workload": workload, "untold": untold,
+            split = {"high": high, "low": low, "verdict": v, "untold": v.value == SAME}
+        out.append({"workload": workload, "split": split,
                     "min": f.aggregate(_id("eff_min", workload), "sched_summary", "min", "efficiency", where=where,
                                        fmt="pct"),
                     "max": f.aggregate(_id("eff_max", workload), "sched_summary", "max", "efficiency", where=where,
@@ -255,7 +256,8 @@ def one_thread_gains(f: Facts, ok: pd.DataFrame, workload: str, schedulers: list
     """The schedulers and peers whose run on one thread was faster than the sequential
     code, beyond the intervals and the machine's spread: their speedups and efficiencies
     over the sequential code hold that gain (their own code path on one core) as well as
-    the work of more threads."""
+    the work of more threads. Judged only for a run whose median is below the sequential
+    code's, the only ones the list can hold: the text says nothing of the others."""
     seq = _row(ok, workload, "sequential", 1)
     ones = [(s, _row(ok, workload, s, 1)) for s in schedulers]
     ones = [(s, one) for s, one in ones if one is not None]
@@ -265,6 +267,8 @@ def one_thread_gains(f: Facts, ok: pd.DataFrame, workload: str, schedulers: list
     gains = []
     for scheduler, one in ones:
         time = time_fact(f, one)
+        if time.value is None or seq_time.value is None or not time.value < seq_time.value:
+            continue
         verdict = f.verdict(_id("one_thread_vs_seq", workload, scheduler), time, seq_time,
                             better="faster than", worse="slower than", higher_is_better=False)
         if verdict.value == "faster than":
@@ -413,15 +417,19 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
     # the same sort against the sequential code (§4.3's efficiency): a loss its own one-thread
     # run hides (a one-thread run faster than the sequential sort) shows there
     eff = cell_fact(f, r, "efficiency", "eff", fmt="pct") if pd.notna(r.get("efficiency")) else None
+    vs_linear = f.bound_verdict("headline_vs_linear", ours, float(threads), better="above", worse="below")
+    # the text sets it against full efficiency only as a loss, and only where the speedup
+    # is not below linear: judged only there, so that no verdict is left unwritten
+    eff_verdict = f.bound_verdict("headline_eff_vs_full", eff, 1.0, better="above", worse="below") \
+        if eff is not None and eff.value < 1.0 and vs_linear.value != "below" else None
     return {"headline": {
-        "eff": eff, "eff_verdict": None if eff is None else f.bound_verdict(
-            "headline_eff_vs_full", eff, 1.0, better="above", worse="below"),
+        "eff": eff, "eff_verdict": eff_verdict,
         "threads": threads_fact, "low": low,
         "least_efficiency": f.derived("headline_least_efficiency", "ratio", low, threads_fact, fmt="pct",
                                       about=("work stealing",)) if low.known else None,
         "speedup": ours, "seed_one": seed_one, "seed_top": seed_top, "seed_speedup": seed_speedup,
         "seed_size": seed_size(f),
-        "vs_linear": f.bound_verdict("headline_vs_linear", ours, float(threads), better="above", worse="below"),
+        "vs_linear": vs_linear,
         "vs_seed": f.bound_verdict("headline_vs_seed", ours, seed_speedup.value, better="above", worse="below",
                                    same=SEED_SAME)}}
 
