@@ -494,8 +494,8 @@ def test_the_ceiling_is_read_only_where_the_controls_own_interval_excludes_one()
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
     assert "cpython_ft_gil ([1.48 (1.45–1.52)]{.fact" in parts["speedup"] and "} were [not" not in parts["speedup"]
-    assert re.search(r"\) was \[not distinguishable on this machine from\]\{\.fact key=\"gil\.vs_ceiling\.cpython_ft_gil",
-                     parts["speedup"]), parts["speedup"]
+    assert re.search(r"\) was \[not distinguishable on this machine from\]\{\.fact "
+                     r"key=\"gil\.vs_ceiling\.cpython_ft_gil", parts["speedup"]), parts["speedup"]
     assert re.search(r"and cpython_ft \(\[1\.89 \(1\.85–1\.93\)\]\{[^}]+\}\) was \[above\]\{\.fact", parts["speedup"]), \
         parts["speedup"]
     # a control whose own interval holds one: no speedup can be read against the machine
