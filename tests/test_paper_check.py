@@ -1130,6 +1130,12 @@ def test_a_verdict_the_spread_alone_decided_written_bare_gets_the_plain_note(tmp
     assert bare == (f"Within was {within} the reference (only because the two medians lie within the machine's "
                     f"{within.spread} spread of each other, their intervals apart), and clear {clear} it.\n")
     assert check.unnoted_spread_problems({"a.md": bare}, f.records()) == []
+    # against a fixed mark (no median, no interval of its own): its one median and interval
+    mark = f.bound_verdict("v.mark", f["within"], 100.0, better="above", worse="below")
+    assert mark.spread is not None
+    bare = templates.render(tmp_path / "study", "part", {"v": mark, "c": clear})
+    assert bare.startswith(f"Within was {mark} the reference (only because its median lies within the machine's "
+                           f"{mark.spread} spread of that mark, its interval apart from it), and")
     # the template's own note, anywhere in the part, stands alone
     own = templates.render(_edge_part(tmp_path, '{% from "shared/_spread.md" import spread_note %}'
                                                 'Within was {{ v }} the reference{{ spread_note(v, "it") }}.\n'),

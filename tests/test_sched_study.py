@@ -524,7 +524,7 @@ def test_a_single_repetition_ranks_nothing(full_records):
     assert "not interleaved" not in parts["limitations"]
     assert "not distinguishable on this machine from" in parts["headline"]
     # with none told apart, the sentence says so before it names a lowest median
-    assert "threads, none of the schedulers and the peers sharing their kernel and cutoff could be told apart " \
+    assert "threads, none of the other schedulers and the peers sharing their kernel and cutoff could be told apart " \
            "from the lowest median time" in parts["quicksort"]
     assert "had the lowest median time" not in parts["quicksort"]
 

@@ -29,10 +29,13 @@ def fmt_pct(x) -> str:
 
 def pct_format(*values) -> str:
     """`pct`, or `pct2` where a value's whole percent would read 0% or 100% though it is
-    neither (an efficiency of 99.97% below full efficiency must not print as 100%): one
-    format for all `values`, so a range's ends share their precision."""
+    neither (an efficiency of 99.97% below full efficiency must not print as 100%), or
+    where it lies below one percent (0.69% is not "1%"): one format for all `values`, so
+    a range's ends share their precision."""
     for v in values:
-        if v is not None and not pd.isna(v) and float(v) not in (0.0, 1.0) and fmt_pct(v) in ("0%", "100%"):
+        if v is None or pd.isna(v) or float(v) in (0.0, 1.0):
+            continue
+        if fmt_pct(v) in ("0%", "100%") or abs(float(v)) < 0.01:
             return "pct2"
     return "pct"
 
