@@ -7,10 +7,11 @@ stops it again, whatever happens.
         ...
 
 - redis-server runs on a free 127.0.0.1 port, in its own temporary folder, with its
-  append-only file there (`redis_persistence: aof`, the default: every write is in the
-  file before Redis answers, fsynced once a second, so that a redis-server started
-  again on the same port and folder resumes with every function and task;
-  `restart_redis()` does that) or with no persistence at all (`none`); a missing
+  append-only file there (`redis_persistence: aof`, the default: every write goes to the
+  file, fsynced once a second, so that a redis-server stopped and started again on the
+  same port and folder resumes with every function and task; `restart_redis()` does
+  that; one killed outright may lose a write it held back behind a slow fsync, up to two
+  seconds' worth) or with no persistence at all (`none`); a missing
   `redis-server` is a `MissingRedis` error that names `apt-get install redis-server`;
 - the gateway listens on a socket the launcher binds on 127.0.0.1 and hands over (no
   race for the port); the dispatcher binds its ZeroMQ socket on 127.0.0.1 and says where
@@ -121,8 +122,9 @@ def start_redis(spawn, wait, attempts: int = 5, persistence: str = "none", port:
 
     if persistence not in PERSISTENCE:
         raise ValueError(f"unknown Redis persistence {persistence!r}; allowed: {', '.join(PERSISTENCE)}")
-    # aof: appended before Redis answers, fsynced once a second, never rewritten while
-    # the platform runs (a rewrite forks Redis in the middle of a measurement)
+    # aof: appended as Redis answers (held back up to two seconds behind a slow fsync),
+    # fsynced once a second, never rewritten while the platform runs (a rewrite forks
+    # Redis in the middle of a measurement)
     keep = (["--appendonly", "yes", "--appendfsync", "everysec", "--auto-aof-rewrite-percentage", "0"]
             if persistence == "aof" else ["--appendonly", "no"])
     server = redis_server_path()
