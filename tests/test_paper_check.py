@@ -475,6 +475,34 @@ def test_every_template_writes_a_verdict_just_past_its_bar_with_its_note(tmp_pat
     assert templates.weakest([{"verdict": clear}, {"verdict": within}]) is clear
 
 
+def test_a_groups_word_notes_every_member_just_past_its_bar(tmp_path):
+    # "each of the 3 was lower than it": the word stands for every member, so its note gives
+    # each one decided just past its bar, not only the first (the check refuses a margin no
+    # text writes)
+    f, frame, (edge, clear, _) = _edge_facts({"cpu_stability": {"cv": 0.02425}})
+    twin = f.verdict("v.twin", f.lookup("twin", "cells", frame.iloc[1], "rate", about=("twin",)), f["ref"],
+                     better="higher than", worse="lower than")
+    assert twin.edge is not None
+    word = templates.weakest([clear, edge, twin])
+    assert word.members == 3 and word.member_edges == (edge.edge, twin.edge)
+    folder = _edge_part(tmp_path, "c {{ group | weakest }} d.\n")
+    out = templates.render(folder, "part", {"group": [clear, edge, twin]})
+    assert out.startswith(f"c {edge} d (some of them decided just past their bar^[For edge against ref, ")
+    assert f"; for twin edge against ref, {twin.edge.a_text}" in out
+    assert out.endswith("each pair not distinguishable.]).\n")
+    written = {"part": out}
+    assert check.unnoted_edge_problems(written, f.records()) == []
+    # every member just past its bar: "all of them"; one noted before in the part: only the other
+    out = templates.render(folder, "part", {"group": [edge, twin]})
+    assert out.startswith(f"c {edge} d (all of them decided just past their bar^[For edge against ref, ")
+    out = templates.render(_edge_part(tmp_path, "a {{ one }} b; c {{ group | weakest }} d.\n"), "part",
+                           {"one": edge, "group": [clear, edge, twin]})
+    assert out.count("^[") == 2 and "(one of them decided just past its bar^[For twin edge against ref" in out
+    # the first-noted-only word this replaced left the twin's margin unwritten
+    lone = templates.render(_edge_part(tmp_path, "c {{ group | weakest }} d.\n"), "part", {"group": [edge]})
+    assert check.unnoted_edge_problems({"part": lone}, f.records())
+
+
 def test_a_count_of_verdicts_notes_the_ones_just_past_their_bar(tmp_path):
     # "2 lie below it": a group stated by its count, its members' verdicts never written
     f, _, (edge, clear, within) = _edge_facts({"cpu_stability": {"cv": 0.02425}})

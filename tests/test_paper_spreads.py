@@ -21,7 +21,6 @@ import pytest
 from parbench import studies
 from parbench.paper import check, render_study
 from parbench.paper.facts import EDGE_MARGIN, SPREAD_PATH
-from parbench.paper.templates import sections_dir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "paper_tables"
 # each spread EDGE_MARGIN above the last: a verdict's window just past its bar (its two
@@ -40,15 +39,13 @@ def problems_at_each_spread(name: str, study) -> dict[str, float]:
     machine, tables = _tables(name)
     paper = study.paper()
     inputs = {t: tables[t] for t in paper.TABLES}
-    qmd = sections_dir() / f"{study.name}.qmd"
-    fixed = {qmd.name: check.fixed_prose(qmd)}
     found: dict[str, float] = {}
     for spread in SPREADS:
         at = copy.deepcopy(machine)
         section, key = SPREAD_PATH.split(".")
         at[section][key] = spread
         parts, facts, _ = render_study(study.name, paper, inputs, at)
-        for problem in check.whole_text_problems({**parts, **fixed}, facts):
+        for problem in check.whole_text_problems(check.study_texts(study.name, parts), facts):
             found.setdefault(problem, spread)
     return found
 

@@ -375,14 +375,20 @@ def study_problems(study: str, parts: dict[str, str], facts: dict, tables: dict[
     """What `check_generated` finds in one study's parts as rendered ({part: Markdown},
     not yet written) with its facts, and in its section's fixed prose: the study's tests
     hold every data shape they render to it."""
-    from parbench.paper.templates import sections_dir
-
     problems = fact_problems(facts, Sources(tables, machine, seeds_dir()))
-    qmd = sections_dir() / f"{study}.qmd"
-    texts = {**parts, qmd.name: fixed_prose(qmd)}
+    texts = study_texts(study, parts)
     for where, text in texts.items():
         problems += prose_problems(text, facts, where)
     return problems + whole_text_problems(texts, facts)
+
+
+def study_texts(study: str, parts: dict[str, str]) -> dict[str, str]:
+    """Every text of one study's section ({where: Markdown}): its rendered parts and its
+    `.qmd`'s fixed prose, which the paper holds together to what it owes as a whole."""
+    from parbench.paper.templates import sections_dir
+
+    qmd = sections_dir() / f"{study}.qmd"
+    return {**parts, qmd.name: fixed_prose(qmd)}
 
 
 def whole_text_problems(texts: dict[str, str], facts: dict) -> list[str]:

@@ -178,6 +178,9 @@ class Fact:
     # a verdict written as the word of a group of this many members (`weakest`): its note
     # says "one of them", not the group's word as a whole, was decided just past its bar
     members: int = 1
+    # the word of a group (`weakest`): the edges of every member decided just past its bar,
+    # for the one note beside the word that gives each (the group's word stands for them all)
+    member_edges: tuple = ()
     # a count of verdicts the spread alone decided (`count_within_spread`): how many of its
     # verdicts say `same` at all, so that its sentence says "all 5" where it counts each
     among: int = 0
@@ -592,13 +595,16 @@ class FactView:
 def weakest(items) -> "Fact":
     """The verdict a group of the same verdict states for all its members (items: verdict
     facts, or dicts and objects holding one as `verdict`): the first one decided just past
-    its bar, whose note then stands beside the group's word (saying one of them, where the
-    group has several), else the first."""
+    its bar, else the first. Where the group has several members, the word carries the edge
+    of every member decided just past its bar (`member_edges`), so that the note beside it
+    gives each ("one of them", "all of them", "some of them"), not only the first's."""
     verdicts = [i if isinstance(i, Fact) else (i["verdict"] if isinstance(i, dict) else i.verdict) for i in items]
-    edged = next((v for v in verdicts if v.edge is not None), None)
-    if edged is None:
+    edged = [v for v in verdicts if v.edge is not None]
+    if not edged:
         return verdicts[0]
-    return dataclasses.replace(edged, members=len(verdicts)) if len(verdicts) > 1 else edged
+    if len(verdicts) == 1:
+        return edged[0]
+    return dataclasses.replace(edged[0], members=len(verdicts), member_edges=tuple(v.edge for v in edged))
 
 
 def verdict_below(source: dict, value: Callable[[str], Any]) -> bool:

@@ -31,8 +31,9 @@ What a template gets:
   such ones are (`counted_edges`), is written with the note `shared/_edge.md` gives it, the
   first time the part writes it; `weakest`, a filter, picks from a group of the same
   verdict the member whose verdict the group's word should be (one just past its bar, else
-  the first), so that the note stands beside a group stated by its word, saying "one of
-  them" where the group has several; where the members
+  the first), carrying every member's just past its bar, so that the note stands beside a
+  group stated by its word, giving each of those ("one of them", "all of them", "some of
+  them") where the group has several; where the members
   are listed, the group's word is written `| unnoted` and each member's value followed by
   `| edge_note` (`spread_note` does), so that the note stands beside the member it means;
 - `table_caption(name)`: the caption written under `tables:` in the study's captions.yml
@@ -119,7 +120,10 @@ def _edge_noted(env: jinja2.Environment, value):
         return text
     if value.edge is None:  # a count: its note right after it, in words that say what it counts
         return f"{text}{_count_note(env, value)}"
-    note = _note(env, (value.edge,), "group" if value.members > 1 else "verdict")
+    if value.members > 1:  # a group's word: the note gives every member just past its bar
+        note = _note(env, value.member_edges or (value.edge,), "group", value.members)
+    else:
+        note = _note(env, (value.edge,), "verdict")
     if not note:
         return text
     env.edge_notes.append(note)
@@ -144,21 +148,23 @@ def _count_note(env: jinja2.Environment, value) -> str:
     if not isinstance(value, Fact) or not value.counted_edges:
         return ""
     # a count of one is that verdict: its note says so, not "one of them"
-    return _note(env, value.counted_edges, "single" if value.value == 1 else "count", value)
+    return _note(env, value.counted_edges, "single" if value.value == 1 else "count", value.value, value.near_bar)
 
 
-def _note(env: jinja2.Environment, edges: tuple, form: str, count: Fact | None = None) -> str:
+def _note(env: jinja2.Environment, edges: tuple, form: str, of: int | None = None,
+          near: Fact | None = None) -> str:
     """The note `shared/_edge.md` writes for `edges` not yet noted in this part, in `form`
-    (a verdict's, a count's, a listed member's); empty when there is none. A count's note
-    says how many of the counted it names (`count.near_bar`), or all of them, where none of
-    those was noted before in the part; else "some of them"."""
+    (a verdict's, a count's, a group's word's, a listed member's); empty when there is none.
+    The note of a count or a group's word (of `of` members) says how many of them it names,
+    where none of those was noted before in the part: all of them, or `near` (a count's
+    `near_bar` fact); else "some of them"."""
     fresh = [e for e in edges if e.margin.key not in env.edge_noted]
     if not fresh:
         return ""
     env.edge_noted.update(e.margin.key for e in fresh)
     how_many = None
-    if count is not None and len(fresh) == len(edges) > 1:
-        how_many = "all" if len(edges) == count.value else count.near_bar
+    if of is not None and len(fresh) == len(edges) > 1:
+        how_many = "all" if len(edges) == of else near
     return str(env.get_template("shared/_edge.md").module.note(fresh, form, how_many))
 
 

@@ -650,7 +650,7 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
     gil = {r.runtime: r.has_gil if isinstance(r.has_gil, bool) else None for r in runtimes.itertuples()}
     every = ok[(ok["workers"] == top) & (ok["execution"] != "sequential")].dropna(subset=["speedup_vs_sequential"])
     threads = every[(every["execution"] == "threads") & ~every["runtime"].isin(controls)]
-    groups = []
+    groups, judged = [], []
     for has_gil in (True, False, None):
         for pure in (True, False):
             rows = threads[threads["runtime"].map(gil.get).eq(has_gil) if has_gil is not None
@@ -665,8 +665,10 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
                               "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "threads"), s),
                               "row": r})
             key = _id("threads", {True: "gil", False: "nogil", None: "unknown"}[has_gil], "pure" if pure else "native")
+            found, cpu_judged = parallel(f, items)
+            judged += cpu_judged
             groups.append({"gil": has_gil, "pure": pure, "runtimes": list(dict.fromkeys(rows["runtime"])),
-                           **grouped(f, key, items), **parallel(f, items)})
+                           **grouped(f, key, items), **found})
     procs = every[every["execution"] == "processes"]
     processes = []
     for workload in [w for w in wl.ORDER if w in set(procs["workload"])]:
@@ -679,7 +681,6 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
     # every thread speedup above one whose CPU use was read, judged against PARALLEL_CORES: those
     # whose threads ran at once are left out of the list of the others (`one_core`), so the text
     # counts them, and the count carries the note of any decided just past its bar
-    judged = [v for g in groups for v in g.pop("judged")]
     at_once = {"n": f.count_of("threads_cpu_judged", judged),
                "above": f.count_of("threads_at_once", judged, "above")} if judged else None
     return {"thread_groups": groups, "processes": processes, "beyond_workers": beyond_workers(f, ok, controls),
@@ -705,11 +706,11 @@ def beyond_workers(f: Facts, ok: pd.DataFrame, controls: set) -> list[dict]:
     return out
 
 
-def parallel(f: Facts, items: list[dict]) -> dict:
+def parallel(f: Facts, items: list[dict]) -> tuple[dict, list[Fact]]:
     """Of the thread speedups above one, those whose threads did not keep more than
     PARALLEL_CORES cores busy (`one_core`: gained on one core at a time) and those whose
-    CPU time could not be read (`cpu_unknown`); `judged`: the verdict against PARALLEL_CORES
-    of each whose CPU time was read."""
+    CPU time could not be read (`cpu_unknown`); beside them, the verdict against
+    PARALLEL_CORES of each whose CPU time was read (the text counts those)."""
     one_core, unknown, judged = [], [], []
     for item in items:
         if item["verdict"].value != "above":
@@ -722,7 +723,7 @@ def parallel(f: Facts, items: list[dict]) -> dict:
         judged.append(at_once)
         if at_once.value != "above":
             one_core.append({**item, "cpu": cpu, "at_once": at_once})
-    return {"one_core": one_core, "cpu_unknown": unknown, "judged": judged}
+    return {"one_core": one_core, "cpu_unknown": unknown}, judged
 
 
 def ran_at_once(f: Facts, row, key: str) -> tuple[Fact, Fact]:
