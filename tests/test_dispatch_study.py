@@ -116,8 +116,8 @@ def test_the_executor_times_runs_and_fails_tasks():
     assert result[2] == "FAILED" and "larger than the limit of 1024 bytes" in result[4]
     assert result[8] == "result_too_large"
     executor._functions.clear()
-    chunk = executor.run_chunk([_item(workloads.noop, task_id=f"t{i}")[0] for i in range(3)],
-                               {"f1": serialization.serialize(workloads.noop)})
+    bodies = {"f1": serialization.serialize(workloads.noop)}
+    chunk = [executor.run_task(_item(workloads.noop, task_id=f"t{i}")[0], bodies) for i in range(3)]
     assert [r[0] for r in chunk] == ["t0", "t1", "t2"] and {r[2] for r in chunk} == {"COMPLETED"}
 
 

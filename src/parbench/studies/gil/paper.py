@@ -109,11 +109,15 @@ def timed_jit(runs: pd.DataFrame) -> pd.DataFrame:
 def runs_of_parallel_points(runs: pd.DataFrame) -> pd.DataFrame:
     """The timed runs in threads of the points whose median over the launches kept more
     than PARALLEL_CORES cores busy, each with its own `cores_busy` (CPU over wall
-    seconds): a run among them at one core ran its threads one at a time in that launch."""
-    timed = _timed_ok(runs, "cpu_sec")
+    seconds): a run among them at one core ran its threads one at a time in that launch.
+    A point with a run whose CPU time could not be read has no CPU use in gil_summary (the
+    text says so), so none of its runs is counted here either."""
+    timed = _timed_ok(runs, "wall_sec")
     timed = timed[timed["execution"] == "threads"]
     timed = timed.assign(cores_busy=timed["cpu_sec"] / timed["wall_sec"])
-    return timed[timed.groupby(POINT)["cores_busy"].transform("median") > PARALLEL_CORES]
+    point = timed.groupby(POINT)["cores_busy"]
+    read = point.transform(lambda busy: bool(busy.notna().all())).astype(bool)
+    return timed[read & (point.transform("median") > PARALLEL_CORES)]
 
 
 def launch_times(runs: pd.DataFrame) -> pd.DataFrame:

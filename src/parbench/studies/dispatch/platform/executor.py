@@ -179,11 +179,6 @@ def run_task(item, bodies: dict) -> list:
     return [task_id, attempt, COMPLETED, data, None, started, finished, pid, None]
 
 
-def run_chunk(items: list, bodies: dict) -> list:
-    """A chunk of task items, run in order in this process."""
-    return [run_task(item, bodies) for item in items]
-
-
 # --- the pool process's loop -------------------------------------------------------------------
 
 HELLO, RESULT = "hello", "result"
