@@ -477,7 +477,7 @@ def test_the_ceiling_is_read_only_where_the_controls_own_interval_excludes_one()
     assert "the native control (native:" in text and "on multithread_cpu [1.97 (1.90–2.05)]{.fact" in text
     assert "and cpython_ft ([1.89 (1.85–1.93)]{.fact" in text and "was [not distinguishable on this machine " \
            "from]{.fact" in text
-    assert re.search(r"while the speedups of cpython_src \(\[[^]]+\]\{[^}]+\}\), cpython_ft_gil \(\[[^]]+\]\{[^}]+\}\) "
+    assert re.search(r"while the speedups of cpython_src \(\[[^]]+\]\{[^}]+\}\) and cpython_ft_gil \(\[[^]]+\]\{[^}]+\}\) "
                      r"were \[below\]\{\.fact", text), text
     assert "held back by itself, not by the machine" in text and "their CPU use says whether they did" in text
     assert "[1.97 (1.90–2.05)]{.fact" in parts["limitations"]

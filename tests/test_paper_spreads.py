@@ -1,15 +1,16 @@
 """No machine spread stops the paper. Three fresh runs stopped at the paper check on a
 verdict decided just past its bar that no text wrote (a cell the text left out of a list,
 a verdict computed for every row but written for some): data shapes the study tests did
-not have. Here every study's parts are rendered from the tables of two real runs (a quiet
-one, `local`, and one at a 20% spread, `noisy`) at machine spreads from 0.5% to 100%, each
+not have. Here every study's parts are rendered from the tables of three real runs (two
+quiet ones, `local` and `local2`, and one at a 20% spread, `noisy`; each file its own so
+that the suite's workers share them) at machine spreads from 0.5% to 100%, each
 10% above the last, so that every verdict those tables hold falls just past its bar (its
 two values apart by no more than 10% beyond the spread) at one of them, and decided by the
 spread alone at the ones above; the texts must then still give every such verdict's note
 and the spread beside it (`check.whole_text_problems`).
 
-Refresh `noisy` like `local` (tools/refresh_paper_fixtures.py), from a run whose tables
-give shapes the others lack."""
+Refresh each like `local` (tools/refresh_paper_fixtures.py, with the fixture's name), or
+add another, from a run whose tables give shapes the others lack."""
 
 import copy
 import json

@@ -3,7 +3,11 @@ run's processed folder: the machine record and every table a study's paper or fi
 read, as that run wrote them. Run after a `make paper` whose tables should become the
 fixtures:
 
-    .venv/bin/python tools/refresh_paper_fixtures.py data/processed/local
+    .venv/bin/python tools/refresh_paper_fixtures.py data/processed/local [NAME]
+
+NAME (default: the processed folder's name, the profile) names the fixture folder: a
+run's tables kept beside the others for the spread sweep (tests/test_paper_spreads*.py)
+take a name of their own, so that they replace none.
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ from parbench import studies
 REPO = Path(__file__).resolve().parents[1]
 
 
-def main(processed: str) -> int:
+def main(processed: str, name: str | None = None) -> int:
     src = Path(processed)
-    dest = REPO / "tests" / "fixtures" / "paper_tables" / src.name
+    dest = REPO / "tests" / "fixtures" / "paper_tables" / (name or src.name)
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -35,4 +39,6 @@ def main(processed: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    sys.exit(main(*sys.argv[1:]))
