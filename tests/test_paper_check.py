@@ -86,6 +86,18 @@ def test_an_interval_end_never_drops_the_digits_that_set_it_apart_from_a_whole_n
     assert write_value(4, "num", ci=(4, 4)) == "4 (4–4)"
 
 
+def test_a_median_and_its_interval_keep_the_zeros_of_their_three_digits():
+    # "1 (0.933–1.02) s": a median rounded onto a whole number read to fewer digits than its
+    # interval's ends; its three digits keep their zeros, and so do the ends
+    assert write_value(0.99985, "num", "s", ci=(0.933, 1.02)) == "1.00 (0.933–1.02) s"
+    assert write_value(2.0996, "num", ci=(2.09, 2.0999)) == "2.10 (2.09–2.10)"
+    assert write_value(32.998, "num", "tasks/s", ci=(32.97, 33.04)) == "33.0 (32.97–33.04) tasks/s"
+    # an exact value is as it is, and one with three digits, and one without an interval
+    assert write_value(2.0, "num", ci=(1.9, 2.1)) == "2 (1.9–2.1)"
+    assert write_value(1234.4, "num", ci=(1200, 1260)) == "1,234 (1,200–1,260)"
+    assert write_value(0.99985, "num", "s") == "1 s"
+
+
 def test_angle_brackets_in_a_fact_or_a_table_survive_markdown():
     # perf's own words: Markdown would take <not supported> for an HTML tag and drop it
     f = Facts("t", {}, {}, {"capabilities": {"cycle_counter": {"reason": "perf reports <not supported>"}}})

@@ -129,14 +129,33 @@ def fmt_interval(lo, hi, fmt=fmt_num) -> str:
     that is not one is never written as one (`interval_end`)."""
     if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
         return ""
+    if fmt is fmt_num:  # each end to its three digits, as the median beside it (`_kept_zeros`)
+        return f"{_kept_zeros(interval_end(fmt, lo), lo)}–{_kept_zeros(interval_end(fmt, hi), hi)}"
     return f"{interval_end(fmt, lo)}–{interval_end(fmt, hi)}"
 
 
 def fmt_ci(value, lo, hi, fmt=fmt_num) -> str:
     """A median with its interval: `1,234 (1,200–1,260)`; the median alone without one.
-    With an interval, the median is never written outside it (`median_text`)."""
+    With an interval, the median is never written outside it (`median_text`), and in
+    `fmt_num` it keeps the zeros its three significant digits end with where it was rounded
+    onto them ("1.00 (0.933–1.02)", not "1 (0.933–1.02)": a median read to fewer digits
+    than its interval's ends)."""
     interval = fmt_interval(lo, hi, fmt)
-    return f"{median_text(fmt, value, lo, hi)} ({interval})" if interval else fmt(value)
+    if not interval:
+        return fmt(value)
+    text = median_text(fmt, value, lo, hi)
+    return f"{_kept_zeros(text, value) if fmt is fmt_num else text} ({interval})"
+
+
+def _kept_zeros(text: str, x) -> str:
+    """`fmt_num`'s text of `x` with the trailing zeros of its three significant digits
+    written, where `x` was rounded onto them (0.99985: "1.00"; 2.0996: "2.10"); as it is
+    where it holds three digits already, or more, or is exact ("2" for 2.0)."""
+    digits = text.lstrip("-").replace(".", "").lstrip("0")
+    number = _number(text)
+    if number is None or "," in text or len(digits) >= 3 or number == float(x):
+        return text
+    return f"{float(x):#.3g}".rstrip(".")
 
 
 def _numeric_column(column: pd.Series) -> bool:
