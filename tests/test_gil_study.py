@@ -1031,3 +1031,26 @@ def test_a_lowest_time_told_from_another_only_just_past_its_bar_says_so():
     tables = paper_tables(_sequential_hashlib([0.0110, 0.0111, 0.0112]))
     parts, facts = render(tables, m)
     assert "decided just past its bar" not in parts["wall_time"] and check(tables, m, parts, facts) == []
+
+
+def test_a_speedup_resting_on_launches_that_disagree_says_so():
+    """Like dispatch's runs, a point whose launches took more than WIDE_LAUNCHES times apart
+    (a JIT's launch that warmed up, one that did not) is named with their range where the
+    speedups that divide it stand: its median alone reads as a finding."""
+    agree = launches([record("jython", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                                           point("threads", 2, [0.16, 0.15, 0.17], cpu_factor=1.9)],
+                             implementation="Jython", gil=False)])
+    tables, m = paper_tables(agree), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == [] and "launches disagreed" not in parts["speedup"]
+    apart = launches([record("jython", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                                           point("threads", 2, [0.10, 0.15, 0.25], cpu_factor=1.9)],
+                             implementation="Jython", gil=False)])
+    tables = paper_tables(apart)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    text = parts["speedup"]
+    assert "One of these speedups divides a point whose launches disagreed by more than a factor of [2]" in text, text
+    assert re.search(r"jython on multithread_cpu in threads at \[2\]\{[^}]+\} workers took from \[100 ms\]\{[^}]+\} "
+                     r"to \[250 ms\]\{[^}]+\} over its \[3\]\{[^}]+\} launches \(median \[150 ms\]\{[^}]+\}\)\.", text)
+    assert "run sequentially took" not in text  # its sequential launches agreed

@@ -153,7 +153,7 @@ def _kept_zeros(text: str, x) -> str:
     where it holds three digits already, or more, or is exact ("2" for 2.0)."""
     digits = text.lstrip("-").replace(".", "").lstrip("0")
     number = _number(text)
-    if number is None or "," in text or len(digits) >= 3 or number == float(x):
+    if number is None or len(digits) >= 3 or number == float(x):
         return text
     return f"{float(x):#.3g}".rstrip(".")
 

@@ -121,7 +121,7 @@ def _edge_noted(env: jinja2.Environment, value):
     if value.edge is None:  # a count: its note right after it, in words that say what it counts
         return f"{text}{_count_note(env, value)}"
     if value.members > 1:  # a group's word: the note gives every member just past its bar
-        note = _note(env, value.member_edges or (value.edge,), "group", value.members)
+        note = _note(env, value.member_edges, "group", value.members)
     else:
         note = _note(env, (value.edge,), "verdict")
     if not note:

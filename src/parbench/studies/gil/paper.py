@@ -63,6 +63,9 @@ SEED = "gil.txt"
 # wall second above it, by its interval): a thread speedup on one core is the runtime's
 # path under threads (a JIT's warm-up, an allocator), not parallel work.
 PARALLEL_CORES = 1.25
+# A point's launches disagree widely when its slowest took more than this many times its
+# fastest: the text then gives their range, on which every speedup dividing that point rests.
+WIDE_LAUNCHES = 2.0
 # the runtimes of the free-threading findings: the default build, the free-threaded
 # build with its GIL off, the same binary with its GIL on
 SRC, FT, FT_GIL = "cpython_src", "cpython_ft", "cpython_ft_gil"
@@ -116,7 +119,7 @@ def runs_of_parallel_points(runs: pd.DataFrame) -> pd.DataFrame:
     timed = timed[timed["execution"] == "threads"]
     timed = timed.assign(cores_busy=timed["cpu_sec"] / timed["wall_sec"])
     point = timed.groupby(POINT)["cores_busy"]
-    read = point.transform(lambda busy: bool(busy.notna().all())).astype(bool)
+    read = point.transform("count") == point.transform("size")
     return timed[read & (point.transform("median") > PARALLEL_CORES)]
 
 
@@ -682,13 +685,44 @@ def speedup(f: Facts, ok: pd.DataFrame, runtimes: pd.DataFrame, controls: set, t
             items.append({"runtime": r["runtime"], "workload": r["workload"], "speedup": s,
                           "verdict": vs_one(f, _id("speedup_vs_one", r["runtime"], r["workload"], "processes"), s)})
         processes.append({"workload": workload, **grouped(f, _id("processes", workload), items)})
+    divided = [(r["runtime"], r["workload"], r["execution"]) for _, r in pd.concat([threads, procs]).iterrows()]
     # every thread speedup above one whose CPU use was read, judged against PARALLEL_CORES: those
     # whose threads ran at once are left out of the list of the others (`one_core`), so the text
     # counts them, and the count carries the note of any decided just past its bar
     at_once = {"n": f.count_of("threads_cpu_judged", judged),
                "above": f.count_of("threads_at_once", judged, "above")} if judged else None
     return {"thread_groups": groups, "processes": processes, "beyond_workers": beyond_workers(f, ok, controls),
-            "at_once": at_once, **ceiling(f, every, controls)}
+            "at_once": at_once, "wide_launches": wide_launches(f, divided, top), **ceiling(f, every, controls)}
+
+
+def wide_launches(f: Facts, divided: list[tuple], top: int) -> list[dict]:
+    """Of the points the speedups `divided` (runtime, workload, execution at `top` workers)
+    divide, each point and its runtime's sequential one once, those whose launches
+    disagreed widely (the slowest more than WIDE_LAUNCHES times the fastest): their count
+    and their fastest, median and slowest times, so the text can say what a speedup's median
+    rests on."""
+    if "gil_runs" not in f.tables:
+        return []
+    launches = launch_times(f.tables["gil_runs"])
+    points = dict.fromkeys(point for runtime, workload, execution in divided
+                           for point in ((runtime, workload, "sequential", 1), (runtime, workload, execution, top)))
+    out = []
+    for point in points:
+        where = dict(zip(POINT, point))
+        times = factmod_where(launches, where)["launch_ms"]
+        if len(times) < 2 or not times.min() > 0 or times.max() <= WIDE_LAUNCHES * times.min():
+            continue
+        runtime, workload, execution, workers = point
+        key = ("launch", runtime, workload, execution, f"w{workers}")
+        ends = {end: f.aggregate(_id(key[0], op, *key[1:]), "gil_runs", op, "launch_ms", where=where, via=LAUNCHES,
+                                 unit="ms", about=(runtime,)) for end, op in (("low", "min"), ("median", "median"),
+                                                                             ("high", "max"))}
+        out.append({"runtime": runtime, "workload": workload, "execution": execution, **ends,
+                    "n": f.aggregate(_id(key[0], "count", *key[1:]), "gil_runs", "count", "launch_ms", where=where,
+                                     via=LAUNCHES, fmt="int", about=(runtime,))})
+    if out:
+        f.constant("wide_launches", "parbench.studies.gil.paper:WIDE_LAUNCHES", fmt="num")
+    return out
 
 
 def beyond_workers(f: Facts, ok: pd.DataFrame, controls: set) -> list[dict]:
