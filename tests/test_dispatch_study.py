@@ -1012,3 +1012,46 @@ def test_every_member_of_a_group_stated_by_its_word_gets_its_note_just_past_the_
                      parts["modes"]), parts["modes"]
     assert re.search(r"each of the \[3\]\{[^}]*n_below\"\} \(all of them decided just past their bar\^\[",
                      parts["scaling"]), parts["scaling"]
+
+
+def test_the_experiments_count_their_cells_apart_from_their_repetitions():
+    """"ran 4 more settings as 15 cells of their own": 5 cells (an experiment and a system)
+    measured 3 times each; a cell is the first, not the second."""
+    tables, m = paper_tables(_experiments()), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert re.search(r"ran \[4\]\{[^}]+\} more settings as \[5\]\{[^}]+\} cells of their own, measured "
+                     r"\[15\]\{[^}]+\} times in all, without saturation runs", parts["setup"]), parts["setup"]
+
+
+def test_a_range_of_efficiencies_a_factor_of_ten_apart_gives_each_end_its_own_precision():
+    """"ranged from 0.51% to 136.09%": the low end needs two decimals (below one percent),
+    the high one does not; ends close together still share theirs ("98.01% to 100.11%")."""
+    recs = [_rep_record(s, r, 0.015 * (1 + d), t2 * (1 + d), 0.1) for s, t2 in (("push", 0.0148), ("local", 3.0))
+            for r, d in enumerate((0.0, 0.02, -0.02))]
+    tables, m = paper_tables(recs), machine(reps=3)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert re.search(r"efficiencies ranged from \[0\.50%\]\{[^}]+\} to \[101%\]\{", parts["scaling"]), parts["scaling"]
+    near = [_rep_record(s, r, 0.015 * (1 + d), t2 * (1 + d), 0.1) for s, t2 in (("push", 0.01498), ("local", 0.0153))
+            for r, d in enumerate((0.0, 0.02, -0.02))]
+    tables = paper_tables(near)
+    parts, facts = render(tables, m)
+    assert re.search(r"efficiencies ranged from \[98\.04%\]\{[^}]+\} to \[100\.13%\]\{", parts["scaling"]), parts["scaling"]
+
+
+def test_a_systems_runs_that_disagree_at_both_worker_counts_are_given_in_one_sentence():
+    """The clause "its efficiency of 82% (31%–126%) rests on runs that do not agree" was
+    written twice, once for the runs on one worker and once at the most workers: one
+    sentence now gives both ranges."""
+    times = ((0.010, 0.010), (0.030, 0.035), (0.012, 0.012))
+    recs = [_rep_record("push", r, t1, t2, 0.1) for r, (t1, t2) in enumerate(times)]
+    recs += [_rep_record("local", r, 0.015 * (1 + d), 0.016 * (1 + d), 0.1) for r, d in enumerate((0.0, 0.02, -0.02))]
+    tables, m = paper_tables(recs), machine(reps=3)
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    text = re.sub(r'\[([^\[\]]*)\]\{\.fact key="[^"]+"\}', r"\1", parts["scaling"])
+    assert ("Push mode's 3 runs on one worker disagreed by more than a factor of 2, taking from 10 ms to 30 ms "
+            "(median 12 ms), and its 3 runs at 2 workers from 10 ms to 35 ms (median 12 ms): its efficiency of "
+            "100% (") in text, text
+    assert text.count("rests on runs that do not agree") == 1

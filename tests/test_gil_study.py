@@ -987,7 +987,8 @@ def test_an_extreme_median_says_when_its_neighbours_interval_overlaps_it(records
     assert check(close, m, parts, facts) == []
     text = parts["wall_time"]
     assert ('[110 (100–120) ms]{.fact key="gil.time.cpython.multithread_cpu.sequential.w1"} '
-            '(not distinguishable on this machine from that of pypy), and jython') in text, text
+            '([not distinguishable on this machine from]{.fact key="gil.seq_low_vs.pypy.multithread_cpu"} that of pypy), '
+            'and jython') in text, text
     assert facts["gil.seq_low_vs.pypy.multithread_cpu"]["value"] == "not distinguishable on this machine from"
     # jython's interval lies apart from pypy's: no tie said after the highest
     assert ('jython the highest, [300 (290–310) ms]{.fact key="gil.time.jython.multithread_cpu.sequential.w1"}, '
@@ -1054,3 +1055,30 @@ def test_a_speedup_resting_on_launches_that_disagree_says_so():
     assert re.search(r"jython on multithread_cpu in threads at \[2\]\{[^}]+\} workers took from \[100 ms\]\{[^}]+\} "
                      r"to \[250 ms\]\{[^}]+\} over its \[3\]\{[^}]+\} launches \(median \[150 ms\]\{[^}]+\}\)\.", text)
     assert "run sequentially took" not in text  # its sequential launches agreed
+
+
+def test_an_extreme_medians_tie_the_spread_alone_decided_says_so(records):
+    """"cpython the highest, 2.26 (2.24–2.57) ms (not distinguishable on this machine from
+    those of jython, cpython_ft_gil, ...)" where cpython_ft_gil's interval lay apart, only
+    the machine's 20.5% spread holding the two: the tie now says so, as every verdict does."""
+    tables, m = paper_tables(records), machine()
+    s = tables["gil_summary"].copy()
+    seq = (s["workload"] == "multithread_cpu") & (s["execution"] == "sequential")
+    third = s[seq & (s["runtime"] == "cpython")].assign(
+        runtime="pypy", median_wall_sec=0.13, median_wall_sec_ci_low=0.125, median_wall_sec_ci_high=0.14)
+    apart = {**tables, "gil_summary": pd.concat([s, third], ignore_index=True)}
+    m["cpu_stability"] = {"cv": 0.5}
+    parts, facts = render(apart, m)
+    assert check(apart, m, parts, facts) == []
+    assert facts["gil.seq_low_vs.pypy.multithread_cpu"]["value"] == "not distinguishable on this machine from"
+    assert re.search(r"that of pypy \(only because its median lies within the machine's \[50\.0%\]\{[^}]+\} spread of "
+                     r"cpython's, its interval apart from it\)\)", parts["wall_time"]), parts["wall_time"]
+    # two such: counted, without the side their medians lie on, which "the lowest" says already
+    # (the verdicts hold the extreme first: "all below it" would read as theirs below cpython's)
+    fourth = third.assign(runtime="graalpy", median_wall_sec=0.132, median_wall_sec_ci_low=0.126)
+    apart = {**apart, "gil_summary": pd.concat([apart["gil_summary"], fourth], ignore_index=True)}
+    parts, facts = render(apart, m)
+    assert check(apart, m, parts, facts) == []
+    assert re.search(r"those of pypy and graalpy \(all \[2\]\{[^}]+\} only because their medians lie within the "
+                     r"machine's \[50\.0%\]\{[^}]+\} spread of cpython's, their intervals apart from it\)\)",
+                     parts["wall_time"]), parts["wall_time"]

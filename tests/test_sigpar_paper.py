@@ -444,8 +444,11 @@ def test_the_seeds_own_expectations_of_an_efficiency_are_judged():
     n = facts["sigpar.gil_released_n"]["value"]
     assert n > 0 and facts["sigpar.gil_released_above"]["value"] == 0
     assert "The seed reads an efficiency above 85% in threading mode at two to four threads as the GIL released. " \
-           f"Here, in threading and threading-openssl-cffi mode at 2 workers, 0 of the {n} cells lay above that " \
-           "mark, and " in said, said
+           f"Here, in threading and threading-openssl-cffi mode at 2 workers, none of the {n} cells lay above that " \
+           "mark beyond its interval and the machine's spread, and " in said, said
+    # no cell near full efficiency: the count of those not told from it goes unsaid, not "0 are"
+    assert "Of the 14 cells, 14 lie below full efficiency and none above it, beyond their intervals" in said, said
+    assert " 0 are not distinguishable" not in said
     assert "The seed expects SPHINCS+" not in said  # the fixture has none
     assert problems(parts, facts, tables) == []
 
@@ -529,3 +532,30 @@ def test_the_headline_says_when_the_spread_alone_kept_its_efficiency_from_full()
     assert check.fact_problems(facts, check.Sources(tables, machine, check.seeds_dir())) == []
     assert re.search(r"from one to two workers, not distinguishable on this machine from full efficiency, its median "
                      r"within the machine's 4(\.0)?% spread of it\.", plain(parts["headline"])), parts["headline"]
+
+
+def test_a_python_backend_faster_than_the_runner_reads_less_not_a_negative_more():
+    """"openssl-cffi ... a median −1.73 µs more per operation": a backend whose median rate
+    lay above the native runner's took less time per operation, and the text says so."""
+    frame = cells()
+    faster = (frame["backend"] == "openssl-cffi") & (frame["workers"] == 1)
+    for column in ("ops_per_sec", "ops_per_sec_ci_low", "ops_per_sec_ci_high"):
+        frame.loc[faster, column] = frame.loc[faster, column] * 1050 / 950
+    frame.loc[faster, "ops_per_sec_reps"] = frame.loc[faster, "ops_per_sec_reps"].map(lambda r: [x * 1050 / 950
+                                                                                                 for x in r])
+    parts, facts, tables = render(frame)
+    assert problems(parts, facts, tables) == []
+    text = plain(parts["backends"])
+    # 1e6/1050 - 1e6/1000 = -47.6 µs
+    assert "openssl-cffi reached a median 105% of the native runner's rate" in text, text
+    assert "a median 47.6 µs less per operation" in text and "-47.6" not in text and "−47.6" not in text, text
+    assert "pyca reached" in text and "µs more per operation" in text  # pyca's path still took more
+
+
+def test_no_cell_above_the_seeds_mark_reads_as_none_beyond_the_interval_not_a_zero_count():
+    """"0 of the 18 cells lay above that mark" read as every efficiency below 85%, though 12
+    medians lay above it (their intervals holding it): none lay above it beyond its interval."""
+    text = plain(render()[0]["efficiency"])
+    assert ("at 2 workers, none of the 6 cells lay above that mark beyond its interval and the machine's spread, "
+            "and RSA-2048 sign in threading mode (60% (58%–62%))") in text, text
+    assert "0 of the" not in text

@@ -117,6 +117,8 @@ DERIVED = {
     "difference": lambda a, b: None if a is None or b is None else a - b,
     "product": lambda a, b: None if a is None or b is None else a * b,
     "sum": lambda a, b: None if a is None or b is None else a + b,
+    # one fact's size, whatever its sign (b is a again): a difference written as "less" where below zero
+    "magnitude": lambda a, b: None if a is None else abs(a),
 }
 
 

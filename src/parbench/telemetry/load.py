@@ -27,7 +27,8 @@ reads, at the start and the end of a cell:
 
 The time the machine was busy outside the cell is the difference; divided by the wall
 time it is the number of cores kept busy elsewhere on average (``other_cores``), steal
-included. It also holds the pipeline's own small share (Snakemake waiting for the job,
+included: never less than the steal, which a guest kernel may have charged to the cell's
+own CPU time. It also holds the pipeline's own small share (Snakemake waiting for the job,
 the ``tee`` of its console) and the kernel's housekeeping, a few hundredths of a core.
 
 The two clocks differ in resolution (``/proc/stat`` counts in ticks of 1/USER_HZ s, the
@@ -331,9 +332,14 @@ def reading(start: Snapshot, end: Snapshot, logical_cores: int | None, reason: s
         return out
     busy = max(0.0, end.busy_sec - start.busy_sec)
     other = max(0.0, busy - cell)
-    out.update(machine_busy_cpu_sec=busy, other_cpu_sec=other, other_cores=other / wall,
-               source="/proc/stat" if sys.platform.startswith("linux") else "psutil.cpu_times")
     if start.steal_sec is not None and end.steal_sec is not None:
         steal = max(0.0, end.steal_sec - start.steal_sec)
         out.update(steal_cpu_sec=steal, steal_cores=steal / wall)
+        # Steal is time the hypervisor gave to others, never the cell's work, yet a guest
+        # kernel may charge it to the task it took it from: the cell's CPU time then holds
+        # the steal it suffered and the difference above falls short of the steal, which
+        # the other load includes. It is at least the steal.
+        other = max(other, steal)
+    out.update(machine_busy_cpu_sec=busy, other_cpu_sec=other, other_cores=other / wall,
+               source="/proc/stat" if sys.platform.startswith("linux") else "psutil.cpu_times")
     return out

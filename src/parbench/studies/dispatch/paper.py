@@ -35,6 +35,7 @@ from parbench.studies.dispatch.plan import MAIN, MODES, SYSTEMS
 TABLES = ["dispatch_summary", "dispatch_runs", "dispatch_tasks", "dispatch_cells", "dispatch_anomaly", "dispatch_load"]
 # Tables derived from those (`via`), which the check computes again the same way.
 SYSTEMS_OF = "parbench.studies.dispatch.paper:systems_frame"
+CELLS_OF = "parbench.studies.dispatch.paper:cells_frame"
 PREDICTIONS = "parbench.studies.dispatch.paper:predictions"
 SLOPES = "parbench.studies.dispatch.paper:slopes"
 GAPS = "parbench.studies.dispatch.paper:redispatch_gaps"
@@ -94,6 +95,12 @@ def _config(machine: dict) -> dict:
 
 
 # --- derived tables (`via`) ------------------------------------------------------------------
+
+def cells_frame(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell (experiment and system), where dispatch_cells has one per
+    repetition of each."""
+    return cells.drop_duplicates(["experiment", "system"])
+
 
 def systems_frame(cells: pd.DataFrame) -> pd.DataFrame:
     """One row per system of the main sweep: its worst status over its repetitions, that
@@ -374,7 +381,8 @@ def experiments(f: Facts, tables: dict) -> dict | None:
     names = sorted(exp["experiment"].unique())
     where = {"experiment": names}
     f.aggregate("n_experiments", "dispatch_cells", "nunique", "experiment", where=where)
-    f.aggregate("n_experiment_cells", "dispatch_cells", "count", where=where)
+    f.aggregate("n_experiment_cells", "dispatch_cells", "count", where=where, via=CELLS_OF, fmt="int")
+    f.aggregate("n_experiment_runs", "dispatch_cells", "count", where=where, fmt="int")
     f.aggregate("n_experiment_failed", "dispatch_cells", "count", where={**where, "status": "failed"})
     runs = tables["dispatch_runs"]
     items = []
@@ -541,12 +549,15 @@ def scaling(f: Facts, summary: pd.DataFrame, top: Fact | None, machine: dict) ->
                  "workers": int(top.value), "system": list(rows["system"])}
         g = grouped(f, _id("eff", workload), items, ("above", "below", SAME))
         ends = rows["weak_scaling_efficiency"].min(), rows["weak_scaling_efficiency"].max()
+        # near ends in one precision ("99% to 99.94%" read as uneven); ends a factor of ten
+        # apart or more each in its own ("0.51% to 136%", not "136.09%")
+        shared = not (ends[0] > 0 and ends[1] >= 10 * ends[0])
+        fmt_min, fmt_max = (pct_format(*ends),) * 2 if shared else (pct_format(ends[0]), pct_format(ends[1]))
         g.update(workload=WORKLOAD_NAMES[workload], title=titles[workload], wide=wide_runs(f, where, items),
-                 # the range's two ends in one precision: "99% to 99.94%" read as uneven
                  min=f.aggregate(_id("eff_min", workload), "dispatch_summary", "min", "weak_scaling_efficiency",
-                                 where=where, fmt=pct_format(*ends)),
+                                 where=where, fmt=fmt_min),
                  max=f.aggregate(_id("eff_max", workload), "dispatch_summary", "max", "weak_scaling_efficiency",
-                                 where=where, fmt=pct_format(*ends)),
+                                 where=where, fmt=fmt_max),
                  same=g["not"])
         out.append(g)
     processes = f["processes"]
@@ -562,12 +573,14 @@ def wide_runs(f: Facts, where: dict, items: list[dict]) -> list[dict]:
     """The systems (of `items`, in `where`'s system order) whose runs on one worker or at
     `where`'s workers, the two counts an efficiency divides, disagreed widely from one
     repetition to the next: their shortest, median and longest completion times, so the text
-    can say what an efficiency's wide interval rests on."""
+    can say what an efficiency's wide interval rests on; a system with both, once (its
+    `ranges`, one worker first)."""
     runs = f.tables["dispatch_runs"]
     runs = runs[(runs["experiment"] == where["experiment"]) & (runs["phase"] == where["phase"])
                 & (runs["status"] == "ok") & (runs["workload"] == where["workload"])]
     out = []
     for system, item in zip(where["system"], items):
+        ranges = []
         for workers in (1, where["workers"]):
             times = runs.loc[(runs["system"] == system) & (runs["workers"] == workers), "completion_time_sec"]
             times = times.dropna()
@@ -575,12 +588,14 @@ def wide_runs(f: Facts, where: dict, items: list[dict]) -> list[dict]:
                 continue
             at, about = {**where, "system": system, "workers": workers}, (ABOUT[system],)
             key = _id("runs", where["workload"], system, f"w{workers}")
-            out.append({"name": item["name"], "eff": item["eff"], "one": workers == 1,
-                        "n": f.aggregate(_id(key, "n"), "dispatch_runs", "count", "completion_time_ms", where=at,
-                                         via=RUNS_MS, fmt="int", about=about), **{
+            ranges.append({"one": workers == 1,
+                           "n": f.aggregate(_id(key, "n"), "dispatch_runs", "count", "completion_time_ms", where=at,
+                                            via=RUNS_MS, fmt="int", about=about), **{
                 end: f.aggregate(_id(key, op), "dispatch_runs", op, "completion_time_ms", where=at, unit="ms",
                                  via=RUNS_MS, about=about)
                 for end, op in (("low", "min"), ("median", "median"), ("high", "max"))}})
+        if ranges:
+            out.append({"name": item["name"], "eff": item["eff"], "ranges": ranges})
     if out:
         f.constant("wide_runs", "parbench.studies.dispatch.paper:WIDE_RUNS", fmt="num")
     return out

@@ -613,7 +613,8 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
     (the control's work is scaled: not a time to rank), and the verdict between them. A
     median is the lowest or highest of the medians, not a rank: with three runtimes or more,
     each extreme also has its verdict against every other runtime but the other extreme,
-    and `ties` names those it does not tell apart."""
+    `ties` holds those it does not tell apart and `n_spread` counts those of them the
+    machine's spread alone did not tell apart."""
     seq = ok[(ok["execution"] == "sequential") & ~ok["runtime"].isin(controls)].dropna(subset=["median_wall_sec"])
     out = []
 
@@ -637,7 +638,10 @@ def wall_time(f: Facts, ok: pd.DataFrame, controls: set) -> dict:
             for extreme, key in ((low, "seq_low_vs"), (item["high"], "seq_high_vs")):
                 verdicts = [(names[i], time_verdict(_id(key, names[i], workload), extreme["time"], time_at(i)))
                             for i in middle]
-                extreme["ties"] = [name for name, v in verdicts if v.value == SAME]
+                # those it does not tell apart, counted where the spread alone decided it
+                extreme["ties"] = [{"name": name, "verdict": v} for name, v in verdicts if v.value == SAME]
+                extreme["n_spread"] = f.count_within_spread(_id(key, "n_within_spread", workload),
+                                                            [t["verdict"] for t in extreme["ties"]])
                 # the others it is told apart from only just past the bar: named with their
                 # verdict, whose note would otherwise be lost with the word left unsaid
                 extreme["near"] = [{"name": name, "verdict": v} for name, v in verdicts
@@ -1122,7 +1126,8 @@ def facts(f: Facts, tables: dict[str, pd.DataFrame]) -> dict:
         ctx.update(speedup(f, ok, runtimes, controls, top))
         ctx.update(utilization(f, ok, runtimes, controls, top))
     else:
-        ctx.update(thread_groups=[], processes=[], beyond_workers=[], at_once=None, ceiling=None, cpu_ranges=[],
+        ctx.update(thread_groups=[], processes=[], beyond_workers=[], at_once=None, wide_launches=[], ceiling=None,
+                   cpu_ranges=[],
                    cpu_nulled=[], cpu_seq_low=None, cpu_serial=None, cpu_drawn=False)
     ctx.update(related(f, ok, machine, tables.get(RELATED_TABLE), baseline))
     ctx.update(headline(f, ok, comparisons, seed, top))

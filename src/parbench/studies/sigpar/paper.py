@@ -363,12 +363,18 @@ def backends(f: Facts, ok: pd.DataFrame) -> dict:
                            "cost": f.aggregate(_id("cost_median", backend), "sigpar_cells", "median",
                                                "python_cost_us", where=where, via=COST, unit="µs"),
                            "n": f.aggregate(_id("cost_n", backend), "sigpar_cells", "count", where=where,
-                                            via=COST)})
+                                            via=COST), "less": None})
+        cost_us = by_backend[-1]["cost"]
+        if cost_us.value is not None and cost_us.value < 0:  # the Python path took less time: "less", not "−x more"
+            by_backend[-1]["less"] = f.derived(_id("cost_median_less", backend), "magnitude", cost_us, cost_us,
+                                               unit="µs")
     negative = [r for r in rows if r["cost_us"].value is not None and r["cost_us"].value < 0]
     for r in negative:  # a median above the native rate: a finding only if the data can tell
         x = r["row"]
         r["vs_parity"] = f.bound_verdict(_id("fraction_vs_parity", x.algorithm, x.operation, x.backend), r["fraction"],
                                          1.0, better="above", worse="below")
+        r["less"] = f.derived(_id("cost_us_less", x.algorithm, x.operation, x.backend), "magnitude", r["cost_us"],
+                              r["cost_us"], unit="µs", about=(x.algorithm,))
     return {"cost_rows": rows, "cost_backends": by_backend, "cost_negative": negative,
             "cost_above": [r for r in negative if r["vs_parity"].value == "above"]}
 
