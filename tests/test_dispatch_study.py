@@ -1055,3 +1055,11 @@ def test_a_systems_runs_that_disagree_at_both_worker_counts_are_given_in_one_sen
             "(median 12 ms), and its 3 runs at 2 workers from 10 ms to 35 ms (median 12 ms): its efficiency of "
             "100% (") in text, text
     assert text.count("rests on runs that do not agree") == 1
+    assert "in a repetition that stayed disturbed" not in text
+    # the repetition of the longest runs stayed disturbed: the range says so
+    tables = paper_tables(_loaded(recs, ("push", 1)))
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    text = re.sub(r'\[([^\[\]]*)\]\{\.fact key="[^"]+"\}', r"\1", parts["scaling"])
+    assert ("taking from 10 ms to 30 ms (median 12 ms, 1 of them in a repetition that stayed disturbed), and its 3 "
+            "runs at 2 workers from 10 ms to 35 ms (median 12 ms, 1 of them") in text, text

@@ -582,13 +582,18 @@ def wide_runs(f: Facts, where: dict, items: list[dict]) -> list[dict]:
     for system, item in zip(where["system"], items):
         ranges = []
         for workers in (1, where["workers"]):
-            times = runs.loc[(runs["system"] == system) & (runs["workers"] == workers), "completion_time_sec"]
-            times = times.dropna()
+            these = runs[(runs["system"] == system) & (runs["workers"] == workers)].dropna(
+                subset=["completion_time_sec"])
+            times = these["completion_time_sec"]
             if len(times) < 2 or not times.min() > 0 or times.max() <= WIDE_RUNS * times.min():
                 continue
             at, about = {**where, "system": system, "workers": workers}, (ABOUT[system],)
             key = _id("runs", where["workload"], system, f"w{workers}")
-            ranges.append({"one": workers == 1,
+            # runs of a repetition that stayed disturbed: an end of the range may be theirs
+            disturbed = f.aggregate(_id(key, "n_disturbed"), "dispatch_runs", "count", "completion_time_ms",
+                                    where={**at, "disturbed": True}, via=RUNS_MS, fmt="int", about=about) \
+                if "disturbed" in these and these["disturbed"].fillna(False).astype(bool).any() else None
+            ranges.append({"one": workers == 1, "disturbed": disturbed,
                            "n": f.aggregate(_id(key, "n"), "dispatch_runs", "count", "completion_time_ms", where=at,
                                             via=RUNS_MS, fmt="int", about=about), **{
                 end: f.aggregate(_id(key, op), "dispatch_runs", op, "completion_time_ms", where=at, unit="ms",

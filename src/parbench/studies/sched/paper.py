@@ -418,12 +418,19 @@ def headline(f: Facts, ok: pd.DataFrame) -> dict:
     # run hides (a one-thread run faster than the sequential sort) shows there
     eff = cell_fact(f, r, "efficiency", "eff", fmt="pct") if pd.notna(r.get("efficiency")) else None
     vs_linear = f.bound_verdict("headline_vs_linear", ours, float(threads), better="above", worse="below")
+    # repetitions that stayed disturbed, of the two cells the speedup divides: an end of its
+    # interval may be theirs, not the sort's (the text says so beside it)
+    one = ok[(ok["workload"] == "quicksort") & (ok["scheduler"] == "ws") & (ok["threads"] == 1)]
+    disturbed = [{"n": cell_fact(f, row, "disturbed_reps", "headline_disturbed", fmt="int", interval=False),
+                  "of": cell_fact(f, row, "repetitions", "headline_repetitions", fmt="int", interval=False),
+                  "one": int(row["threads"]) == 1}
+                 for row in [*(one.iloc[:1].to_dict("records")), r] if (row.get("disturbed_reps") or 0) > 0]
     # the text sets it against full efficiency only as a loss, and only where the speedup
     # is not below linear: judged only there, so that no verdict is left unwritten
     eff_verdict = f.bound_verdict("headline_eff_vs_full", eff, 1.0, better="above", worse="below") \
         if eff is not None and eff.value < 1.0 and vs_linear.value != "below" else None
     return {"headline": {
-        "eff": eff, "eff_verdict": eff_verdict,
+        "eff": eff, "eff_verdict": eff_verdict, "disturbed": disturbed,
         "threads": threads_fact, "low": low,
         "least_efficiency": f.derived("headline_least_efficiency", "ratio", low, threads_fact, fmt="pct",
                                       about=("work stealing",)) if low.known else None,
