@@ -1037,7 +1037,8 @@ def test_a_range_of_efficiencies_a_factor_of_ten_apart_gives_each_end_its_own_pr
             for r, d in enumerate((0.0, 0.02, -0.02))]
     tables = paper_tables(near)
     parts, facts = render(tables, m)
-    assert re.search(r"efficiencies ranged from \[98\.04%\]\{[^}]+\} to \[100\.13%\]\{", parts["scaling"]), parts["scaling"]
+    assert re.search(r"efficiencies ranged from \[98\.04%\]\{[^}]+\} to \[100\.13%\]\{",
+                     parts["scaling"]), parts["scaling"]
 
 
 def test_a_systems_runs_that_disagree_at_both_worker_counts_are_given_in_one_sentence():

@@ -987,8 +987,8 @@ def test_an_extreme_median_says_when_its_neighbours_interval_overlaps_it(records
     assert check(close, m, parts, facts) == []
     text = parts["wall_time"]
     assert ('[110 (100–120) ms]{.fact key="gil.time.cpython.multithread_cpu.sequential.w1"} '
-            '([not distinguishable on this machine from]{.fact key="gil.seq_low_vs.pypy.multithread_cpu"} that of pypy), '
-            'and jython') in text, text
+            '([not distinguishable on this machine from]{.fact key="gil.seq_low_vs.pypy.multithread_cpu"} '
+            'that of pypy), and jython') in text, text
     assert facts["gil.seq_low_vs.pypy.multithread_cpu"]["value"] == "not distinguishable on this machine from"
     # jython's interval lies apart from pypy's: no tie said after the highest
     assert ('jython the highest, [300 (290–310) ms]{.fact key="gil.time.jython.multithread_cpu.sequential.w1"}, '

@@ -763,6 +763,7 @@ def test_the_headline_says_when_a_repetition_it_rests_on_stayed_disturbed(full_r
     tables = {**tables, "sched_summary": s}
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
-    assert re.search(r"Of work stealing.s repetitions, \[1\]\{[^}]+\} of \[3\]\{[^}]+\} on \[2\]\{[^}]+\} threads stayed disturbed, "
+    assert re.search(r"Of work stealing.s repetitions, \[1\]\{[^}]+\} of \[3\]\{[^}]+\} on \[2\]\{[^}]+\} threads "
+                     r"stayed disturbed, "
                      r"the machine busy elsewhere \(@sec-sched-setup\): an end of the speedup's interval may be set "
                      r"by it, not by the sort\.", parts["headline"]), parts["headline"]
