@@ -879,7 +879,7 @@ def test_the_load_of_each_launch_is_tabled_and_a_disturbed_one_marks_its_points(
     tables_, m = paper_tables(recs), machine()
     parts, facts = render(tables_, m)
     assert check(tables_, m, parts, facts) == []
-    assert "cpython multithread_cpu (repetition [1]{.fact" in parts["setup"]
+    assert "cpython multithread_cpu (repetition [2]{.fact" in parts["setup"]  # rep 1: counted from 1
     assert "An open red diamond marks a point with a launch that stayed disturbed" in parts["speedup"]
     frame = paper.speedup_table(tables_["gil_summary"])
     assert frame["disturbed launches"].astype(int).tolist().count(1) == 1
@@ -1082,3 +1082,20 @@ def test_an_extreme_medians_tie_the_spread_alone_decided_says_so(records):
     assert re.search(r"those of pypy and graalpy \(all \[2\]\{[^}]+\} only because their medians lie within the "
                      r"machine's \[50\.0%\]\{[^}]+\} spread of cpython's, their intervals apart from it\)\)",
                      parts["wall_time"]), parts["wall_time"]
+
+
+def test_a_launch_range_a_disturbed_launch_may_have_set_says_so():
+    """"cpython on multithread_alloc in processes at 2 workers took from 30.1 ms to 95.7 ms":
+    the 95.7 ms launch was the one that stayed disturbed, which only the setup said."""
+    apart = launches([record("jython", "multithread_cpu", [point("sequential", 1, [0.30, 0.31, 0.29]),
+                                                           point("threads", 2, [0.10, 0.15, 0.25], cpu_factor=1.9)],
+                             implementation="Jython", gil=False)])
+    for rec in apart:
+        rec["load"] = {"other_cores": 0.02, "steal_cores": 0.0, "cell_cpu_sec": 1.0}
+        rec["disturbed"], rec["attempt"] = False, 1
+    apart[2].update(load={"other_cores": 0.9, "steal_cores": 0.0, "cell_cpu_sec": 1.0}, disturbed=True, attempt=3)
+    tables, m = paper_tables(apart), machine()
+    parts, facts = render(tables, m)
+    assert check(tables, m, parts, facts) == []
+    assert re.search(r"over its \[3\]\{[^}]+\} launches \(median \[150 ms\]\{[^}]+\}, \[1\]\{[^}]+\} of them in a launch "
+                     r"that stayed disturbed\)\.", parts["speedup"]), parts["speedup"]

@@ -163,6 +163,15 @@ def load_table(study: str, records: list[dict], label, group) -> pd.DataFrame:
     return frame.sort_values(["started_unix", "cell", "rep"]).reset_index(drop=True)
 
 
+# A repetition as the paper and the figures name it ("repetition 3 of 3"): `rep` counts from 0.
+NUMBERED = "parbench.disturbance:numbered_reps"
+
+
+def numbered_reps(table: pd.DataFrame) -> pd.DataFrame:
+    """A load table with `repetition`, each row's repetition counted from 1."""
+    return table.assign(repetition=table["rep"].astype(int) + 1)
+
+
 def load_facts(f, table: pd.DataFrame, name: str) -> dict:
     """The facts a study's setup states about load: how many of its repetitions were
     measured, were measured again (and the most load their earlier attempts saw), stayed
@@ -183,11 +192,11 @@ def load_facts(f, table: pd.DataFrame, name: str) -> dict:
                     unit="cores")
         f.aggregate("load_max", name, "max", "load_other_cores", where={"status": "ok"}, fmt="fixed2",
                     unit="cores")
-    disturbed = [{"cell": r.cell, "rep": f.lookup(f"disturbed_rep.{r.cell}.{r.rep}", name, r, "rep", fmt="int",
-                                                  interval=False),
+    disturbed = [{"cell": r.cell, "rep": f.lookup(f"disturbed_rep.{r.cell}.{r.rep}", name, r,
+                                                  "repetition", fmt="int", interval=False, via=NUMBERED),
                   "load": f.lookup(f"disturbed_load.{r.cell}.{r.rep}", name, r, "load_other_cores", fmt="fixed2",
                                    unit="cores", interval=False)}
-                 for r in measured[measured["disturbed"]].itertuples()]
+                 for r in numbered_reps(measured[measured["disturbed"]]).itertuples()]
     reasons = measured["load_reason"].dropna() if "load_reason" in measured else measured["load_other_cores"].iloc[0:0]
     if not len(known) and len(reasons):
         f.aggregate("load_reason", name, "values", "load_reason", where={"status": "ok"}, fmt="list")

@@ -63,11 +63,12 @@ def study_facts(study_name: str, module, tables: dict, machine: dict) -> tuple[A
     """A study's facts (a `Facts` over `tables`) and the rest of its templates' context:
     what every study states about load (`<study>_load`), then what its paper module's
     `facts(f, tables)` registers and returns."""
-    from parbench.disturbance import load_facts
+    from parbench.disturbance import NUMBERED, load_facts
     from parbench.paper.facts import Facts
 
     load = f"{study_name}_load"
-    f = Facts(study_name, tables, {**module.KEYS, load: LOAD_KEY}, machine, getattr(module, "NOTE_NAMES", {}))
+    keys = {**module.KEYS, load: LOAD_KEY, f"{load}|{NUMBERED}": LOAD_KEY}
+    f = Facts(study_name, tables, keys, machine, getattr(module, "NOTE_NAMES", {}))
     ctx: dict = {"tables": {}}
     ctx.update(load_facts(f, tables[load], load))
     ctx.update(module.facts(f, tables))

@@ -25,6 +25,7 @@ import re
 
 import pandas as pd
 
+from parbench.disturbance import NUMBERED
 from parbench.paper.facts import SAME, Fact, Facts
 from parbench.paper.format import fmt_ci, fmt_num, fmt_pct, pct_format
 from parbench.studies.dispatch import figures as figs
@@ -50,6 +51,7 @@ KEYS = {
     f"dispatch_anomaly|{PREDICTIONS}": ANOMALY,
     f"dispatch_runs|{SLOPES}": ["system"],
     "dispatch_cells": ["experiment", "system", "rep"],
+    f"dispatch_cells|{NUMBERED}": ["experiment", "system", "rep"],
     f"dispatch_cells|{SYSTEMS_OF}": ["system"],
 }
 # The generated parts (templates in paper/sections/dispatch/), in the order the section
@@ -405,8 +407,9 @@ def experiments(f: Facts, tables: dict) -> dict | None:
         items.append(item)
     bad = exp[exp["status"] != "ok"]
     failed = [{"name": NAMES[r["system"]], "label": f"{r['system']}@{r['experiment']}",
-               "rep": f.lookup(_id("exp_rep", r["system"], r["experiment"], r["rep"]), "dispatch_cells", r, "rep",
-                               fmt="int", interval=False, about=(ABOUT[r["system"]],)),
+               "rep": f.lookup(_id("exp_rep", r["system"], r["experiment"], r["rep"]), "dispatch_cells",
+                               {**r, "repetition": int(r["rep"]) + 1}, "repetition", fmt="int", interval=False,
+                               via=NUMBERED, about=(ABOUT[r["system"]],)),
                "failure": f.lookup(_id("exp_failure", r["system"], r["experiment"], r["rep"]), "dispatch_cells", r,
                                    "failure", fmt="text", interval=False, about=(ABOUT[r["system"]],))}
               for _, r in bad.iterrows()]

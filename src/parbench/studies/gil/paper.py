@@ -721,7 +721,16 @@ def wide_launches(f: Facts, divided: list[tuple], top: int) -> list[dict]:
         ends = {end: f.aggregate(_id(key[0], op, *key[1:]), "gil_runs", op, "launch_ms", where=where, via=LAUNCHES,
                                  unit="ms", about=(runtime,)) for end, op in (("low", "min"), ("median", "median"),
                                                                              ("high", "max"))}
-        out.append({"runtime": runtime, "workload": workload, "execution": execution, **ends,
+        # its launches that stayed disturbed (a launch runs every point of its cell): an end
+        # of the range may be theirs
+        load = f.tables.get("gil_load")
+        cell = aggregate.load_label({"cell": {"runtime": runtime, "workload": workload}})
+        disturbed = None
+        if load is not None and bool(load.loc[(load["cell"] == cell) & (load["status"] == "ok"), "disturbed"].any()):
+            disturbed = f.aggregate(_id("launch_disturbed", runtime, workload), "gil_load", "count",
+                                    where={"cell": cell, "status": "ok", "disturbed": True}, fmt="int",
+                                    about=(runtime,))
+        out.append({"runtime": runtime, "workload": workload, "execution": execution, **ends, "disturbed": disturbed,
                     "n": f.aggregate(_id(key[0], "count", *key[1:]), "gil_runs", "count", "launch_ms", where=where,
                                      via=LAUNCHES, fmt="int", about=(runtime,))})
     if out:
