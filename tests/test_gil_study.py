@@ -1098,4 +1098,4 @@ def test_a_launch_range_a_disturbed_launch_may_have_set_says_so():
     parts, facts = render(tables, m)
     assert check(tables, m, parts, facts) == []
     assert re.search(r"over its \[3\]\{[^}]+\} launches \(median \[150 ms\]\{[^}]+\}, \[1\]\{[^}]+\} of them in a launch "
-                     r"that stayed disturbed\)\.", parts["speedup"]), parts["speedup"]
+                     r"that stayed disturbed: the longest\)\.", parts["speedup"]), parts["speedup"]

@@ -172,6 +172,14 @@ def numbered_reps(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(repetition=table["rep"].astype(int) + 1)
 
 
+def disturbed_ends(times: pd.Series, disturbed: pd.Series) -> str:
+    """Which ends of a range of times ("the shortest", "the longest", both) come from a
+    repetition that stayed disturbed (`disturbed`, aligned with `times`): "" for neither."""
+    flags = disturbed.fillna(False).astype(bool)
+    ends = [word for word, at in (("the shortest", times.idxmin()), ("the longest", times.idxmax())) if flags[at]]
+    return " and ".join(ends)
+
+
 def load_facts(f, table: pd.DataFrame, name: str) -> dict:
     """The facts a study's setup states about load: how many of its repetitions were
     measured, were measured again (and the most load their earlier attempts saw), stayed

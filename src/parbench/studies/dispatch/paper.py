@@ -25,7 +25,7 @@ import re
 
 import pandas as pd
 
-from parbench.disturbance import NUMBERED
+from parbench.disturbance import NUMBERED, disturbed_ends
 from parbench.paper.facts import SAME, Fact, Facts
 from parbench.paper.format import fmt_ci, fmt_num, fmt_pct, pct_format
 from parbench.studies.dispatch import figures as figs
@@ -597,6 +597,7 @@ def wide_runs(f: Facts, where: dict, items: list[dict]) -> list[dict]:
                                     where={**at, "disturbed": True}, via=RUNS_MS, fmt="int", about=about) \
                 if "disturbed" in these and these["disturbed"].fillna(False).astype(bool).any() else None
             ranges.append({"one": workers == 1, "disturbed": disturbed,
+                           "disturbed_ends": disturbed_ends(times, these["disturbed"]) if disturbed else "",
                            "n": f.aggregate(_id(key, "n"), "dispatch_runs", "count", "completion_time_ms", where=at,
                                             via=RUNS_MS, fmt="int", about=about), **{
                 end: f.aggregate(_id(key, op), "dispatch_runs", op, "completion_time_ms", where=at, unit="ms",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from parbench.disturbance import disturbed_ends
 from parbench.paper.facts import SAME, Fact, Facts, relative_difference, weakest
 from parbench.paper.facts import _where as factmod_where
 from parbench.paper.format import fmt_ci, fmt_num
@@ -713,7 +714,8 @@ def wide_launches(f: Facts, divided: list[tuple], top: int) -> list[dict]:
     out = []
     for point in points:
         where = dict(zip(POINT, point))
-        times = factmod_where(launches, where)["launch_ms"]
+        rows = factmod_where(launches, where)
+        times = rows["launch_ms"]
         if len(times) < 2 or not times.min() > 0 or times.max() <= WIDE_LAUNCHES * times.min():
             continue
         runtime, workload, execution, workers = point
@@ -725,12 +727,15 @@ def wide_launches(f: Facts, divided: list[tuple], top: int) -> list[dict]:
         # of the range may be theirs
         load = f.tables.get("gil_load")
         cell = aggregate.load_label({"cell": {"runtime": runtime, "workload": workload}})
-        disturbed = None
-        if load is not None and bool(load.loc[(load["cell"] == cell) & (load["status"] == "ok"), "disturbed"].any()):
+        disturbed, disturbed_at = None, ""
+        of_cell = load[(load["cell"] == cell) & (load["status"] == "ok")] if load is not None else None
+        if of_cell is not None and bool(of_cell["disturbed"].any()):
             disturbed = f.aggregate(_id("launch_disturbed", runtime, workload), "gil_load", "count",
                                     where={"cell": cell, "status": "ok", "disturbed": True}, fmt="int",
                                     about=(runtime,))
+            disturbed_at = disturbed_ends(times, rows["rep"].isin(of_cell.loc[of_cell["disturbed"], "rep"]))
         out.append({"runtime": runtime, "workload": workload, "execution": execution, **ends, "disturbed": disturbed,
+                    "disturbed_ends": disturbed_at,
                     "n": f.aggregate(_id(key[0], "count", *key[1:]), "gil_runs", "count", "launch_ms", where=where,
                                      via=LAUNCHES, fmt="int", about=(runtime,))})
     if out:
